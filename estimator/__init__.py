@@ -1,0 +1,1 @@
+"""Mace estimator: domain model, DLTS, cumulative excess, Mace, bounds, what-if, fitting."""

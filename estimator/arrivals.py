@@ -1,0 +1,115 @@
+"""Arrival series: events per source and subinterval (DESIGN section 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from estimator.errors import ModelError
+from estimator.model import Topology
+
+REQUIRED_COLUMNS = ("source", "interval", "events")
+
+
+@dataclass(frozen=True)
+class Arrivals:
+    """A (sources x subintervals) matrix of event counts, rows in ``sources`` order."""
+
+    sources: tuple[str, ...]
+    counts: np.ndarray
+
+    @property
+    def intervals(self) -> int:
+        return int(self.counts.shape[1])
+
+    def for_topology(self, topology: Topology) -> np.ndarray:
+        """Rows reordered to the topology's sources; sources without data are zero."""
+        index = {s: k for k, s in enumerate(self.sources)}
+        out = np.zeros((len(topology.sources), self.intervals))
+        for row, source in enumerate(topology.source_ids):
+            if source in index:
+                out[row] = self.counts[index[source]]
+        return out
+
+    def scaled(self, factor: float | Mapping[str, float]) -> Arrivals:
+        """Arrival rates multiplied by one factor, or by a factor per source."""
+        if isinstance(factor, Mapping):
+            for source in factor:
+                if source not in self.sources:
+                    raise ModelError(f"rate scale: unknown source '{source}'")
+            scale = np.array([float(factor.get(s, 1.0)) for s in self.sources])
+        else:
+            scale = np.full(len(self.sources), float(factor))
+        if not np.all(np.isfinite(scale)) or np.any(scale < 0):
+            raise ModelError("rate scale: factors must be finite and not negative")
+        return Arrivals(self.sources, self.counts * scale[:, None])
+
+    def coarsened(self, factor: int) -> Arrivals:
+        """Arrivals for a subinterval ``factor`` times wider (sums of consecutive intervals)."""
+        if factor < 1:
+            raise ModelError(f"subinterval factor must be a positive integer, got {factor}")
+        width = -(-self.intervals // factor) * factor
+        padded = np.zeros((len(self.sources), width))
+        padded[:, : self.intervals] = self.counts
+        return Arrivals(self.sources, padded.reshape(len(self.sources), -1, factor).sum(axis=2))
+
+    def window(self, start: int, stop: int) -> Arrivals:
+        """Intervals [start, stop)."""
+        return Arrivals(self.sources, self.counts[:, start:stop])
+
+
+def arrivals_from_frame(frame: pd.DataFrame, topology: Topology | None = None) -> Arrivals:
+    """Build arrivals from a long frame (source, interval, events), validating every row."""
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ModelError(f"arrivals: missing column(s) {', '.join(missing)}")
+    if frame.empty:
+        raise ModelError("arrivals: no rows")
+    sources = frame["source"]
+    if sources.isna().any():
+        row = int(np.flatnonzero(sources.isna().to_numpy())[0])
+        raise ModelError(f"arrivals row {row + 1}: missing source")
+    intervals = pd.to_numeric(frame["interval"], errors="coerce")
+    events = pd.to_numeric(frame["events"], errors="coerce")
+    for name, column in (("interval", intervals), ("events", events)):
+        bad = column.isna() | ~np.isfinite(column.astype(float))
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ModelError(f"arrivals row {row + 1}: '{name}' is not a finite number ({frame[name].iloc[row]!r})")
+    interval_values = intervals.to_numpy(dtype=float)
+    bad_interval = (interval_values < 0) | (interval_values != np.floor(interval_values))
+    if bad_interval.any():
+        row = int(np.flatnonzero(bad_interval)[0])
+        raise ModelError(f"arrivals row {row + 1}: interval must be a non-negative integer, got {interval_values[row]!r}")
+    event_values = events.to_numpy(dtype=float)
+    if (event_values < 0).any():
+        row = int(np.flatnonzero(event_values < 0)[0])
+        raise ModelError(f"arrivals row {row + 1}: events must not be negative, got {event_values[row]!r}")
+    names = sources.astype(str).to_numpy()
+    if topology is not None:
+        known = set(topology.source_ids)
+        unknown = sorted(set(names) - known)
+        if unknown:
+            raise ModelError(f"arrivals: unknown source '{unknown[0]}' (not in topology '{topology.name}')")
+        ordered = list(topology.source_ids)
+    else:
+        ordered = list(dict.fromkeys(names))
+    index = {s: k for k, s in enumerate(ordered)}
+    rows = np.array([index[s] for s in names])
+    cols = interval_values.astype(np.int64)
+    counts = np.zeros((len(ordered), int(cols.max()) + 1))
+    np.add.at(counts, (rows, cols), event_values)
+    return Arrivals(tuple(ordered), counts)
+
+
+def arrivals_from_matrix(sources: list[str] | tuple[str, ...], counts: np.ndarray) -> Arrivals:
+    """Arrivals from an in-memory matrix (rows in ``sources`` order)."""
+    matrix = np.asarray(counts, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[0] != len(sources):
+        raise ModelError("arrivals: matrix must be (sources x intervals)")
+    if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
+        raise ModelError("arrivals: counts must be finite and not negative")
+    return Arrivals(tuple(sources), matrix)

@@ -1,0 +1,419 @@
+"""Domain model: nodes, sources, operators, placement and links (DESIGN section 4).
+
+A :class:`Topology` is immutable and validated on construction through
+:func:`topology_from_dict`; every later stage (estimator, simulator, ingestion,
+dashboard) can rely on ids being unique, references resolving, the operator
+graph being acyclic and all numbers being finite and in range.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+from estimator.errors import ModelError
+
+DEFAULT_SUBINTERVAL = 1.0
+DEFAULT_EVENT_BYTES = 100.0
+OPERATOR_MODELS = ("linear", "product")
+
+
+@dataclass(frozen=True)
+class Node:
+    """A machine; ``capacity`` is in reference CPU-seconds per second."""
+
+    id: str
+    capacity: float
+
+
+@dataclass(frozen=True)
+class Source:
+    """An external event stream; ``event_bytes`` sizes its events on network links."""
+
+    id: str
+    event_bytes: float = DEFAULT_EVENT_BYTES
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A streaming operator with per-input-port cost (CPU-s/event) and selectivity.
+
+    ``model`` is ``linear`` (outputs = sum of sigma_q * A_q) or ``product``
+    (a windowed join: outputs = product_coefficient * prod_q A_q per subinterval,
+    the non-linear model of the paper's section VI-C).
+    """
+
+    id: str
+    query: str
+    inputs: tuple[str, ...]
+    cost: tuple[float, ...]
+    selectivity: tuple[float, ...]
+    model: str = "linear"
+    product_coefficient: float = 0.0
+    event_bytes: float = DEFAULT_EVENT_BYTES
+
+
+@dataclass(frozen=True)
+class Link:
+    """A directed network link between two nodes (paper section VII-B).
+
+    ``bandwidth`` is in bytes per second (``None``: unconstrained) and
+    ``delay`` is the propagation delay in seconds.
+    """
+
+    src: str
+    dst: str
+    delay: float = 0.0
+    bandwidth: float | None = None
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A validated query graph with its placement; build it with :func:`topology_from_dict`."""
+
+    name: str
+    subinterval: float
+    nodes: tuple[Node, ...]
+    sources: tuple[Source, ...]
+    operators: tuple[Operator, ...]
+    placement: Mapping[str, str]
+    links: tuple[Link, ...] = ()
+    origin: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @cached_property
+    def node_ids(self) -> tuple[str, ...]:
+        return tuple(n.id for n in self.nodes)
+
+    @cached_property
+    def source_ids(self) -> tuple[str, ...]:
+        return tuple(s.id for s in self.sources)
+
+    @cached_property
+    def operator_ids(self) -> tuple[str, ...]:
+        return tuple(o.id for o in self.operators)
+
+    @cached_property
+    def operator_by_id(self) -> dict[str, Operator]:
+        return {o.id: o for o in self.operators}
+
+    @cached_property
+    def capacity_by_node(self) -> dict[str, float]:
+        return {n.id: n.capacity for n in self.nodes}
+
+    @cached_property
+    def queries(self) -> tuple[str, ...]:
+        """Query ids in first-appearance order."""
+        return tuple(dict.fromkeys(o.query for o in self.operators))
+
+    @cached_property
+    def sinks(self) -> tuple[str, ...]:
+        """Operators with no downstream operator."""
+        consumed = {i for o in self.operators for i in o.inputs}
+        return tuple(o.id for o in self.operators if o.id not in consumed)
+
+    @cached_property
+    def downstream(self) -> dict[str, tuple[tuple[str, int], ...]]:
+        """For every source and operator, the (operator, port) pairs it feeds."""
+        out: dict[str, list[tuple[str, int]]] = {i: [] for i in self.source_ids}
+        out.update({o.id: [] for o in self.operators})
+        for op in self.operators:
+            for port, upstream in enumerate(op.inputs):
+                out[upstream].append((op.id, port))
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
+    def topological_order(self) -> tuple[str, ...]:
+        """Operator ids so that every operator follows all of its upstream operators."""
+        return _topological_order(self.operators, set(self.source_ids))
+
+    def operators_of_query(self, query: str) -> tuple[str, ...]:
+        return tuple(o.id for o in self.operators if o.query == query)
+
+    def with_placement(self, placement: Mapping[str, str]) -> Topology:
+        """A copy with another placement (validated)."""
+        return topology_from_dict({**self.to_dict(), "placement": dict(placement)})
+
+    def with_changes(self, **changes: Any) -> Topology:
+        """A copy with top-level fields of the file format replaced, validated again."""
+        return topology_from_dict({**self.to_dict(), **changes})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The topology in the file format of DESIGN section 4 (round-trips)."""
+
+        def scalar_or_list(values: tuple[float, ...]) -> float | list[float]:
+            return values[0] if len(values) == 1 else list(values)
+
+        ops = []
+        for o in self.operators:
+            entry: dict[str, Any] = {
+                "id": o.id,
+                "query": o.query,
+                "inputs": list(o.inputs),
+                "cost": scalar_or_list(o.cost),
+                "selectivity": scalar_or_list(o.selectivity),
+            }
+            if o.model != "linear":
+                entry["model"] = o.model
+                entry["product_coefficient"] = o.product_coefficient
+            if o.event_bytes != DEFAULT_EVENT_BYTES:
+                entry["event_bytes"] = o.event_bytes
+            ops.append(entry)
+        sources: list[dict[str, Any]] = []
+        for s in self.sources:
+            src: dict[str, Any] = {"id": s.id}
+            if s.event_bytes != DEFAULT_EVENT_BYTES:
+                src["event_bytes"] = s.event_bytes
+            sources.append(src)
+        out: dict[str, Any] = {
+            **dict(self.extra),
+            "name": self.name,
+            "subinterval": self.subinterval,
+            "origin": self.origin,
+            "nodes": [{"id": n.id, "capacity": n.capacity} for n in self.nodes],
+            "sources": sources,
+            "operators": ops,
+            "placement": dict(self.placement),
+        }
+        if self.links:
+            out["links"] = [
+                {"from": lk.src, "to": lk.dst, "delay": lk.delay, "bandwidth": lk.bandwidth}
+                for lk in self.links
+            ]
+        return out
+
+
+def _topological_order(operators: Sequence[Operator], sources: set[str]) -> tuple[str, ...]:
+    """Kahn's algorithm in file order; raises ModelError naming an operator on a cycle."""
+    position = {o.id: k for k, o in enumerate(operators)}
+    pending = {o.id: {i for i in o.inputs if i not in sources} for o in operators}
+    children: dict[str, list[str]] = {o.id: [] for o in operators}
+    for o in operators:
+        for i in set(o.inputs) - sources:
+            children[i].append(o.id)
+    ready = [position[o.id] for o in operators if not pending[o.id]]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        current = operators[heapq.heappop(ready)].id
+        order.append(current)
+        for child in children[current]:
+            pending[child].discard(current)
+            if not pending[child]:
+                heapq.heappush(ready, position[child])
+    if len(order) != len(operators):
+        stuck = sorted(k for k, v in pending.items() if v)
+        raise ModelError(f"operator graph has a cycle through operator '{stuck[0]}'")
+    return tuple(order)
+
+
+# ---------------------------------------------------------------------------
+# Parsing and validation
+# ---------------------------------------------------------------------------
+
+
+def _require(mapping: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in mapping:
+        raise ModelError(f"{where}: missing field '{key}'")
+    return mapping[key]
+
+
+def _finite(value: Any, where: str, *, positive: bool = False, nonneg: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ModelError(f"{where}: expected a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ModelError(f"{where}: must be finite, got {value!r}")
+    if positive and number <= 0:
+        raise ModelError(f"{where}: must be positive, got {value!r}")
+    if nonneg and number < 0:
+        raise ModelError(f"{where}: must not be negative, got {value!r}")
+    return number
+
+
+def _ident(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ModelError(f"{where}: id must be a non-empty string, got {value!r}")
+    return value
+
+
+def _entries(data: Mapping[str, Any], key: str, *, required: bool = True) -> list[Any]:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise ModelError(f"topology: missing section '{key}'")
+        return []
+    if not isinstance(value, list):
+        raise ModelError(f"topology: '{key}' must be a list")
+    for k, entry in enumerate(value):
+        if not isinstance(entry, Mapping):
+            raise ModelError(f"{key}[{k}]: expected a mapping, got {entry!r}")
+    return value
+
+
+def _ports(value: Any, n_ports: int, where: str, *, positive: bool) -> tuple[float, ...]:
+    """A per-port number list; a scalar applies to every port."""
+    if isinstance(value, list):
+        if len(value) != n_ports:
+            raise ModelError(f"{where}: has {len(value)} entries but the operator has {n_ports} input(s)")
+        items = value
+    else:
+        items = [value] * n_ports
+    return tuple(
+        _finite(v, f"{where}[{k}]" if isinstance(value, list) else where, positive=positive, nonneg=not positive)
+        for k, v in enumerate(items)
+    )
+
+
+def topology_from_dict(data: Any) -> Topology:
+    """Validate a parsed topology document and build the model; raise ModelError on problems."""
+    if not isinstance(data, Mapping):
+        raise ModelError("topology: the document must be a mapping at the top level")
+    name = str(data.get("name", "topology"))
+    subinterval = _finite(data.get("subinterval", DEFAULT_SUBINTERVAL), "subinterval", positive=True)
+    origin = _finite(data.get("origin", 0.0), "origin")
+
+    seen: dict[str, str] = {}
+
+    def claim(ident: str, kind: str) -> None:
+        if ident in seen:
+            raise ModelError(f"duplicate id '{ident}' ({kind}; already used by a {seen[ident]})")
+        seen[ident] = kind
+
+    nodes = []
+    for k, entry in enumerate(_entries(data, "nodes")):
+        node_id = _ident(_require(entry, "id", f"nodes[{k}]"), f"nodes[{k}]")
+        claim(node_id, "node")
+        capacity = _finite(_require(entry, "capacity", f"node '{node_id}'"), f"node '{node_id}' capacity", positive=True)
+        nodes.append(Node(node_id, capacity))
+    if not nodes:
+        raise ModelError("topology: 'nodes' must list at least one node")
+
+    sources = []
+    for k, entry in enumerate(_entries(data, "sources")):
+        source_id = _ident(_require(entry, "id", f"sources[{k}]"), f"sources[{k}]")
+        claim(source_id, "source")
+        size = _finite(entry.get("event_bytes", DEFAULT_EVENT_BYTES), f"source '{source_id}' event_bytes", positive=True)
+        sources.append(Source(source_id, size))
+    if not sources:
+        raise ModelError("topology: 'sources' must list at least one source")
+
+    raw_ops = _entries(data, "operators")
+    for k, entry in enumerate(raw_ops):
+        claim(_ident(_require(entry, "id", f"operators[{k}]"), f"operators[{k}]"), "operator")
+    known_inputs = {s.id for s in sources} | {e["id"] for e in raw_ops}
+    operators = []
+    for entry in raw_ops:
+        op_id = entry["id"]
+        where = f"operator '{op_id}'"
+        inputs = _require(entry, "inputs", where)
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, list) or not inputs:
+            raise ModelError(f"{where}: 'inputs' must be a non-empty list of source or operator ids")
+        for upstream in inputs:
+            if upstream not in known_inputs:
+                raise ModelError(f"{where}: unknown input '{upstream}'")
+            if upstream == op_id:
+                raise ModelError(f"operator graph has a cycle through operator '{op_id}'")
+        cost = _ports(_require(entry, "cost", where), len(inputs), f"{where} cost", positive=True)
+        selectivity = _ports(
+            entry.get("selectivity", 1.0), len(inputs), f"{where} selectivity", positive=False
+        )
+        model = entry.get("model", "linear")
+        if model not in OPERATOR_MODELS:
+            raise ModelError(f"{where}: unknown model '{model}' (expected one of {', '.join(OPERATOR_MODELS)})")
+        coefficient = 0.0
+        if model == "product":
+            if len(inputs) < 2:
+                raise ModelError(f"{where}: model 'product' needs at least two inputs")
+            coefficient = _finite(
+                _require(entry, "product_coefficient", where), f"{where} product_coefficient", nonneg=True
+            )
+        size = _finite(entry.get("event_bytes", DEFAULT_EVENT_BYTES), f"{where} event_bytes", positive=True)
+        operators.append(
+            Operator(
+                id=op_id,
+                query=str(entry.get("query", "default")),
+                inputs=tuple(inputs),
+                cost=cost,
+                selectivity=selectivity,
+                model=model,
+                product_coefficient=coefficient,
+                event_bytes=size,
+            )
+        )
+    if not operators:
+        raise ModelError("topology: 'operators' must list at least one operator")
+    _topological_order(operators, {s.id for s in sources})
+
+    placement = data.get("placement")
+    if not isinstance(placement, Mapping):
+        raise ModelError("topology: missing section 'placement' (operator id -> node id)")
+    placement = validate_placement(placement, [o.id for o in operators], [n.id for n in nodes])
+
+    links = []
+    node_ids = {n.id for n in nodes}
+    pairs: set[tuple[str, str]] = set()
+    for k, entry in enumerate(_entries(data, "links", required=False)):
+        src = _require(entry, "from", f"links[{k}]")
+        dst = _require(entry, "to", f"links[{k}]")
+        for end in (src, dst):
+            if end not in node_ids:
+                raise ModelError(f"links[{k}]: unknown node '{end}'")
+        if src == dst:
+            raise ModelError(f"links[{k}]: a link must join two different nodes, got '{src}' twice")
+        if (src, dst) in pairs:
+            raise ModelError(f"links[{k}]: duplicate link {src} -> {dst}")
+        pairs.add((src, dst))
+        delay = _finite(entry.get("delay", 0.0), f"link {src}->{dst} delay", nonneg=True)
+        bandwidth = entry.get("bandwidth")
+        if bandwidth is not None:
+            bandwidth = _finite(bandwidth, f"link {src}->{dst} bandwidth", positive=True)
+        links.append(Link(src, dst, delay, bandwidth))
+
+    known_keys = {"name", "subinterval", "origin", "nodes", "sources", "operators", "placement", "links"}
+    extra = {k: v for k, v in data.items() if k not in known_keys}
+    return Topology(
+        name=name,
+        subinterval=subinterval,
+        nodes=tuple(nodes),
+        sources=tuple(sources),
+        operators=tuple(operators),
+        placement=placement,
+        links=tuple(links),
+        origin=origin,
+        extra=extra,
+    )
+
+
+def validate_placement(
+    placement: Mapping[str, Any], operator_ids: Iterable[str], node_ids: Iterable[str]
+) -> dict[str, str]:
+    """Check that a placement maps every operator, and only operators, to a known node."""
+    ops = list(operator_ids)
+    nodes = set(node_ids)
+    known_ops = set(ops)
+    for op_id, node in placement.items():
+        if op_id not in known_ops:
+            raise ModelError(f"placement: unknown operator '{op_id}'")
+        if node not in nodes:
+            raise ModelError(f"placement: operator '{op_id}' is placed on unknown node '{node}'")
+    for op_id in ops:
+        if op_id not in placement:
+            raise ModelError(f"placement: operator '{op_id}' has no node")
+    return {op_id: str(placement[op_id]) for op_id in ops}
+
+
+def replace_capacities(topology: Topology, capacities: Mapping[str, float]) -> Topology:
+    """A copy with some node capacities changed (validated)."""
+    for node_id, value in capacities.items():
+        if node_id not in topology.capacity_by_node:
+            raise ModelError(f"capacities: unknown node '{node_id}'")
+        _finite(value, f"node '{node_id}' capacity", positive=True)
+    nodes = tuple(replace(n, capacity=float(capacities.get(n.id, n.capacity))) for n in topology.nodes)
+    return replace(topology, nodes=nodes)
