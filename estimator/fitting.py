@@ -1,0 +1,109 @@
+"""Fitting per-port selectivity and cost from measured statistics (DESIGN 7.5).
+
+The paper (section VI-B) measures cycles per event and selectivity per input
+port over a small training sample; a topology with the fitted values then
+predicts Mace for any other window from that window's arrivals alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from estimator.errors import ModelError
+from estimator.model import Operator, Topology
+
+STATS_COLUMNS = ("operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
+
+
+@dataclass(frozen=True)
+class PortFit:
+    """Fitted figures of one operator port over the training window."""
+
+    operator: str
+    port: int
+    events_in: float
+    cost: float
+    selectivity: float
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """The topology with fitted costs and selectivities, and what was (not) fitted."""
+
+    topology: Topology
+    ports: tuple[PortFit, ...]
+    unfitted: tuple[tuple[str, int], ...]
+
+
+def training_window(n_intervals: int, fraction: float = 0.1) -> tuple[int, int]:
+    """The first ``fraction`` of a run's intervals (at least one), as [start, stop)."""
+    if not 0 < fraction <= 1:
+        raise ModelError(f"training fraction must be in (0, 1], got {fraction!r}")
+    return 0, max(1, round(n_intervals * fraction))
+
+
+def fit_operator_stats(
+    topology: Topology,
+    stats: pd.DataFrame,
+    window: tuple[int, int] | None = None,
+) -> FitResult:
+    """Fit cost = cpu_seconds / events_in and selectivity = events_out / events_in per port.
+
+    ``stats`` has the columns of ``operator_stats``; rows outside ``window``
+    ([start, stop) intervals) are ignored. Ports without events in the window
+    keep the topology's values and are listed in ``unfitted``. For a ``product``
+    operator the coefficient is fitted as outputs / sum over intervals of the
+    product of the per-port input counts.
+    """
+    missing = [c for c in STATS_COLUMNS if c not in stats.columns]
+    if missing:
+        raise ModelError(f"operator statistics: missing column(s) {', '.join(missing)}")
+    frame = stats
+    if window is not None:
+        start, stop = window
+        frame = frame[(frame["interval"] >= start) & (frame["interval"] < stop)]
+    known = set(topology.operator_ids)
+    unknown = sorted(set(frame["operator"].astype(str)) - known)
+    if unknown:
+        raise ModelError(f"operator statistics: unknown operator '{unknown[0]}'")
+    totals = frame.groupby(["operator", "port"])[["events_in", "events_out", "cpu_seconds"]].sum()
+
+    fitted_ports: list[PortFit] = []
+    unfitted: list[tuple[str, int]] = []
+    operators: list[Operator] = []
+    for op in topology.operators:
+        costs = list(op.cost)
+        selectivities = list(op.selectivity)
+        for port in range(len(op.inputs)):
+            key = (op.id, port)
+            events = float(totals.at[key, "events_in"]) if key in totals.index else 0.0
+            if events <= 0:
+                unfitted.append(key)
+                continue
+            cpu = float(totals.at[key, "cpu_seconds"])
+            if cpu > 0:
+                costs[port] = cpu / events
+            selectivities[port] = float(totals.at[key, "events_out"]) / events
+            fitted_ports.append(PortFit(op.id, port, events, costs[port], selectivities[port]))
+        coefficient = op.product_coefficient
+        if op.model == "product":
+            coefficient = _fit_product(op, frame, coefficient)
+        operators.append(
+            replace(op, cost=tuple(costs), selectivity=tuple(selectivities), product_coefficient=coefficient)
+        )
+    return FitResult(replace(topology, operators=tuple(operators)), tuple(fitted_ports), tuple(unfitted))
+
+
+def _fit_product(op: Operator, frame: pd.DataFrame, prior: float) -> float:
+    rows = frame[frame["operator"] == op.id]
+    if rows.empty:
+        return prior
+    table = rows.pivot_table(index="interval", columns="port", values="events_in", aggfunc="sum", fill_value=0)
+    if table.shape[1] < len(op.inputs):
+        return prior
+    pairs = float(np.prod(table.to_numpy(dtype=float), axis=1).sum())
+    outputs = float(rows["events_out"].sum())
+    return outputs / pairs if pairs > 0 else prior
