@@ -1,0 +1,106 @@
+"""Opening the DuckDB file and turning DuckDB failures into project errors.
+
+One process owns the writable file (DuckDB takes an exclusive file lock, and
+while a writer holds it other processes cannot open the file even read-only).
+Inside one process, ``connect(path)`` called twice shares one database
+instance, so the dashboard and the in-process ingestion scheduler can both
+open the same file; give each thread its own connection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from estimator.errors import MaceError
+
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
+
+
+class StorageError(MaceError):
+    """A database problem reported to the user in one line (wraps ``duckdb.Error``)."""
+
+
+class DatabaseLockedError(StorageError):
+    """The database file is locked by another process (another writer)."""
+
+    def __init__(self, message: str, holder_pid: int | None, holder_program: str | None):
+        super().__init__(message)
+        self.holder_pid = holder_pid
+        self.holder_program = holder_program
+
+
+def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the database file; a writable connection creates or migrates the schema.
+
+    Raises :class:`DatabaseLockedError` naming the lock holder when another
+    process owns the file, and :class:`StorageError` for other failures.
+    """
+    from storage.schema import check_schema, migrate
+
+    file = Path(path)
+    if read_only and not file.is_file():
+        raise StorageError(f"{file}: no such database file")
+    if not read_only and not file.parent.is_dir():
+        raise StorageError(f"{file}: folder {file.parent} does not exist")
+    try:
+        con = duckdb.connect(str(file), read_only=read_only)
+    except duckdb.Error as exc:
+        raise _open_error(file, exc) from None
+    try:
+        if read_only:
+            check_schema(con, file)
+        else:
+            migrate(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _open_error(file: Path, exc: duckdb.Error) -> StorageError:
+    message = str(exc)
+    match = _LOCK_HOLDER.search(message)
+    if match or "Could not set lock" in message:
+        pid = int(match["pid"]) if match else None
+        program = match["program"] if match else None
+        holder = f"{program} (PID {pid})" if match else "another process"
+        return DatabaseLockedError(
+            f"{file} is locked by {holder}: only one process may write the database; "
+            "stop that process, or let it do the ingestion (mace serve runs it in-process)",
+            pid,
+            program,
+        )
+    return StorageError(f"{file}: cannot open database: {_first_line(message)}")
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else "unknown error"
+
+
+@contextmanager
+def storage_errors(what: str) -> Iterator[None]:
+    """Re-raise ``duckdb.Error`` raised inside the block as :class:`StorageError`."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise StorageError(f"{what}: {_first_line(str(exc))}") from exc
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection, what: str) -> Iterator[None]:
+    """Run the block in one DuckDB transaction: all of it is committed, or none of it."""
+    with storage_errors(what):
+        con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        with storage_errors(f"{what} (rollback)"):
+            con.execute("ROLLBACK")
+        raise
+    with storage_errors(f"{what} (commit)"):
+        con.execute("COMMIT")

@@ -1,0 +1,419 @@
+"""Typed reads for the estimator, the dashboard and the reports.
+
+Intervals are subinterval indexes; ranges are half-open ``[start, stop)``.
+Frames come back sorted by their key. Unknown runs raise :class:`StorageError`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from estimator.arrivals import Arrivals
+from estimator.model import Topology, topology_from_dict
+from storage.db import StorageError, storage_errors
+from storage.histogram import quantile_from_histogram
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run and the range of intervals holding statistics (None when it has none yet)."""
+
+    run_id: str
+    name: str
+    subinterval: float
+    origin: float
+    first_interval: int | None
+    last_interval: int | None
+
+
+@dataclass(frozen=True)
+class PlacementVersion:
+    """One placement of a run, valid from ``valid_from`` (seconds, the run's clock)."""
+
+    version: int
+    valid_from: float
+    placement: dict[str, str]
+
+
+@dataclass(frozen=True)
+class NodeDlts:
+    """Measured node DLTS: ``matrix[i, k]`` = CPU-seconds of node ``node_ids[i]`` in
+    interval ``start + k`` (operators mapped by the placement valid at that interval)."""
+
+    node_ids: tuple[str, ...]
+    start: int
+    matrix: np.ndarray
+
+
+def _query(con: duckdb.DuckDBPyConnection, what: str, sql: str, params: list[Any]) -> pd.DataFrame:
+    with storage_errors(what):
+        return con.execute(sql, params).df()
+
+
+def _range_clause(start: int | None, stop: int | None, params: list[Any]) -> str:
+    clause = ""
+    if start is not None:
+        clause += " AND interval >= ?"
+        params.append(int(start))
+    if stop is not None:
+        clause += " AND interval < ?"
+        params.append(int(stop))
+    return clause
+
+
+def list_runs(con: duckdb.DuckDBPyConnection) -> list[RunInfo]:
+    """All runs, by run_id, with their interval ranges."""
+    with storage_errors("listing runs"):
+        rows = con.execute(
+            "WITH spans AS ("
+            " SELECT run_id, interval FROM source_arrivals"
+            " UNION ALL SELECT run_id, interval FROM operator_stats"
+            " UNION ALL SELECT run_id, interval FROM latency_stats)"
+            " SELECT r.run_id, r.name, r.subinterval, r.origin,"
+            " min(s.interval) AS first_interval, max(s.interval) AS last_interval"
+            " FROM runs r LEFT JOIN spans s USING (run_id)"
+            " GROUP BY ALL ORDER BY r.run_id"
+        ).fetchall()
+    return [
+        RunInfo(
+            str(run_id),
+            str(name),
+            float(subinterval),
+            float(origin),
+            None if first is None else int(first),
+            None if last is None else int(last),
+        )
+        for run_id, name, subinterval, origin, first, last in rows
+    ]
+
+
+def get_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunInfo:
+    """One run; StorageError naming it if unknown."""
+    for run in list_runs(con):
+        if run.run_id == run_id:
+            return run
+    raise StorageError(f"unknown run '{run_id}'")
+
+
+def interval_range(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, int] | None:
+    """``(first, stop)`` of the intervals holding statistics (stop exclusive), or None."""
+    run = get_run(con, run_id)
+    if run.first_interval is None or run.last_interval is None:
+        return None
+    return run.first_interval, run.last_interval + 1
+
+
+def placement_versions(con: duckdb.DuckDBPyConnection, run_id: str) -> list[PlacementVersion]:
+    """The run's placements in version order (version 0 is the one of topology.yaml)."""
+    with storage_errors(f"reading placements of run '{run_id}'"):
+        rows = con.execute(
+            "SELECT version, valid_from, operator, node FROM placements WHERE run_id = ?"
+            " ORDER BY version, operator",
+            [run_id],
+        ).fetchall()
+    if not rows:
+        get_run(con, run_id)
+        raise StorageError(f"run '{run_id}' has no placement")
+    versions: dict[int, PlacementVersion] = {}
+    for version, valid_from, operator, node in rows:
+        entry = versions.setdefault(
+            int(version), PlacementVersion(int(version), float(valid_from), {})
+        )
+        entry.placement[str(operator)] = str(node)
+    return list(versions.values())
+
+
+def version_index_at(versions: list[PlacementVersion], time: float) -> int:
+    """Index of the version valid at ``time``: the last one with valid_from <= time
+    (the first version also covers anything before it)."""
+    starts = [v.valid_from for v in versions]
+    return max(0, bisect.bisect_right(starts, time) - 1)
+
+
+def run_topology(
+    con: duckdb.DuckDBPyConnection, run_id: str, interval: int | None = None
+) -> Topology:
+    """Rebuild the run's Topology with the placement valid at the start of ``interval``
+    (None: the latest placement version)."""
+    run = get_run(con, run_id)
+    params = [run_id]
+    with storage_errors(f"reading topology of run '{run_id}'"):
+        nodes = con.execute(
+            "SELECT node, capacity FROM nodes WHERE run_id = ? ORDER BY position", params
+        ).fetchall()
+        sources = con.execute(
+            "SELECT source, event_bytes FROM sources WHERE run_id = ? ORDER BY position", params
+        ).fetchall()
+        operators = con.execute(
+            "SELECT operator, query, cost, selectivity, model, product_coefficient, event_bytes"
+            " FROM operators WHERE run_id = ? ORDER BY position",
+            params,
+        ).fetchall()
+        edges = con.execute(
+            "SELECT operator, upstream FROM edges WHERE run_id = ? ORDER BY operator, port",
+            params,
+        ).fetchall()
+        links = con.execute(
+            "SELECT src, dst, delay, bandwidth FROM links WHERE run_id = ? ORDER BY src, dst",
+            params,
+        ).fetchall()
+    inputs: dict[str, list[str]] = {}
+    for operator, upstream in edges:
+        inputs.setdefault(operator, []).append(upstream)
+    versions = placement_versions(con, run_id)
+    if interval is None:
+        chosen = versions[-1]
+    else:
+        chosen = versions[version_index_at(versions, run.origin + interval * run.subinterval)]
+    document: dict[str, Any] = {
+        "name": run.name,
+        "subinterval": run.subinterval,
+        "origin": run.origin,
+        "nodes": [{"id": n, "capacity": c} for n, c in nodes],
+        "sources": [{"id": s, "event_bytes": b} for s, b in sources],
+        "operators": [
+            {
+                "id": op,
+                "query": query,
+                "inputs": inputs.get(op, []),
+                "cost": list(cost),
+                "selectivity": list(selectivity),
+                "model": model,
+                "product_coefficient": coefficient,
+                "event_bytes": size,
+            }
+            for op, query, cost, selectivity, model, coefficient, size in operators
+        ],
+        "placement": chosen.placement,
+        "links": [
+            {"from": s, "to": d, "delay": delay, "bandwidth": bandwidth}
+            for s, d, delay, bandwidth in links
+        ],
+    }
+    for entry in document["operators"]:
+        if entry["model"] != "product":
+            del entry["product_coefficient"]
+    return topology_from_dict(document)
+
+
+def _default_range(
+    con: duckdb.DuckDBPyConnection, run_id: str, start: int | None, stop: int | None
+) -> tuple[int, int]:
+    span = interval_range(con, run_id) or (0, 0)
+    return (span[0] if start is None else int(start)), (span[1] if stop is None else int(stop))
+
+
+def source_arrivals(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    start: int | None = None,
+    stop: int | None = None,
+) -> Arrivals:
+    """Events per source (topology order) for intervals ``start .. stop-1`` (column k is
+    interval ``start + k``; defaults: the run's interval range); missing cells are 0."""
+    start, stop = _default_range(con, run_id, start, stop)
+    with storage_errors(f"reading sources of run '{run_id}'"):
+        sources = [
+            r[0]
+            for r in con.execute(
+                "SELECT source FROM sources WHERE run_id = ? ORDER BY position", [run_id]
+            ).fetchall()
+        ]
+    params: list[Any] = [run_id]
+    frame = _query(
+        con,
+        f"reading source_arrivals of run '{run_id}'",
+        "SELECT source, interval, events FROM source_arrivals WHERE run_id = ?"
+        + _range_clause(start, stop, params),
+        params,
+    )
+    counts = np.zeros((len(sources), max(0, stop - start)))
+    index = {s: k for k, s in enumerate(sources)}
+    for source, interval, events in frame.itertuples(index=False):
+        if source in index:
+            counts[index[source], int(interval) - start] += events
+    return Arrivals(tuple(sources), counts)
+
+
+def operator_stats_frame(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    start: int | None = None,
+    stop: int | None = None,
+) -> pd.DataFrame:
+    """operator, port, interval, events_in, events_out, cpu_seconds."""
+    params: list[Any] = [run_id]
+    return _query(
+        con,
+        f"reading operator_stats of run '{run_id}'",
+        "SELECT operator, port, interval, events_in, events_out, cpu_seconds"
+        " FROM operator_stats WHERE run_id = ?"
+        + _range_clause(start, stop, params)
+        + " ORDER BY operator, port, interval",
+        params,
+    )
+
+
+def node_dlts(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    start: int | None = None,
+    stop: int | None = None,
+) -> NodeDlts:
+    """Measured node DLTS: operator_stats.cpu_seconds summed per node, each interval's
+    operators assigned by the placement version valid at the interval's start."""
+    run = get_run(con, run_id)
+    start, stop = _default_range(con, run_id, start, stop)
+    topology = run_topology(con, run_id)
+    versions = placement_versions(con, run_id)
+    params: list[Any] = [run_id]
+    frame = _query(
+        con,
+        f"reading operator_stats of run '{run_id}'",
+        "SELECT operator, interval, sum(cpu_seconds) AS cpu FROM operator_stats"
+        " WHERE run_id = ?" + _range_clause(start, stop, params) + " GROUP BY ALL",
+        params,
+    )
+    node_index = {n: k for k, n in enumerate(topology.node_ids)}
+    matrix = np.zeros((len(node_index), max(0, stop - start)))
+    if not frame.empty:
+        intervals = frame["interval"].to_numpy(dtype=np.int64)
+        times = run.origin + intervals * run.subinterval
+        which = np.array([version_index_at(versions, float(t)) for t in times])
+        for k, version in enumerate(versions):
+            rows = which == k
+            if not rows.any():
+                continue
+            nodes = frame.loc[rows, "operator"].map(version.placement).map(node_index)
+            np.add.at(
+                matrix,
+                (nodes.to_numpy(dtype=np.int64), intervals[rows] - start),
+                frame.loc[rows, "cpu"].to_numpy(dtype=float),
+            )
+    return NodeDlts(topology.node_ids, start, matrix)
+
+
+def node_busy_frame(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    start: int | None = None,
+    stop: int | None = None,
+) -> pd.DataFrame:
+    """node, interval, busy_seconds (wall-clock buckets)."""
+    params: list[Any] = [run_id]
+    return _query(
+        con,
+        f"reading node_busy of run '{run_id}'",
+        "SELECT node, interval, busy_seconds FROM node_busy WHERE run_id = ?"
+        + _range_clause(start, stop, params)
+        + " ORDER BY node, interval",
+        params,
+    )
+
+
+def latency_stats_frame(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    query: str | None = None,
+    start: int | None = None,
+    stop: int | None = None,
+    *,
+    with_histogram: bool = False,
+) -> pd.DataFrame:
+    """query, interval, outputs, lat_max, lat_mean, lat_p50, lat_p95, lat_p99,
+    quantiles_exact (and histogram if asked)."""
+    params: list[Any] = [run_id]
+    where = ""
+    if query is not None:
+        where = " AND query = ?"
+        params.append(query)
+    columns = "query, interval, outputs, lat_sum, lat_max, lat_mean, lat_p50, lat_p95, lat_p99"
+    columns += ", quantiles_exact" + (", histogram" if with_histogram else "")
+    return _query(
+        con,
+        f"reading latency_stats of run '{run_id}'",
+        f"SELECT {columns} FROM latency_stats WHERE run_id = ?{where}"
+        + _range_clause(start, stop, params)
+        + " ORDER BY query, interval",
+        params,
+    )
+
+
+def latency_rollup(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    *,
+    by_query: bool = True,
+    factor: int = 1,
+    start: int | None = None,
+    stop: int | None = None,
+) -> pd.DataFrame:
+    """Latency per (query or the whole system) and group of ``factor`` intervals.
+
+    Counts, mean and max are exact; p50/p95/p99 come from the merged histograms
+    (within one bucket), except that a group made of one stored row keeps that
+    row's quantiles. ``interval`` is the first interval of each group.
+    """
+    if factor < 1:
+        raise StorageError(f"rollup factor must be a positive integer, got {factor}")
+    rows = latency_stats_frame(con, run_id, None, start, stop, with_histogram=True)
+    columns = ["outputs", "lat_max", "lat_mean", "lat_p50", "lat_p95", "lat_p99"]
+    keys = (["query"] if by_query else []) + ["interval"]
+    if rows.empty:
+        return pd.DataFrame(columns=[*keys, *columns])
+    rows["interval"] = (rows["interval"] // factor) * factor
+    out = []
+    for key, group in rows.groupby(keys, sort=True):
+        key_values = key if isinstance(key, tuple) else (key,)
+        outputs = int(group["outputs"].sum())
+        lat_max = float(group["lat_max"].max())
+        mean = float(group["lat_sum"].sum()) / outputs
+        if len(group) == 1:
+            first = group.iloc[0]
+            quantiles = [float(first["lat_p50"]), float(first["lat_p95"]), float(first["lat_p99"])]
+        else:
+            histogram = np.sum(np.stack([np.asarray(h) for h in group["histogram"]]), axis=0)
+            quantiles = [quantile_from_histogram(histogram, q, lat_max) for q in (0.5, 0.95, 0.99)]
+        out.append((*key_values, outputs, lat_max, mean, *quantiles))
+    return pd.DataFrame(out, columns=[*keys, *columns])
+
+
+def ingested_paths(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Paths of every file in the manifest (already ingested)."""
+    with storage_errors("reading ingest_files"):
+        return {r[0] for r in con.execute("SELECT path FROM ingest_files").fetchall()}
+
+
+def quarantine_frame(
+    con: duckdb.DuckDBPyConnection, run_id: str | None = None, limit: int = 1000
+) -> pd.DataFrame:
+    """The latest quarantined rows (run_id, record_set, file, row_number, reason, raw)."""
+    params: list[Any] = []
+    where = ""
+    if run_id is not None:
+        where = " WHERE run_id = ?"
+        params.append(run_id)
+    params.append(int(limit))
+    return _query(
+        con,
+        "reading quarantine",
+        "SELECT run_id, record_set, file, row_number, reason, raw, batch_id FROM quarantine"
+        f"{where} ORDER BY batch_id DESC, file, row_number LIMIT ?",
+        params,
+    )
+
+
+def ingest_batches_frame(con: duckdb.DuckDBPyConnection, limit: int = 100) -> pd.DataFrame:
+    """The latest ingestion batches, newest first."""
+    return _query(
+        con,
+        "reading ingest_batches",
+        "SELECT * FROM ingest_batches ORDER BY batch_id DESC LIMIT ?",
+        [int(limit)],
+    )

@@ -1,0 +1,218 @@
+"""Versioned migrations creating the tables of DESIGN section 6.
+
+``schema_version`` holds one row per applied migration. :func:`migrate` applies
+the missing ones in order, each in its own transaction, so a database written by
+an older release is brought up to date when it is opened for writing.
+
+Conventions: times are seconds (DOUBLE); ``interval`` is the subinterval index
+``floor((t - origin) / subinterval)``; JSON documents are stored as VARCHAR.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from storage.db import StorageError, storage_errors, transaction
+
+_V1 = """
+CREATE TABLE runs (
+    run_id       VARCHAR PRIMARY KEY,
+    name         VARCHAR NOT NULL,
+    subinterval  DOUBLE  NOT NULL,
+    origin       DOUBLE  NOT NULL,
+    created_at   TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE nodes (
+    run_id    VARCHAR NOT NULL,
+    node      VARCHAR NOT NULL,
+    capacity  DOUBLE  NOT NULL,
+    position  INTEGER NOT NULL,
+    PRIMARY KEY (run_id, node)
+);
+CREATE TABLE sources (
+    run_id      VARCHAR NOT NULL,
+    source      VARCHAR NOT NULL,
+    event_bytes DOUBLE  NOT NULL,
+    position    INTEGER NOT NULL,
+    PRIMARY KEY (run_id, source)
+);
+-- cost[q] and selectivity[q] belong to input port q (0-based), in the order of edges.port.
+CREATE TABLE operators (
+    run_id              VARCHAR  NOT NULL,
+    operator            VARCHAR  NOT NULL,
+    query               VARCHAR  NOT NULL,
+    cost                DOUBLE[] NOT NULL,
+    selectivity         DOUBLE[] NOT NULL,
+    model               VARCHAR  NOT NULL,
+    product_coefficient DOUBLE   NOT NULL,
+    event_bytes         DOUBLE   NOT NULL,
+    position            INTEGER  NOT NULL,
+    PRIMARY KEY (run_id, operator)
+);
+-- upstream (a source or an operator) feeds input port `port` of `operator`.
+CREATE TABLE edges (
+    run_id    VARCHAR NOT NULL,
+    upstream  VARCHAR NOT NULL,
+    operator  VARCHAR NOT NULL,
+    port      INTEGER NOT NULL,
+    PRIMARY KEY (run_id, operator, port)
+);
+CREATE TABLE links (
+    run_id    VARCHAR NOT NULL,
+    src       VARCHAR NOT NULL,
+    dst       VARCHAR NOT NULL,
+    delay     DOUBLE  NOT NULL,
+    bandwidth DOUBLE,
+    PRIMARY KEY (run_id, src, dst)
+);
+-- Placement versions: version 0 is topology.yaml (valid_from = the run's origin),
+-- later versions come from topology-<epoch>.yaml (valid_from = epoch, same clock).
+CREATE TABLE placements (
+    run_id     VARCHAR NOT NULL,
+    version    INTEGER NOT NULL,
+    valid_from DOUBLE  NOT NULL,
+    operator   VARCHAR NOT NULL,
+    node       VARCHAR NOT NULL,
+    PRIMARY KEY (run_id, version, operator)
+);
+CREATE TABLE source_arrivals (
+    run_id   VARCHAR NOT NULL,
+    source   VARCHAR NOT NULL,
+    interval BIGINT  NOT NULL,
+    events   BIGINT  NOT NULL,
+    PRIMARY KEY (run_id, source, interval)
+);
+CREATE TABLE operator_stats (
+    run_id      VARCHAR NOT NULL,
+    operator    VARCHAR NOT NULL,
+    port        INTEGER NOT NULL,
+    interval    BIGINT  NOT NULL,
+    events_in   BIGINT  NOT NULL,
+    events_out  BIGINT  NOT NULL,
+    cpu_seconds DOUBLE  NOT NULL,
+    PRIMARY KEY (run_id, operator, port, interval)
+);
+CREATE TABLE node_busy (
+    run_id       VARCHAR NOT NULL,
+    node         VARCHAR NOT NULL,
+    interval     BIGINT  NOT NULL,
+    busy_seconds DOUBLE  NOT NULL,
+    PRIMARY KEY (run_id, node, interval)
+);
+-- histogram: counts in the fixed log-spaced buckets of storage.histogram (HISTOGRAM_SCHEME).
+-- lat_sum makes the mean mergeable; quantiles_exact tells whether p50/p95/p99 are exact
+-- (the whole interval arrived in one batch) or read from the merged histogram.
+CREATE TABLE latency_stats (
+    run_id          VARCHAR  NOT NULL,
+    query           VARCHAR  NOT NULL,
+    interval        BIGINT   NOT NULL,
+    outputs         BIGINT   NOT NULL,
+    lat_sum         DOUBLE   NOT NULL,
+    lat_max         DOUBLE   NOT NULL,
+    lat_mean        DOUBLE   NOT NULL,
+    lat_p50         DOUBLE   NOT NULL,
+    lat_p95         DOUBLE   NOT NULL,
+    lat_p99         DOUBLE   NOT NULL,
+    histogram       BIGINT[] NOT NULL,
+    quantiles_exact BOOLEAN  NOT NULL,
+    PRIMARY KEY (run_id, query, interval)
+);
+CREATE TABLE ingest_batches (
+    batch_id         BIGINT PRIMARY KEY,
+    files            BIGINT NOT NULL,
+    rows_read        BIGINT NOT NULL,
+    rows_kept        BIGINT NOT NULL,
+    rows_quarantined BIGINT NOT NULL,
+    started_at       TIMESTAMP NOT NULL,
+    finished_at      TIMESTAMP NOT NULL
+);
+-- The manifest: a file listed here has been ingested (written in the same transaction
+-- as its aggregates, so a crash before the commit leaves neither).
+CREATE TABLE ingest_files (
+    path             VARCHAR PRIMARY KEY,
+    run_id           VARCHAR NOT NULL,
+    record_set       VARCHAR NOT NULL,
+    size_bytes       BIGINT  NOT NULL,
+    modified_at      DOUBLE  NOT NULL,
+    batch_id         BIGINT  NOT NULL,
+    rows_read        BIGINT  NOT NULL,
+    rows_quarantined BIGINT  NOT NULL
+);
+-- row_number is 1-based within the file (NULL: the whole file was unreadable).
+CREATE TABLE quarantine (
+    run_id     VARCHAR NOT NULL,
+    record_set VARCHAR NOT NULL,
+    file       VARCHAR NOT NULL,
+    row_number BIGINT,
+    reason     VARCHAR NOT NULL,
+    raw        VARCHAR,
+    batch_id   BIGINT  NOT NULL
+);
+-- placement, capacities, rate_scale and added_queries are JSON documents (VARCHAR).
+CREATE TABLE scenarios (
+    scenario_id   VARCHAR PRIMARY KEY,
+    run_id        VARCHAR NOT NULL,
+    name          VARCHAR NOT NULL,
+    placement     VARCHAR NOT NULL,
+    capacities    VARCHAR NOT NULL,
+    rate_scale    VARCHAR NOT NULL,
+    added_queries VARCHAR NOT NULL,
+    created_at    TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE latency_objectives (
+    run_id            VARCHAR NOT NULL,
+    query             VARCHAR NOT NULL,
+    objective_seconds DOUBLE  NOT NULL,
+    updated_at        TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    PRIMARY KEY (run_id, query)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def current_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The highest applied migration (0 for an empty database)."""
+    with storage_errors("reading schema version"):
+        exists = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+            ["schema_version"],
+        ).fetchone()
+        if not exists or not exists[0]:
+            return 0
+        row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> int:
+    """Apply the missing migrations in order; return the resulting version."""
+    with storage_errors("creating schema"):
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            " version INTEGER PRIMARY KEY,"
+            " applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+        )
+    version = current_version(con)
+    if version > SCHEMA_VERSION:
+        raise StorageError(
+            f"database schema version {version} is newer than this program "
+            f"(knows up to {SCHEMA_VERSION}); upgrade mace"
+        )
+    for number in range(version + 1, SCHEMA_VERSION + 1):
+        with transaction(con, f"applying migration {number}"):
+            con.execute(MIGRATIONS[number - 1])
+            con.execute("INSERT INTO schema_version (version) VALUES (?)", [number])
+    return SCHEMA_VERSION
+
+
+def check_schema(con: duckdb.DuckDBPyConnection, file: Path) -> None:
+    """For read-only use: the database must already hold the current schema."""
+    version = current_version(con)
+    if version != SCHEMA_VERSION:
+        raise StorageError(
+            f"{file}: schema version {version}, expected {SCHEMA_VERSION}; "
+            "open it once for writing (e.g. mace ingest) to migrate it"
+        )

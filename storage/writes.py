@@ -1,0 +1,323 @@
+"""Writing runs, topologies and statistics; used by ingestion's load step and by tests.
+
+Statistics are *merged*: a row whose key already exists is added to (counts
+and sums add, max is max, histograms add), so late rows update their interval
+and loading two halves of the data equals loading all of it. Call these
+inside :func:`storage.db.transaction` to make a whole batch atomic.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from estimator.model import Topology
+from storage.db import storage_errors
+from storage.histogram import BUCKETS, quantile_from_histogram
+
+_names = itertools.count()
+
+SOURCE_ARRIVALS_COLUMNS = ("run_id", "source", "interval", "events")
+OPERATOR_STATS_COLUMNS = (
+    "run_id",
+    "operator",
+    "port",
+    "interval",
+    "events_in",
+    "events_out",
+    "cpu_seconds",
+)
+NODE_BUSY_COLUMNS = ("run_id", "node", "interval", "busy_seconds")
+LATENCY_COLUMNS = (
+    "run_id",
+    "query",
+    "interval",
+    "outputs",
+    "lat_sum",
+    "lat_max",
+    "lat_p50",
+    "lat_p95",
+    "lat_p99",
+    "histogram",
+)
+QUARANTINE_COLUMNS = ("run_id", "record_set", "file", "row_number", "reason", "raw")
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One ingested file for the manifest table ``ingest_files``."""
+
+    path: str
+    run_id: str
+    record_set: str
+    size_bytes: int
+    modified_at: float
+    rows_read: int
+    rows_quarantined: int
+
+
+def write_run(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    topology: Topology,
+    versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+) -> None:
+    """Replace a run's description: the topology and its placement versions.
+
+    Version 0 is ``topology.placement``, valid from the run's origin; ``versions``
+    are later (valid_from, placement) pairs, e.g. from ``topology-<epoch>.yaml``.
+    """
+    with storage_errors(f"writing run '{run_id}'"):
+        for table in ("runs", "nodes", "sources", "operators", "edges", "links", "placements"):
+            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+        con.execute(
+            "INSERT INTO runs (run_id, name, subinterval, origin) VALUES (?, ?, ?, ?)",
+            [run_id, topology.name, topology.subinterval, topology.origin],
+        )
+        con.executemany(
+            "INSERT INTO nodes VALUES (?, ?, ?, ?)",
+            [[run_id, n.id, n.capacity, k] for k, n in enumerate(topology.nodes)],
+        )
+        con.executemany(
+            "INSERT INTO sources VALUES (?, ?, ?, ?)",
+            [[run_id, s.id, s.event_bytes, k] for k, s in enumerate(topology.sources)],
+        )
+        con.executemany(
+            "INSERT INTO operators VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                [
+                    run_id,
+                    o.id,
+                    o.query,
+                    list(o.cost),
+                    list(o.selectivity),
+                    o.model,
+                    o.product_coefficient,
+                    o.event_bytes,
+                    k,
+                ]
+                for k, o in enumerate(topology.operators)
+            ],
+        )
+        con.executemany(
+            "INSERT INTO edges VALUES (?, ?, ?, ?)",
+            [
+                [run_id, upstream, o.id, port]
+                for o in topology.operators
+                for port, upstream in enumerate(o.inputs)
+            ],
+        )
+        if topology.links:
+            con.executemany(
+                "INSERT INTO links VALUES (?, ?, ?, ?, ?)",
+                [[run_id, lk.src, lk.dst, lk.delay, lk.bandwidth] for lk in topology.links],
+            )
+        all_versions = [(topology.origin, topology.placement), *sorted(versions, key=_first)]
+        con.executemany(
+            "INSERT INTO placements VALUES (?, ?, ?, ?, ?)",
+            [
+                [run_id, version, valid_from, op, node]
+                for version, (valid_from, placement) in enumerate(all_versions)
+                for op, node in placement.items()
+            ],
+        )
+
+
+def _first(pair: tuple[float, Mapping[str, str]]) -> float:
+    return pair[0]
+
+
+def _register(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> str:
+    name = f"incoming_{next(_names)}"
+    con.register(name, frame)
+    return name
+
+
+def _checked(frame: pd.DataFrame, columns: Iterable[str], table: str) -> pd.DataFrame:
+    wanted = list(columns)
+    missing = [c for c in wanted if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{table}: frame lacks column(s) {', '.join(missing)}")
+    return frame[wanted]
+
+
+def _merge(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame, table: str, sql: str) -> None:
+    if frame.empty:
+        return
+    name = _register(con, frame)
+    try:
+        with storage_errors(f"merging {table}"):
+            con.execute(sql.format(incoming=name))
+    finally:
+        con.unregister(name)
+
+
+def merge_source_arrivals(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None:
+    """Add events per (run_id, source, interval)."""
+    _merge(
+        con,
+        _checked(frame, SOURCE_ARRIVALS_COLUMNS, "source_arrivals"),
+        "source_arrivals",
+        "INSERT INTO source_arrivals SELECT run_id, source, interval, sum(events)"
+        " FROM {incoming} GROUP BY ALL"
+        " ON CONFLICT (run_id, source, interval) DO UPDATE"
+        " SET events = source_arrivals.events + excluded.events",
+    )
+
+
+def merge_operator_stats(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None:
+    """Add events_in, events_out and cpu_seconds per (run_id, operator, port, interval)."""
+    _merge(
+        con,
+        _checked(frame, OPERATOR_STATS_COLUMNS, "operator_stats"),
+        "operator_stats",
+        "INSERT INTO operator_stats SELECT run_id, operator, port, interval,"
+        " sum(events_in), sum(events_out), sum(cpu_seconds) FROM {incoming} GROUP BY ALL"
+        " ON CONFLICT (run_id, operator, port, interval) DO UPDATE SET"
+        " events_in = operator_stats.events_in + excluded.events_in,"
+        " events_out = operator_stats.events_out + excluded.events_out,"
+        " cpu_seconds = operator_stats.cpu_seconds + excluded.cpu_seconds",
+    )
+
+
+def merge_node_busy(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None:
+    """Add busy_seconds per (run_id, node, interval)."""
+    _merge(
+        con,
+        _checked(frame, NODE_BUSY_COLUMNS, "node_busy"),
+        "node_busy",
+        "INSERT INTO node_busy SELECT run_id, node, interval, sum(busy_seconds)"
+        " FROM {incoming} GROUP BY ALL"
+        " ON CONFLICT (run_id, node, interval) DO UPDATE"
+        " SET busy_seconds = node_busy.busy_seconds + excluded.busy_seconds",
+    )
+
+
+def merge_latency_stats(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None:
+    """Merge per (run_id, query, interval) latency aggregates into ``latency_stats``.
+
+    ``frame`` holds one row per key with ``histogram`` a length-``BUCKETS`` count
+    vector and the batch's exact quantiles (NaN when unknown). A key that is new
+    keeps those exact quantiles (``quantiles_exact``); a key that already
+    exists is merged (outputs and lat_sum add, lat_max is the max, histograms
+    add) and its quantiles are then read from the merged histogram.
+    """
+    incoming = _checked(frame, LATENCY_COLUMNS, "latency_stats")
+    if incoming.empty:
+        return
+    name = _register(con, incoming[["run_id", "query", "interval"]])
+    try:
+        with storage_errors("reading latency_stats"):
+            existing = con.execute(
+                "SELECT l.run_id, l.query, l.interval, l.outputs, l.lat_sum, l.lat_max,"
+                f" l.histogram FROM latency_stats l JOIN {name} i"
+                " USING (run_id, query, interval)"
+            ).df()
+    finally:
+        con.unregister(name)
+    old: dict[tuple[str, str, int], dict[Any, Any]] = {
+        (r["run_id"], r["query"], int(r["interval"])): r for r in existing.to_dict("records")
+    }
+    rows = []
+    for r in incoming.to_dict("records"):
+        histogram = np.asarray(r["histogram"], dtype=np.int64)
+        if histogram.shape != (BUCKETS,):
+            raise ValueError(f"latency_stats: histogram must have {BUCKETS} buckets")
+        outputs, lat_sum, lat_max = int(r["outputs"]), float(r["lat_sum"]), float(r["lat_max"])
+        quantiles = [float(r["lat_p50"]), float(r["lat_p95"]), float(r["lat_p99"])]
+        previous = old.get((r["run_id"], r["query"], int(r["interval"])))
+        if previous is not None:
+            histogram = histogram + np.asarray(previous["histogram"], dtype=np.int64)
+            outputs += int(previous["outputs"])
+            lat_sum += float(previous["lat_sum"])
+            lat_max = max(lat_max, float(previous["lat_max"]))
+            quantiles = [np.nan, np.nan, np.nan]
+        exact = not any(np.isnan(quantiles))
+        if not exact:
+            quantiles = [quantile_from_histogram(histogram, q, lat_max) for q in (0.5, 0.95, 0.99)]
+        rows.append(
+            (
+                r["run_id"],
+                r["query"],
+                int(r["interval"]),
+                outputs,
+                lat_sum,
+                lat_max,
+                lat_sum / outputs,
+                *quantiles,
+                [int(c) for c in histogram],
+                exact,
+            )
+        )
+    with storage_errors("merging latency_stats"):
+        con.executemany(
+            "INSERT OR REPLACE INTO latency_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
+def add_quarantine(con: duckdb.DuckDBPyConnection, batch_id: int, frame: pd.DataFrame) -> None:
+    """Append bad rows (run_id, record_set, file, row_number, reason, raw)."""
+    rows = _checked(frame, QUARANTINE_COLUMNS, "quarantine").copy()
+    if rows.empty:
+        return
+    rows["batch_id"] = batch_id
+    name = _register(con, rows)
+    try:
+        with storage_errors("writing quarantine"):
+            con.execute(
+                "INSERT INTO quarantine SELECT run_id, record_set, file,"
+                f" CAST(row_number AS BIGINT), reason, raw, batch_id FROM {name}"
+            )
+    finally:
+        con.unregister(name)
+
+
+def next_batch_id(con: duckdb.DuckDBPyConnection) -> int:
+    """One more than the largest batch id so far."""
+    with storage_errors("reading ingest_batches"):
+        row = con.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM ingest_batches").fetchone()
+    return int(row[0]) if row else 1
+
+
+def record_batch(
+    con: duckdb.DuckDBPyConnection,
+    batch_id: int,
+    files: Sequence[ManifestEntry],
+    *,
+    rows_kept: int,
+    started_at: datetime,
+    finished_at: datetime,
+) -> None:
+    """Write the batch row and its files into the manifest (marks them ingested)."""
+    rows_read = sum(f.rows_read for f in files)
+    quarantined = sum(f.rows_quarantined for f in files)
+    with storage_errors("writing ingest_batches"):
+        con.execute(
+            "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [batch_id, len(files), rows_read, rows_kept, quarantined, started_at, finished_at],
+        )
+        if files:
+            con.executemany(
+                "INSERT INTO ingest_files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [
+                        f.path,
+                        f.run_id,
+                        f.record_set,
+                        f.size_bytes,
+                        f.modified_at,
+                        batch_id,
+                        f.rows_read,
+                        f.rows_quarantined,
+                    ]
+                    for f in files
+                ],
+            )
