@@ -78,9 +78,10 @@ def path_delays(topology: Topology, placement: Mapping[str, str]) -> tuple[dict[
     pre_min: dict[str, float] = {}
     pre_max: dict[str, float] = {}
     for op_id in order:
-        ups = [u for u in topology.operator_by_id[op_id].inputs if u in pre_min]
-        pre_min[op_id] = min((pre_min[u] + hop(u, op_id) for u in ups), default=0.0)
-        pre_max[op_id] = max((pre_max[u] + hop(u, op_id) for u in ups), default=0.0)
+        inputs = topology.operator_by_id[op_id].inputs
+        # A source input starts a path here, with no delay so far.
+        pre_min[op_id] = min(pre_min[u] + hop(u, op_id) if u in pre_min else 0.0 for u in inputs)
+        pre_max[op_id] = max(pre_max[u] + hop(u, op_id) if u in pre_max else 0.0 for u in inputs)
     suf_min: dict[str, float] = {}
     suf_max: dict[str, float] = {}
     for op_id in reversed(order):

@@ -1,0 +1,91 @@
+"""What-if scenarios against estimates of the changed topology computed from scratch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from estimator.arrivals import arrivals_from_matrix
+from estimator.errors import ModelError
+from estimator.evaluator import estimate
+from estimator.model import topology_from_dict
+from estimator.whatif import AddedQuery, Scenario, apply_scenario, evaluate_scenario
+from tests.estimator.helpers import chain, chain_document
+
+ARRIVALS = arrivals_from_matrix(["a", "b"], np.array([[100.0, 0.0, 40.0, 10.0], [10.0, 20.0, 0.0, 30.0]]))
+
+
+def test_move_matches_estimate_of_moved_topology() -> None:
+    topology = chain()
+    result = evaluate_scenario(topology, ARRIVALS, Scenario(placement={"filter": "n2"}))
+    expected = estimate(topology.with_placement({"parse": "n1", "filter": "n2", "join": "n2"}), ARRIVALS)
+    np.testing.assert_allclose(result.estimate.mace, expected.mace)
+    assert result.baseline.mace_wc == estimate(topology, ARRIVALS).mace_wc
+    assert result.mace_wc_change == pytest.approx(expected.mace_wc - result.baseline.mace_wc)
+
+
+def test_capacity_doubling_halves_ce_seconds_when_overloaded() -> None:
+    topology = chain()
+    doubled = evaluate_scenario(topology, ARRIVALS, Scenario(capacities={"n1": 2.0})).estimate
+    # n1 DLTS 5, 0, 2, 0.5: C = 1 -> CE 4, 3, 4, 3.5 s; C = 2 -> CE 3, 1, 1, 0 CPU-s = 1.5, .5, .5, 0 s
+    np.testing.assert_allclose(doubled.ce_seconds[0], [1.5, 0.5, 0.5, 0.0])
+
+
+def test_add_and_remove_nodes() -> None:
+    topology = chain()
+    scenario = Scenario(add_nodes={"n3": 4.0}, remove_nodes=["n2"], placement={"join": "n3"})
+    changed, _ = apply_scenario(topology, ARRIVALS, scenario)
+    assert changed.node_ids == ("n1", "n3")
+    assert changed.placement["join"] == "n3"
+    with pytest.raises(ModelError, match="operator 'join' is still placed on removed node 'n2'"):
+        apply_scenario(topology, ARRIVALS, Scenario(remove_nodes=["n2"]))
+    with pytest.raises(ModelError, match="unknown node 'n9'"):
+        apply_scenario(topology, ARRIVALS, Scenario(remove_nodes=["n9"]))
+    with pytest.raises(ModelError, match="node 'n1' already exists"):
+        apply_scenario(topology, ARRIVALS, Scenario(add_nodes={"n1": 1.0}))
+
+
+def test_rate_scale_is_linear_in_dlts() -> None:
+    topology = chain()
+    base = estimate(topology, ARRIVALS)
+    scaled = evaluate_scenario(topology, ARRIVALS, Scenario(rate_scale=3.0)).estimate
+    np.testing.assert_allclose(scaled.dlts, 3.0 * base.dlts)
+    per_source = evaluate_scenario(topology, ARRIVALS, Scenario(rate_scale={"b": 0.0})).estimate
+    np.testing.assert_allclose(per_source.dlts[0], base.dlts[0])  # n1 sees only source a
+    for bad in (-1.0, float("nan"), 1e9):
+        with pytest.raises(ModelError, match="rate scale"):
+            apply_scenario(topology, ARRIVALS, Scenario(rate_scale=bad))
+
+
+def test_added_query_with_new_source() -> None:
+    topology = chain()
+    query = AddedQuery(
+        operators=[{"id": "count", "query": "q3", "inputs": ["c"], "cost": 0.5}],
+        placement={"count": "n2"},
+        sources={"c": [0.0, 0.0, 0.0, 20.0]},
+    )
+    result = evaluate_scenario(topology, ARRIVALS, Scenario(add_query=query))
+    assert "q3" in result.per_query
+    assert result.per_query["q3"].before == 0.0
+    document = chain_document()
+    document["sources"].append({"id": "c"})
+    document["operators"].append({"id": "count", "query": "q3", "inputs": ["c"], "cost": 0.5})
+    document["placement"]["count"] = "n2"
+    counts = np.vstack([ARRIVALS.counts, [0.0, 0.0, 0.0, 20.0]])
+    expected = estimate(topology_from_dict(document), arrivals_from_matrix(["a", "b", "c"], counts))
+    np.testing.assert_allclose(result.estimate.mace, expected.mace)
+    assert result.per_query["q3"].after == pytest.approx(float(expected.per_query["q3"].max()))
+
+
+def test_wider_subinterval_sums_arrivals() -> None:
+    topology = chain()
+    changed, arrivals = apply_scenario(topology, ARRIVALS, Scenario(subinterval_factor=2))
+    assert changed.subinterval == 2.0
+    assert arrivals.counts.tolist() == [[100.0, 50.0], [30.0, 30.0]]
+    with pytest.raises(ModelError, match="positive integer"):
+        apply_scenario(topology, ARRIVALS, Scenario(subinterval_factor=0))
+
+
+def test_unknown_operator_in_placement() -> None:
+    with pytest.raises(ModelError, match="unknown operator 'ghost'"):
+        apply_scenario(chain(), ARRIVALS, Scenario(placement={"ghost": "n1"}))
