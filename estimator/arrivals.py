@@ -78,22 +78,32 @@ def arrivals_from_frame(frame: pd.DataFrame, topology: Topology | None = None) -
         bad = column.isna() | ~np.isfinite(column.astype(float))
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ModelError(f"arrivals row {row + 1}: '{name}' is not a finite number ({frame[name].iloc[row]!r})")
+            raise ModelError(
+                f"arrivals row {row + 1}: '{name}' is not a finite number "
+                f"({frame[name].iloc[row]!r})"
+            )
     interval_values = intervals.to_numpy(dtype=float)
     bad_interval = (interval_values < 0) | (interval_values != np.floor(interval_values))
     if bad_interval.any():
         row = int(np.flatnonzero(bad_interval)[0])
-        raise ModelError(f"arrivals row {row + 1}: interval must be a non-negative integer, got {interval_values[row]!r}")
+        raise ModelError(
+            f"arrivals row {row + 1}: interval must be a non-negative integer, "
+            f"got {interval_values[row]!r}"
+        )
     event_values = events.to_numpy(dtype=float)
     if (event_values < 0).any():
         row = int(np.flatnonzero(event_values < 0)[0])
-        raise ModelError(f"arrivals row {row + 1}: events must not be negative, got {event_values[row]!r}")
+        raise ModelError(
+            f"arrivals row {row + 1}: events must not be negative, got {event_values[row]!r}"
+        )
     names = sources.astype(str).to_numpy()
     if topology is not None:
         known = set(topology.source_ids)
         unknown = sorted(set(names) - known)
         if unknown:
-            raise ModelError(f"arrivals: unknown source '{unknown[0]}' (not in topology '{topology.name}')")
+            raise ModelError(
+                f"arrivals: unknown source '{unknown[0]}' (not in topology '{topology.name}')"
+            )
         ordered = list(topology.source_ids)
     else:
         ordered = list(dict.fromkeys(names))

@@ -14,6 +14,7 @@ import numpy as np
 
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
+from estimator.kernels import node_pass, scatter_rows
 from estimator.mace import Estimate, cumulative_excess, estimate_from_dlts
 from estimator.model import Topology
 from estimator.propagation import LoadModel, build_load_model
@@ -43,7 +44,9 @@ def _event_bytes(topology: Topology) -> dict[str, float]:
     return sizes
 
 
-def _link_resources(topology: Topology, placement: Mapping[str, str], model: LoadModel) -> tuple[list[str], np.ndarray, np.ndarray]:
+def _link_resources(
+    topology: Topology, placement: Mapping[str, str], model: LoadModel
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Bytes per subinterval on each finite-bandwidth link, with its bandwidth.
 
     An operator's output crosses a link once per destination node that hosts
@@ -66,7 +69,9 @@ def _link_resources(topology: Topology, placement: Mapping[str, str], model: Loa
     return names, coef @ model.basis, np.array([lk.bandwidth for lk in constrained], dtype=float)
 
 
-def path_delays(topology: Topology, placement: Mapping[str, str]) -> tuple[dict[str, float], dict[str, float]]:
+def path_delays(
+    topology: Topology, placement: Mapping[str, str]
+) -> tuple[dict[str, float], dict[str, float]]:
     """Per node, the least and greatest propagation delay over the source-to-sink paths
     through it (P_min, P_max of section VII-B); 0 for nodes on no path."""
     delay = {(lk.src, lk.dst): lk.delay for lk in topology.links}
@@ -106,9 +111,17 @@ def estimate(topology: Topology, arrivals: Arrivals | np.ndarray) -> Estimate:
 
 
 class PlacementEvaluator:
-    """Evaluates placements of one topology under one load model, incrementally."""
+    """Evaluates placements of one topology under one load model, incrementally.
 
-    def __init__(self, topology: Topology, model: LoadModel, placement: Mapping[str, str] | None = None):
+    The state is the (nodes x basis) load coefficients of the current
+    placement; one fused pass (:func:`estimator.kernels.node_pass`) turns it into
+    node DLTS, CE/C, the per-subinterval top-3 of CE/C and per-query maxima.
+    A move is evaluated from the two touched rows and the top-3 alone.
+    """
+
+    def __init__(
+        self, topology: Topology, model: LoadModel, placement: Mapping[str, str] | None = None
+    ):
         self.topology = topology
         self.model = model
         self.node_ids = topology.node_ids
@@ -116,90 +129,106 @@ class PlacementEvaluator:
         self._op_index = {o: k for k, o in enumerate(topology.operator_ids)}
         self.capacities = np.array([n.capacity for n in topology.nodes], dtype=float)
         self._service = self.capacities * topology.subinterval
-        self._has_links = any(lk.bandwidth is not None for lk in topology.links) or any(
-            lk.delay > 0 for lk in topology.links
+        self._has_links = any(lk.bandwidth is not None or lk.delay > 0 for lk in topology.links)
+        query_index = {q: k for k, q in enumerate(topology.queries)}
+        self._op_query = np.array(
+            [query_index[o.query] for o in topology.operators], dtype=np.int64
         )
+        self._op_cost = np.array([sum(o.cost) for o in topology.operators])
         self.placement: dict[str, str] = dict(placement or topology.placement)
-        self._assignment = np.array([self._node_index[self.placement[o]] for o in topology.operator_ids])
-        node_coef = np.zeros((len(self.node_ids), model.basis.shape[0]))
-        np.add.at(node_coef, self._assignment, model.op_load)
-        self.node_dlts = node_coef @ model.basis
+        self._assignment = np.array(
+            [self._node_index[self.placement[o]] for o in topology.operator_ids], dtype=np.int64
+        )
+        self._node_coef = scatter_rows(self._assignment, model.op_load, len(self.node_ids))
         self._refresh()
 
-    # -- full state -------------------------------------------------------
     def _refresh(self) -> None:
-        ce = cumulative_excess(self.node_dlts, self._service)
-        self.ce_seconds = ce / self.capacities[:, None]
-        self._top_values, self._top_rows = _top3(self.ce_seconds)
-        self.mace = self._top_values[0]
+        query_mask = np.zeros((len(self.topology.queries), len(self.node_ids)), dtype=np.bool_)
+        query_mask[self._op_query, self._assignment] = True
+        (
+            self.node_dlts,
+            self.ce_seconds,
+            self._top_values,
+            self._top_rows,
+            self._query_max,
+        ) = node_pass(self._node_coef, self.model.basis, self._service, self.capacities, query_mask)
+        self._query_mask = query_mask
+        self.mace = np.maximum(self._top_values[0], 0.0)
         self.mace_wc = float(self.mace.max()) if self.mace.size else 0.0
+
+    def epsilon(self) -> float:
+        """The bound's eps for the current placement (see :func:`epsilon`)."""
+        if self._has_links:
+            return epsilon(self.topology, self.placement)
+        per_node = np.zeros(len(self.node_ids))
+        np.maximum.at(per_node, self._assignment, self._op_cost / self.capacities[self._assignment])
+        return float(per_node.sum())
 
     def estimate(self) -> Estimate:
         """The full Estimate for the current placement (including network resources)."""
         topology = self.topology
-        resources = list(self.node_ids)
-        dlts = self.node_dlts
-        caps = self.capacities
-        if self._has_links:
-            names, link_load, bandwidth = _link_resources(topology, self.placement, self.model)
-            if names:
-                resources += names
-                dlts = np.vstack([dlts, link_load])
-                caps = np.concatenate([caps, bandwidth])
-        n_res = len(resources)
-        delay_min = delay_max = None
-        if self._has_links:
-            low, high = path_delays(topology, self.placement)
-            delay_min = np.array([low.get(r, 0.0) for r in resources])
-            worst = max(high.values(), default=0.0)
-            delay_max = np.array([high.get(r, worst) for r in resources])
-        query_rows = {}
-        for query in topology.queries:
-            mask = np.zeros(n_res, dtype=bool)
-            for op_id in topology.operators_of_query(query):
-                mask[self._node_index[self.placement[op_id]]] = True
-            query_rows[query] = mask
+        if not self._has_links:
+            eps = self.epsilon()
+            mace = self.mace
+            return Estimate(
+                subinterval=topology.subinterval,
+                resources=self.node_ids,
+                capacities=self.capacities,
+                dlts=self.node_dlts,
+                ce_seconds=self.ce_seconds,
+                mace=mace,
+                bottleneck_index=np.maximum(self._top_rows[0], 0),
+                lower=mace.copy(),
+                upper=mace + topology.subinterval + eps,
+                epsilon=eps,
+                per_query={q: self._query_max[k] for k, q in enumerate(topology.queries)},
+            )
+        names, link_load, bandwidth = _link_resources(topology, self.placement, self.model)
+        resources = [*self.node_ids, *names]
+        low, high = path_delays(topology, self.placement)
+        worst = max(high.values(), default=0.0)
+        query_rows = {
+            q: np.concatenate([self._query_mask[k], np.zeros(len(names), dtype=bool)])
+            for k, q in enumerate(topology.queries)
+        }
         return estimate_from_dlts(
-            dlts,
-            caps,
+            np.vstack([self.node_dlts, link_load]),
+            np.concatenate([self.capacities, bandwidth]),
             resources,
             topology.subinterval,
-            epsilon(topology, self.placement),
+            self.epsilon(),
             query_rows,
-            delay_min,
-            delay_max,
+            np.array([low.get(r, 0.0) for r in resources]),
+            np.array([high.get(r, worst) for r in resources]),
         )
 
     # -- incremental moves --------------------------------------------------
     def operator_dlts(self, op_id: str) -> np.ndarray:
         return self.model.op_load[self._op_index[op_id]] @ self.model.basis
 
-    def _moved_rows(self, op_id: str, node: str) -> tuple[int, int, np.ndarray, np.ndarray]:
+    def _touched(self, op_id: str, node: str) -> tuple[int, int]:
         if op_id not in self._op_index:
             raise ModelError(f"move: unknown operator '{op_id}'")
         if node not in self._node_index:
             raise ModelError(f"move: unknown node '{node}'")
-        src = int(self._assignment[self._op_index[op_id]])
-        dst = self._node_index[node]
-        delta = self.operator_dlts(op_id)
-        rows = np.stack([self.node_dlts[src] - delta, self.node_dlts[dst] + delta])
-        return src, dst, delta, rows
+        return int(self._assignment[self._op_index[op_id]]), self._node_index[node]
 
     def move_mace_series(self, op_id: str, node: str) -> np.ndarray:
         """Mace per subinterval if ``op_id`` moved to ``node``; state is unchanged."""
-        src, dst, _, rows = self._moved_rows(op_id, node)
+        src, dst = self._touched(op_id, node)
         if src == dst:
             return self.mace.copy()
         if self._has_links:
             trial = PlacementEvaluator(self.topology, self.model, {**self.placement, op_id: node})
             return trial.mace
-        caps = self.capacities[[src, dst]]
-        ce = cumulative_excess(rows, self._service[[src, dst]]) / caps[:, None]
-        rows_top = self._top_rows
-        untouched = (rows_top != src) & (rows_top != dst)
+        delta = self.operator_dlts(op_id)
+        rows = np.stack([self.node_dlts[src] - delta, self.node_dlts[dst] + delta])
+        pair = [src, dst]
+        ce = cumulative_excess(rows, self._service[pair]) / self.capacities[pair][:, None]
+        top_rows = self._top_rows
+        untouched = (top_rows != src) & (top_rows != dst)
         first = np.argmax(untouched, axis=0)
-        cols = np.arange(rows_top.shape[1])
-        others = np.where(untouched[first, cols], self._top_values[first, cols], 0.0)
+        others = np.take_along_axis(self._top_values, first[None, :], axis=0)[0]
         return np.maximum(np.maximum(ce[0], ce[1]), others)
 
     def move_mace_wc(self, op_id: str, node: str) -> float:
@@ -209,34 +238,12 @@ class PlacementEvaluator:
 
     def apply_move(self, op_id: str, node: str) -> None:
         """Commit a move and update the state."""
-        src, dst, delta, rows = self._moved_rows(op_id, node)
+        src, dst = self._touched(op_id, node)
         if src == dst:
             return
-        self.node_dlts[src] = rows[0]
-        self.node_dlts[dst] = rows[1]
+        row = self.model.op_load[self._op_index[op_id]]
+        self._node_coef[src] -= row
+        self._node_coef[dst] += row
         self._assignment[self._op_index[op_id]] = dst
         self.placement[op_id] = node
         self._refresh()
-
-
-def _top3(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The three largest values per column and their row indices, largest first.
-
-    Rows beyond the matrix are padded with value 0 and index -1 (CE is never
-    negative), so with at most two rows touched by a move at least one entry
-    always stands for the untouched rest.
-    """
-    n, d = values.shape
-    k = min(3, n)
-    if n > 3:
-        rows = np.argpartition(-values, 2, axis=0)[:3]
-    else:
-        rows = np.broadcast_to(np.arange(n)[:, None], (n, d)).copy()
-    top = np.take_along_axis(values, rows, axis=0)
-    order = np.argsort(-top, axis=0, kind="stable")
-    rows = np.take_along_axis(rows, order, axis=0)
-    top = np.take_along_axis(top, order, axis=0)
-    if k < 3:
-        top = np.vstack([top, np.zeros((3 - k, d))])
-        rows = np.vstack([rows, np.full((3 - k, d), -1)])
-    return top, rows

@@ -69,7 +69,17 @@ def fit_operator_stats(
     unknown = sorted(set(frame["operator"].astype(str)) - known)
     if unknown:
         raise ModelError(f"operator statistics: unknown operator '{unknown[0]}'")
-    totals = frame.groupby(["operator", "port"])[["events_in", "events_out", "cpu_seconds"]].sum()
+    grouped = frame.groupby(["operator", "port"])[["events_in", "events_out", "cpu_seconds"]].sum()
+    totals: dict[tuple[str, int], tuple[float, float, float]] = {
+        (str(op), int(port)): (float(ein), float(eout), float(cpu))
+        for (op, port), ein, eout, cpu in zip(
+            grouped.index,
+            grouped["events_in"].to_numpy(dtype=float),
+            grouped["events_out"].to_numpy(dtype=float),
+            grouped["cpu_seconds"].to_numpy(dtype=float),
+            strict=True,
+        )
+    }
 
     fitted_ports: list[PortFit] = []
     unfitted: list[tuple[str, int]] = []
@@ -79,29 +89,37 @@ def fit_operator_stats(
         selectivities = list(op.selectivity)
         for port in range(len(op.inputs)):
             key = (op.id, port)
-            events = float(totals.at[key, "events_in"]) if key in totals.index else 0.0
+            events, outputs, cpu = totals.get(key, (0.0, 0.0, 0.0))
             if events <= 0:
                 unfitted.append(key)
                 continue
-            cpu = float(totals.at[key, "cpu_seconds"])
             if cpu > 0:
                 costs[port] = cpu / events
-            selectivities[port] = float(totals.at[key, "events_out"]) / events
+            selectivities[port] = outputs / events
             fitted_ports.append(PortFit(op.id, port, events, costs[port], selectivities[port]))
         coefficient = op.product_coefficient
         if op.model == "product":
             coefficient = _fit_product(op, frame, coefficient)
         operators.append(
-            replace(op, cost=tuple(costs), selectivity=tuple(selectivities), product_coefficient=coefficient)
+            replace(
+                op,
+                cost=tuple(costs),
+                selectivity=tuple(selectivities),
+                product_coefficient=coefficient,
+            )
         )
-    return FitResult(replace(topology, operators=tuple(operators)), tuple(fitted_ports), tuple(unfitted))
+    return FitResult(
+        replace(topology, operators=tuple(operators)), tuple(fitted_ports), tuple(unfitted)
+    )
 
 
 def _fit_product(op: Operator, frame: pd.DataFrame, prior: float) -> float:
     rows = frame[frame["operator"] == op.id]
     if rows.empty:
         return prior
-    table = rows.pivot_table(index="interval", columns="port", values="events_in", aggfunc="sum", fill_value=0)
+    table = rows.pivot_table(
+        index="interval", columns="port", values="events_in", aggfunc="sum", fill_value=0
+    )
     if table.shape[1] < len(op.inputs):
         return prior
     pairs = float(np.prod(table.to_numpy(dtype=float), axis=1).sum())

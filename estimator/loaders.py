@@ -57,7 +57,9 @@ def load_topology(path: str | Path) -> Topology:
         return topology_from_dict(_read_document(path))
     except ModelError as exc:
         message = str(exc)
-        raise ModelError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+        raise ModelError(
+            message if message.startswith(str(path)) else f"{path}: {message}"
+        ) from None
 
 
 def load_placement(path: str | Path) -> dict[str, str]:

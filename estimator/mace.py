@@ -63,7 +63,6 @@ class Estimate:
     resources: tuple[str, ...]
     capacities: np.ndarray
     dlts: np.ndarray
-    ce: np.ndarray
     ce_seconds: np.ndarray
     mace: np.ndarray
     bottleneck_index: np.ndarray
@@ -71,6 +70,11 @@ class Estimate:
     upper: np.ndarray
     epsilon: float
     per_query: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def ce(self) -> np.ndarray:
+        """CE in resource units (CPU-seconds, or bytes for links)."""
+        return self.ce_seconds * self.capacities[:, None]
 
     @property
     def mace_wc(self) -> float:
@@ -120,8 +124,7 @@ def estimate_from_dlts(
     """
     dlts = np.asarray(dlts, dtype=float)
     caps = np.asarray(capacities, dtype=float)
-    ce = cumulative_excess(dlts, caps * subinterval)
-    ce_seconds = ce / caps[:, None]
+    ce_seconds = cumulative_excess(dlts, caps * subinterval) / caps[:, None]
     mace, bottleneck = mace_series(ce_seconds)
     if delay_min is None or not np.any(delay_min):
         lower = mace.copy()
@@ -140,7 +143,6 @@ def estimate_from_dlts(
         resources=tuple(resources),
         capacities=caps,
         dlts=dlts,
-        ce=ce,
         ce_seconds=ce_seconds,
         mace=mace,
         bottleneck_index=bottleneck,

@@ -259,12 +259,19 @@ def _ports(value: Any, n_ports: int, where: str, *, positive: bool) -> tuple[flo
     """A per-port number list; a scalar applies to every port."""
     if isinstance(value, list):
         if len(value) != n_ports:
-            raise ModelError(f"{where}: has {len(value)} entries but the operator has {n_ports} input(s)")
+            raise ModelError(
+                f"{where}: has {len(value)} entries but the operator has {n_ports} input(s)"
+            )
         items = value
     else:
         items = [value] * n_ports
     return tuple(
-        _finite(v, f"{where}[{k}]" if isinstance(value, list) else where, positive=positive, nonneg=not positive)
+        _finite(
+            v,
+            f"{where}[{k}]" if isinstance(value, list) else where,
+            positive=positive,
+            nonneg=not positive,
+        )
         for k, v in enumerate(items)
     )
 
@@ -274,7 +281,9 @@ def topology_from_dict(data: Any) -> Topology:
     if not isinstance(data, Mapping):
         raise ModelError("topology: the document must be a mapping at the top level")
     name = str(data.get("name", "topology"))
-    subinterval = _finite(data.get("subinterval", DEFAULT_SUBINTERVAL), "subinterval", positive=True)
+    subinterval = _finite(
+        data.get("subinterval", DEFAULT_SUBINTERVAL), "subinterval", positive=True
+    )
     origin = _finite(data.get("origin", 0.0), "origin")
 
     seen: dict[str, str] = {}
@@ -288,7 +297,11 @@ def topology_from_dict(data: Any) -> Topology:
     for k, entry in enumerate(_entries(data, "nodes")):
         node_id = _ident(_require(entry, "id", f"nodes[{k}]"), f"nodes[{k}]")
         claim(node_id, "node")
-        capacity = _finite(_require(entry, "capacity", f"node '{node_id}'"), f"node '{node_id}' capacity", positive=True)
+        capacity = _finite(
+            _require(entry, "capacity", f"node '{node_id}'"),
+            f"node '{node_id}' capacity",
+            positive=True,
+        )
         nodes.append(Node(node_id, capacity))
     if not nodes:
         raise ModelError("topology: 'nodes' must list at least one node")
@@ -297,7 +310,11 @@ def topology_from_dict(data: Any) -> Topology:
     for k, entry in enumerate(_entries(data, "sources")):
         source_id = _ident(_require(entry, "id", f"sources[{k}]"), f"sources[{k}]")
         claim(source_id, "source")
-        size = _finite(entry.get("event_bytes", DEFAULT_EVENT_BYTES), f"source '{source_id}' event_bytes", positive=True)
+        size = _finite(
+            entry.get("event_bytes", DEFAULT_EVENT_BYTES),
+            f"source '{source_id}' event_bytes",
+            positive=True,
+        )
         sources.append(Source(source_id, size))
     if not sources:
         raise ModelError("topology: 'sources' must list at least one source")
@@ -314,7 +331,9 @@ def topology_from_dict(data: Any) -> Topology:
         if isinstance(inputs, str):
             inputs = [inputs]
         if not isinstance(inputs, list) or not inputs:
-            raise ModelError(f"{where}: 'inputs' must be a non-empty list of source or operator ids")
+            raise ModelError(
+                f"{where}: 'inputs' must be a non-empty list of source or operator ids"
+            )
         for upstream in inputs:
             if upstream not in known_inputs:
                 raise ModelError(f"{where}: unknown input '{upstream}'")
@@ -326,15 +345,21 @@ def topology_from_dict(data: Any) -> Topology:
         )
         model = entry.get("model", "linear")
         if model not in OPERATOR_MODELS:
-            raise ModelError(f"{where}: unknown model '{model}' (expected one of {', '.join(OPERATOR_MODELS)})")
+            raise ModelError(
+                f"{where}: unknown model '{model}' (expected one of {', '.join(OPERATOR_MODELS)})"
+            )
         coefficient = 0.0
         if model == "product":
             if len(inputs) < 2:
                 raise ModelError(f"{where}: model 'product' needs at least two inputs")
             coefficient = _finite(
-                _require(entry, "product_coefficient", where), f"{where} product_coefficient", nonneg=True
+                _require(entry, "product_coefficient", where),
+                f"{where} product_coefficient",
+                nonneg=True,
             )
-        size = _finite(entry.get("event_bytes", DEFAULT_EVENT_BYTES), f"{where} event_bytes", positive=True)
+        size = _finite(
+            entry.get("event_bytes", DEFAULT_EVENT_BYTES), f"{where} event_bytes", positive=True
+        )
         operators.append(
             Operator(
                 id=op_id,
@@ -376,7 +401,16 @@ def topology_from_dict(data: Any) -> Topology:
             bandwidth = _finite(bandwidth, f"link {src}->{dst} bandwidth", positive=True)
         links.append(Link(src, dst, delay, bandwidth))
 
-    known_keys = {"name", "subinterval", "origin", "nodes", "sources", "operators", "placement", "links"}
+    known_keys = {
+        "name",
+        "subinterval",
+        "origin",
+        "nodes",
+        "sources",
+        "operators",
+        "placement",
+        "links",
+    }
     extra = {k: v for k, v in data.items() if k not in known_keys}
     return Topology(
         name=name,
@@ -415,5 +449,7 @@ def replace_capacities(topology: Topology, capacities: Mapping[str, float]) -> T
         if node_id not in topology.capacity_by_node:
             raise ModelError(f"capacities: unknown node '{node_id}'")
         _finite(value, f"node '{node_id}' capacity", positive=True)
-    nodes = tuple(replace(n, capacity=float(capacities.get(n.id, n.capacity))) for n in topology.nodes)
+    nodes = tuple(
+        replace(n, capacity=float(capacities.get(n.id, n.capacity))) for n in topology.nodes
+    )
     return replace(topology, nodes=nodes)

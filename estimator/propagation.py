@@ -7,6 +7,9 @@ non-linear ``product`` model (a windowed join) adds its output series to the
 basis, and everything downstream of it stays linear in the extended basis.
 Node DLTS is then a (nodes x basis) matrix times the (basis x subintervals)
 basis matrix.
+
+Compiling the coefficients depends only on the topology; binding them to an
+arrival series is cheap, so one compiled topology evaluates many windows.
 """
 
 from __future__ import annotations
@@ -19,13 +22,28 @@ from estimator.model import Topology
 
 
 @dataclass(frozen=True)
+class Coefficients:
+    """Per-operator coefficient vectors over the basis (rows in ``topology.operator_ids``).
+
+    ``products`` lists, in topological order, (operator row, basis row,
+    coefficient) for each ``product`` operator, whose output series is a basis row.
+    """
+
+    n_sources: int
+    op_load: np.ndarray
+    op_output: np.ndarray
+    port_input: tuple[np.ndarray, ...]
+    products: tuple[tuple[int, int, float], ...]
+
+
+@dataclass(frozen=True)
 class LoadModel:
-    """Per-operator coefficients over a basis of series.
+    """Coefficients bound to a basis of series.
 
     ``basis`` is (B x D): the topology's source arrivals, then the outputs of
     non-linear operators. Operator j's DLTS is ``op_load[j] @ basis``, its output
     series ``op_output[j] @ basis`` and its port-q input series
-    ``port_input[j][q] @ basis``. Rows follow ``topology.operator_ids``.
+    ``port_input[j][q] @ basis``.
     """
 
     basis: np.ndarray
@@ -48,27 +66,20 @@ class LoadModel:
         return self.op_output[op_index] @ self.basis
 
 
-def build_load_model(topology: Topology, source_counts: np.ndarray) -> LoadModel:
-    """Propagate ``source_counts`` (rows in ``topology.source_ids`` order) through the DAG."""
-    counts = np.asarray(source_counts, dtype=float)
+def compile_topology(topology: Topology) -> Coefficients:
+    """Coefficient vectors of every operator's ports, load and output."""
     n_sources = len(topology.sources)
     n_product = sum(1 for o in topology.operators if o.model == "product")
     width = n_sources + n_product
-    basis = np.zeros((width, counts.shape[1]))
-    basis[:n_sources] = counts
-
     position = {op_id: k for k, op_id in enumerate(topology.operator_ids)}
-    output: dict[str, np.ndarray] = {}
-    for k, source in enumerate(topology.source_ids):
-        unit = np.zeros(width)
-        unit[k] = 1.0
-        output[source] = unit
+    identity = np.eye(width)
+    output: dict[str, np.ndarray] = {s: identity[k] for k, s in enumerate(topology.source_ids)}
 
     m = len(topology.operators)
     op_load = np.zeros((m, width))
     op_output = np.zeros((m, width))
     port_input: list[np.ndarray] = [np.zeros(0)] * m
-    next_basis_row = n_sources
+    products: list[tuple[int, int, float]] = []
     for op_id in topology.topological_order:
         op = topology.operator_by_id[op_id]
         row = position[op_id]
@@ -76,11 +87,25 @@ def build_load_model(topology: Topology, source_counts: np.ndarray) -> LoadModel
         port_input[row] = ports
         op_load[row] = np.asarray(op.cost) @ ports
         if op.model == "product":
-            series = op.product_coefficient * np.prod(ports @ basis, axis=0)
-            basis[next_basis_row] = series
-            op_output[row, next_basis_row] = 1.0
-            next_basis_row += 1
+            basis_row = n_sources + len(products)
+            products.append((row, basis_row, op.product_coefficient))
+            op_output[row, basis_row] = 1.0
         else:
             op_output[row] = np.asarray(op.selectivity) @ ports
         output[op_id] = op_output[row]
-    return LoadModel(basis=basis, op_load=op_load, op_output=op_output, port_input=tuple(port_input))
+    return Coefficients(n_sources, op_load, op_output, tuple(port_input), tuple(products))
+
+
+def bind(coefficients: Coefficients, source_counts: np.ndarray) -> LoadModel:
+    """Bind compiled coefficients to arrivals (rows in the topology's source order)."""
+    counts = np.asarray(source_counts, dtype=float)
+    basis = np.zeros((coefficients.op_load.shape[1], counts.shape[1]))
+    basis[: coefficients.n_sources] = counts
+    for row, basis_row, coefficient in coefficients.products:
+        basis[basis_row] = coefficient * np.prod(coefficients.port_input[row] @ basis, axis=0)
+    return LoadModel(basis, coefficients.op_load, coefficients.op_output, coefficients.port_input)
+
+
+def build_load_model(topology: Topology, source_counts: np.ndarray) -> LoadModel:
+    """Propagate ``source_counts`` (rows in ``topology.source_ids`` order) through the DAG."""
+    return bind(compile_topology(topology), source_counts)

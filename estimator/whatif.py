@@ -103,7 +103,9 @@ def apply_scenario(
         raise ModelError(f"capacities: unknown node '{sorted(unknown_caps)[0]}'")
     document["nodes"] = nodes
     document["links"] = [
-        lk for lk in document.get("links", []) if lk["from"] not in removed and lk["to"] not in removed
+        lk
+        for lk in document.get("links", [])
+        if lk["from"] not in removed and lk["to"] not in removed
     ]
 
     placement = dict(document["placement"])

@@ -1,1 +1,1 @@
-"""The ``mace`` command line: one console script whose subcommands live beside the layer they drive."""
+"""The ``mace`` command line: one console script, subcommands beside the layer they drive."""

@@ -20,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("topology", help="topology file (YAML or JSON)")
     parser.add_argument("--arrivals", required=True, help="arrival series: source,interval,events")
     parser.add_argument("--placement", help="placement file overriding the topology's placement")
-    parser.add_argument("--json", action="store_true", help="print the JSON object of DESIGN section 8")
+    parser.add_argument(
+        "--json", action="store_true", help="print the JSON object of DESIGN section 8"
+    )
     parser.set_defaults(run=run)
 
 
@@ -48,11 +50,17 @@ def format_summary(name: str, result: Estimate) -> str:
     lines = [
         f"{name}: {result.mace.size} subintervals of {result.subinterval:g} s",
         f"  MaceWC          {result.mace_wc:.4f} s at subinterval {worst}",
-        f"  latency bounds  [{result.mace_wc:.4f}, {result.upper.max():.4f}] s (eps {result.epsilon:.6f} s)",
+        f"  latency bounds  [{result.mace_wc:.4f}, {result.upper.max():.4f}] s "
+        f"(eps {result.epsilon:.6f} s)",
         f"  mean / p50 / p95 / p99  {summary['mean']:.4f} / {summary['p50']:.4f} / "
         f"{summary['p95']:.4f} / {summary['p99']:.4f} s",
         "  bottlenecks     "
-        + (", ".join(f"{r} ({n} subintervals)" for r, n in sorted(counts.items(), key=lambda kv: -kv[1])) or "none (no backlog)"),
+        + (
+            ", ".join(
+                f"{r} ({n} subintervals)" for r, n in sorted(counts.items(), key=lambda kv: -kv[1])
+            )
+            or "none (no backlog)"
+        ),
         "  per query (MaceWC):",
     ]
     for query, series in result.per_query.items():

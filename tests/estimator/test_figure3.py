@@ -25,7 +25,15 @@ def test_figure3_json(figure3_dir: Path) -> None:
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert set(out) == {
-        "subinterval", "mace", "mace_wc", "bottleneck", "ce", "lower", "upper", "epsilon", "per_query",
+        "subinterval",
+        "mace",
+        "mace_wc",
+        "bottleneck",
+        "ce",
+        "lower",
+        "upper",
+        "epsilon",
+        "per_query",
     }
     assert out["subinterval"] == 2.0
     # The paper: N2 has DLTS 3, 6 giving CE 1, 5; at t2 CE is 2, 5, 3 on N1, N2, N3.
@@ -43,7 +51,10 @@ def test_figure3_json(figure3_dir: Path) -> None:
 
 def test_figure3_summary(figure3_dir: Path) -> None:
     result = run_cli(
-        "estimate", str(figure3_dir / "topology.yaml"), "--arrivals", str(figure3_dir / "arrivals.csv")
+        "estimate",
+        str(figure3_dir / "topology.yaml"),
+        "--arrivals",
+        str(figure3_dir / "arrivals.csv"),
     )
     assert result.returncode == 0, result.stderr
     assert "MaceWC          5.0000 s at subinterval 1" in result.stdout
@@ -53,7 +64,9 @@ def test_figure3_summary(figure3_dir: Path) -> None:
 def test_user_mistake_is_one_line_without_traceback(tmp_path: Path, figure3_dir: Path) -> None:
     broken = tmp_path / "topology.yaml"
     broken.write_text(
-        (figure3_dir / "topology.yaml").read_text().replace("{id: N2, capacity: 1.0}", "{id: N2, capacity: -1}")
+        (figure3_dir / "topology.yaml")
+        .read_text()
+        .replace("{id: N2, capacity: 1.0}", "{id: N2, capacity: -1}")
     )
     result = run_cli("estimate", str(broken), "--arrivals", str(figure3_dir / "arrivals.csv"))
     assert result.returncode == 2

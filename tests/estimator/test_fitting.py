@@ -25,7 +25,9 @@ def measured_stats(topology, counts: np.ndarray, rng: np.random.Generator) -> pd
             cpu = events * op.cost[port] * rng.uniform(0.9, 1.1, size=events.size)
             for p in range(events.size):
                 rows.append((op.id, port, p, events[p], outputs[p], cpu[p]))
-    return pd.DataFrame(rows, columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"])
+    return pd.DataFrame(
+        rows, columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"]
+    )
 
 
 def test_model_trained_on_one_window_predicts_another() -> None:

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from estimator.kernels import node_pass
 from estimator.mace import cumulative_excess, estimate_from_dlts
 
 
@@ -47,8 +48,42 @@ def test_mace_is_max_of_normalized_ce(dlts: np.ndarray, caps: list[float], width
     names = [f"n{k}" for k in range(dlts.shape[0])]
     result = estimate_from_dlts(dlts, capacity, names, width, epsilon=0.01)
     for p in range(dlts.shape[1]):
-        per_node = [ce_loop(dlts[r].tolist(), capacity[r] * width)[p] / capacity[r] for r in range(len(names))]
+        per_node = [
+            ce_loop(dlts[r].tolist(), capacity[r] * width)[p] / capacity[r]
+            for r in range(len(names))
+        ]
         assert abs(result.mace[p] - max(per_node)) <= 1e-9 * max(1.0, max(per_node))
         assert np.isclose(per_node[result.bottleneck_index[p]], max(per_node))
     np.testing.assert_allclose(result.upper, result.mace + width + 0.01)
     assert result.mace_wc == result.mace.max()
+
+
+@given(
+    coef=arrays(
+        np.float64, st.tuples(st.integers(1, 6), st.integers(1, 3)), elements=st.floats(0, 5)
+    ),
+    length=st.integers(1, 40),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=150, deadline=None)
+def test_fused_node_pass_matches_loop(coef: np.ndarray, length: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, width = coef.shape
+    basis = rng.integers(0, 4, size=(width, length)).astype(float)
+    capacity = rng.choice([0.5, 1.0, 2.0], size=n)
+    service = capacity * 1.5
+    query_mask = rng.random((2, n)) < 0.5
+    dlts, ce_seconds, top_values, top_rows, query_max = node_pass(
+        coef, basis, service, capacity, query_mask
+    )
+    np.testing.assert_allclose(dlts, coef @ basis, atol=1e-9)
+    expected = np.array([ce_loop((coef[i] @ basis).tolist(), service[i]) for i in range(n)])
+    expected /= capacity[:, None]
+    np.testing.assert_allclose(ce_seconds, expected, atol=1e-9)
+    for p in range(length):
+        ranked = sorted(range(n), key=lambda i: (-expected[i, p], i))[:3]
+        np.testing.assert_allclose(top_values[: len(ranked), p], expected[ranked, p], atol=1e-9)
+        assert top_values[0, p] == ce_seconds[top_rows[0, p], p]
+    for q in range(2):
+        rows = expected[query_mask[q]]
+        np.testing.assert_allclose(query_max[q], rows.max(axis=0) if rows.size else 0.0, atol=1e-9)

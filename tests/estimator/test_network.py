@@ -45,6 +45,10 @@ def test_propagation_delay_bounds() -> None:
     assert high == {"n1": 0.5, "n2": 0.5}
     result = estimate(topology, ARRIVALS)
     assert result.resources == ("n1", "n2")
-    np.testing.assert_allclose(result.lower, np.maximum(result.ce_seconds[0] + 0.5, result.ce_seconds[1]))
-    np.testing.assert_allclose(result.upper, np.max(result.ce_seconds + 0.5, axis=0) + 1.0 + result.epsilon)
+    np.testing.assert_allclose(
+        result.lower, np.maximum(result.ce_seconds[0] + 0.5, result.ce_seconds[1])
+    )
+    np.testing.assert_allclose(
+        result.upper, np.max(result.ce_seconds + 0.5, axis=0) + 1.0 + result.epsilon
+    )
     np.testing.assert_allclose(result.mace, result.ce_seconds.max(axis=0))

@@ -6,8 +6,8 @@ import numpy as np
 
 from estimator.arrivals import arrivals_from_matrix
 from estimator.evaluator import estimate
-from tests.estimator.helpers import chain, chain_document
 from estimator.model import topology_from_dict
+from tests.estimator.helpers import chain, chain_document
 
 
 def test_per_query_takes_only_hosting_nodes() -> None:

@@ -6,9 +6,9 @@ import numpy as np
 
 from estimator.arrivals import arrivals_from_matrix
 from estimator.evaluator import estimate
+from estimator.model import topology_from_dict
 from estimator.propagation import build_load_model
 from tests.estimator.helpers import chain, chain_document
-from estimator.model import topology_from_dict
 
 A = np.array([100.0, 0.0, 40.0])
 B = np.array([10.0, 20.0, 0.0])

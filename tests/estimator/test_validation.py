@@ -22,30 +22,98 @@ def broken(mutate: Any) -> dict[str, Any]:
 
 
 CASES = [
-    ("unknown input", lambda d: d["operators"][1].update(inputs=["nope"]), "operator 'filter': unknown input 'nope'"),
+    (
+        "unknown input",
+        lambda d: d["operators"][1].update(inputs=["nope"]),
+        "operator 'filter': unknown input 'nope'",
+    ),
     ("duplicate operator", lambda d: d["operators"][1].update(id="parse"), "duplicate id 'parse'"),
-    ("duplicate node", lambda d: d["nodes"].append({"id": "n1", "capacity": 1}), "duplicate id 'n1'"),
+    (
+        "duplicate node",
+        lambda d: d["nodes"].append({"id": "n1", "capacity": 1}),
+        "duplicate id 'n1'",
+    ),
     ("node vs source id", lambda d: d["sources"].append({"id": "n2"}), "duplicate id 'n2'"),
     ("cycle", lambda d: d["operators"][0].update(inputs=["filter"]), "cycle through operator"),
-    ("self loop", lambda d: d["operators"][1].update(inputs=["filter"]), "cycle through operator 'filter'"),
+    (
+        "self loop",
+        lambda d: d["operators"][1].update(inputs=["filter"]),
+        "cycle through operator 'filter'",
+    ),
     ("missing placement", lambda d: d["placement"].pop("join"), "operator 'join' has no node"),
     ("extra placement", lambda d: d["placement"].update(ghost="n1"), "unknown operator 'ghost'"),
-    ("placement to unknown node", lambda d: d["placement"].update(join="n9"), "placed on unknown node 'n9'"),
-    ("cost ports", lambda d: d["operators"][2].update(cost=[0.1]), "operator 'join' cost: has 1 entries but the operator has 2"),
-    ("selectivity ports", lambda d: d["operators"][2].update(selectivity=[1, 1, 1]), "operator 'join' selectivity: has 3 entries"),
-    ("zero capacity", lambda d: d["nodes"][0].update(capacity=0), "node 'n1' capacity: must be positive"),
-    ("negative capacity", lambda d: d["nodes"][1].update(capacity=-2), "node 'n2' capacity: must be positive"),
-    ("infinite capacity", lambda d: d["nodes"][1].update(capacity=float("inf")), "node 'n2' capacity: must be finite"),
-    ("nan cost", lambda d: d["operators"][0].update(cost=float("nan")), "operator 'parse' cost: must be finite"),
-    ("zero cost", lambda d: d["operators"][0].update(cost=0), "operator 'parse' cost: must be positive"),
-    ("negative port cost", lambda d: d["operators"][2].update(cost=[0.1, -1]), "operator 'join' cost[1]: must be positive"),
-    ("negative selectivity", lambda d: d["operators"][1].update(selectivity=-0.5), "operator 'filter' selectivity: must not be negative"),
-    ("text capacity", lambda d: d["nodes"][0].update(capacity="fast"), "node 'n1' capacity: expected a number"),
+    (
+        "placement to unknown node",
+        lambda d: d["placement"].update(join="n9"),
+        "placed on unknown node 'n9'",
+    ),
+    (
+        "cost ports",
+        lambda d: d["operators"][2].update(cost=[0.1]),
+        "operator 'join' cost: has 1 entries but the operator has 2",
+    ),
+    (
+        "selectivity ports",
+        lambda d: d["operators"][2].update(selectivity=[1, 1, 1]),
+        "operator 'join' selectivity: has 3 entries",
+    ),
+    (
+        "zero capacity",
+        lambda d: d["nodes"][0].update(capacity=0),
+        "node 'n1' capacity: must be positive",
+    ),
+    (
+        "negative capacity",
+        lambda d: d["nodes"][1].update(capacity=-2),
+        "node 'n2' capacity: must be positive",
+    ),
+    (
+        "infinite capacity",
+        lambda d: d["nodes"][1].update(capacity=float("inf")),
+        "node 'n2' capacity: must be finite",
+    ),
+    (
+        "nan cost",
+        lambda d: d["operators"][0].update(cost=float("nan")),
+        "operator 'parse' cost: must be finite",
+    ),
+    (
+        "zero cost",
+        lambda d: d["operators"][0].update(cost=0),
+        "operator 'parse' cost: must be positive",
+    ),
+    (
+        "negative port cost",
+        lambda d: d["operators"][2].update(cost=[0.1, -1]),
+        "operator 'join' cost[1]: must be positive",
+    ),
+    (
+        "negative selectivity",
+        lambda d: d["operators"][1].update(selectivity=-0.5),
+        "operator 'filter' selectivity: must not be negative",
+    ),
+    (
+        "text capacity",
+        lambda d: d["nodes"][0].update(capacity="fast"),
+        "node 'n1' capacity: expected a number",
+    ),
     ("no nodes", lambda d: d.update(nodes=[]), "at least one node"),
     ("zero subinterval", lambda d: d.update(subinterval=0), "subinterval: must be positive"),
-    ("link to unknown node", lambda d: d.update(links=[{"from": "n1", "to": "n7"}]), "links[0]: unknown node 'n7'"),
-    ("link bandwidth", lambda d: d.update(links=[{"from": "n1", "to": "n2", "bandwidth": 0}]), "link n1->n2 bandwidth: must be positive"),
-    ("unknown model", lambda d: d["operators"][2].update(model="cubic"), "operator 'join': unknown model 'cubic'"),
+    (
+        "link to unknown node",
+        lambda d: d.update(links=[{"from": "n1", "to": "n7"}]),
+        "links[0]: unknown node 'n7'",
+    ),
+    (
+        "link bandwidth",
+        lambda d: d.update(links=[{"from": "n1", "to": "n2", "bandwidth": 0}]),
+        "link n1->n2 bandwidth: must be positive",
+    ),
+    (
+        "unknown model",
+        lambda d: d["operators"][2].update(model="cubic"),
+        "operator 'join': unknown model 'cubic'",
+    ),
 ]
 
 
@@ -90,17 +158,43 @@ def test_topology_file_errors_name_the_file(tmp_path: Path) -> None:
 
 
 ARRIVAL_CASES = [
-    ("missing column", pd.DataFrame({"source": ["a"], "interval": [0]}), "missing column(s) events"),
-    ("negative events", pd.DataFrame({"source": ["a"], "interval": [0], "events": [-1]}), "row 1: events must not be negative"),
-    ("nan events", pd.DataFrame({"source": ["a", "a"], "interval": [0, 1], "events": [1, float("nan")]}), "row 2: 'events' is not a finite number"),
-    ("fractional interval", pd.DataFrame({"source": ["a"], "interval": [0.5], "events": [1]}), "row 1: interval must be a non-negative integer"),
-    ("text interval", pd.DataFrame({"source": ["a"], "interval": ["x"], "events": [1]}), "row 1: 'interval' is not a finite number"),
-    ("unknown source", pd.DataFrame({"source": ["zz"], "interval": [0], "events": [1]}), "unknown source 'zz'"),
+    (
+        "missing column",
+        pd.DataFrame({"source": ["a"], "interval": [0]}),
+        "missing column(s) events",
+    ),
+    (
+        "negative events",
+        pd.DataFrame({"source": ["a"], "interval": [0], "events": [-1]}),
+        "row 1: events must not be negative",
+    ),
+    (
+        "nan events",
+        pd.DataFrame({"source": ["a", "a"], "interval": [0, 1], "events": [1, float("nan")]}),
+        "row 2: 'events' is not a finite number",
+    ),
+    (
+        "fractional interval",
+        pd.DataFrame({"source": ["a"], "interval": [0.5], "events": [1]}),
+        "row 1: interval must be a non-negative integer",
+    ),
+    (
+        "text interval",
+        pd.DataFrame({"source": ["a"], "interval": ["x"], "events": [1]}),
+        "row 1: 'interval' is not a finite number",
+    ),
+    (
+        "unknown source",
+        pd.DataFrame({"source": ["zz"], "interval": [0], "events": [1]}),
+        "unknown source 'zz'",
+    ),
     ("empty", pd.DataFrame({"source": [], "interval": [], "events": []}), "no rows"),
 ]
 
 
-@pytest.mark.parametrize(("frame", "message"), [c[1:] for c in ARRIVAL_CASES], ids=[c[0] for c in ARRIVAL_CASES])
+@pytest.mark.parametrize(
+    ("frame", "message"), [c[1:] for c in ARRIVAL_CASES], ids=[c[0] for c in ARRIVAL_CASES]
+)
 def test_invalid_arrivals(frame: pd.DataFrame, message: str) -> None:
     with pytest.raises(ModelError) as info:
         arrivals_from_frame(frame, chain())

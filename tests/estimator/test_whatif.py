@@ -12,13 +12,17 @@ from estimator.model import topology_from_dict
 from estimator.whatif import AddedQuery, Scenario, apply_scenario, evaluate_scenario
 from tests.estimator.helpers import chain, chain_document
 
-ARRIVALS = arrivals_from_matrix(["a", "b"], np.array([[100.0, 0.0, 40.0, 10.0], [10.0, 20.0, 0.0, 30.0]]))
+ARRIVALS = arrivals_from_matrix(
+    ["a", "b"], np.array([[100.0, 0.0, 40.0, 10.0], [10.0, 20.0, 0.0, 30.0]])
+)
 
 
 def test_move_matches_estimate_of_moved_topology() -> None:
     topology = chain()
     result = evaluate_scenario(topology, ARRIVALS, Scenario(placement={"filter": "n2"}))
-    expected = estimate(topology.with_placement({"parse": "n1", "filter": "n2", "join": "n2"}), ARRIVALS)
+    expected = estimate(
+        topology.with_placement({"parse": "n1", "filter": "n2", "join": "n2"}), ARRIVALS
+    )
     np.testing.assert_allclose(result.estimate.mace, expected.mace)
     assert result.baseline.mace_wc == estimate(topology, ARRIVALS).mace_wc
     assert result.mace_wc_change == pytest.approx(expected.mace_wc - result.baseline.mace_wc)
@@ -27,7 +31,7 @@ def test_move_matches_estimate_of_moved_topology() -> None:
 def test_capacity_doubling_halves_ce_seconds_when_overloaded() -> None:
     topology = chain()
     doubled = evaluate_scenario(topology, ARRIVALS, Scenario(capacities={"n1": 2.0})).estimate
-    # n1 DLTS 5, 0, 2, 0.5: C = 1 -> CE 4, 3, 4, 3.5 s; C = 2 -> CE 3, 1, 1, 0 CPU-s = 1.5, .5, .5, 0 s
+    # n1 DLTS 5, 0, 2, 0.5: with C = 2 the CE is 3, 1, 1, 0 CPU-s = 1.5, .5, .5, 0 s.
     np.testing.assert_allclose(doubled.ce_seconds[0], [1.5, 0.5, 0.5, 0.0])
 
 
