@@ -1,0 +1,1 @@
+"""The Dash web app: live overview, nodes, what-if and reports (DESIGN sections 1 and 8)."""

@@ -1,0 +1,200 @@
+"""Loading a run from DuckDB into arrays the pages use, with a per-run cache.
+
+:class:`Database` hands out short-lived cursors of one process-wide DuckDB
+connection (DuckDB allows concurrent cursors of one database instance inside
+a process, and ``mace serve --landing`` ingests through its own connection
+to the same instance). :class:`RunCache` reloads a run only when its data
+version (see :func:`storage.dashboard_reads.data_version`) changes.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from estimator.arrivals import Arrivals
+from estimator.model import Topology
+from storage import reads
+from storage.dashboard_reads import data_version
+from storage.db import connect
+
+
+class Database:
+    """One DuckDB connection per app; every use gets its own cursor (thread safe)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._lock:
+            if self._con is None:
+                self._con = connect(self.path)
+            cur = self._con.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+
+
+@dataclass(frozen=True)
+class QueryLatency:
+    """Measured latency of one query per interval (NaN where it had no outputs)."""
+
+    lat_max: np.ndarray
+    lat_p99: np.ndarray
+    lat_mean: np.ndarray
+    outputs: np.ndarray
+
+
+@dataclass(frozen=True)
+class RunData:
+    """Everything the pages draw for one run, as arrays over intervals 0 .. intervals-1."""
+
+    info: reads.RunInfo
+    version: tuple[int, int, int]
+    topology: Topology
+    versions: tuple[reads.PlacementVersion, ...]
+    version_starts: tuple[int, ...]
+    arrivals: Arrivals
+    operator_stats: pd.DataFrame
+    node_dlts: np.ndarray
+    busy: np.ndarray
+    latency: dict[str, QueryLatency]
+
+    @property
+    def intervals(self) -> int:
+        return int(self.arrivals.intervals)
+
+    @property
+    def subinterval(self) -> float:
+        return self.topology.subinterval
+
+    @property
+    def times(self) -> np.ndarray:
+        return np.arange(self.intervals) * self.subinterval
+
+    @property
+    def key(self) -> str:
+        return f"{self.info.run_id}@{'.'.join(map(str, self.version))}"
+
+    def measured_system(self) -> QueryLatency:
+        """The system's measured latency per interval: the worst query in each interval."""
+        if not self.latency:
+            empty = np.full(self.intervals, np.nan)
+            return QueryLatency(empty, empty, empty, np.zeros(self.intervals))
+        stacked = {
+            field: np.vstack([getattr(q, field) for q in self.latency.values()])
+            for field in ("lat_max", "lat_p99", "lat_mean", "outputs")
+        }
+        outputs = stacked["outputs"].sum(axis=0)
+        any_data = outputs > 0
+        with np.errstate(invalid="ignore"):
+            mean = np.nansum(stacked["lat_mean"] * stacked["outputs"], axis=0) / np.where(
+                any_data, outputs, 1
+            )
+        mean = np.where(any_data, mean, np.nan)
+        return QueryLatency(_nanmax(stacked["lat_max"]), _nanmax(stacked["lat_p99"]), mean, outputs)
+
+
+def _nanmax(matrix: np.ndarray) -> np.ndarray:
+    finite = np.isfinite(matrix)
+    values = np.where(finite, matrix, -np.inf).max(axis=0)
+    return np.where(finite.any(axis=0), values, np.nan)
+
+
+def version_starts(info: reads.RunInfo, versions: list[reads.PlacementVersion]) -> tuple[int, ...]:
+    """First interval of each placement version (a version holds from the interval whose
+    start time is at or after its valid_from; the first version starts at 0)."""
+    starts = [0]
+    for version in versions[1:]:
+        offset = (version.valid_from - info.origin) / info.subinterval
+        starts.append(max(0, math.ceil(offset - 1e-9)))
+    return tuple(starts)
+
+
+def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
+    """Read a run's topology, placements and statistics over intervals [0, last]."""
+    info = reads.get_run(con, run_id)
+    version = data_version(con, run_id)
+    stop = 0 if info.last_interval is None else info.last_interval + 1
+    topology = reads.run_topology(con, run_id)
+    versions = reads.placement_versions(con, run_id)
+    arrivals = reads.source_arrivals(con, run_id, 0, stop)
+    stats = reads.operator_stats_frame(con, run_id, 0, stop)
+    dlts = reads.node_dlts(con, run_id, 0, stop).matrix
+    node_index = {n: k for k, n in enumerate(topology.node_ids)}
+    busy = np.zeros((len(node_index), stop))
+    busy_frame = reads.node_busy_frame(con, run_id, 0, stop)
+    for node, interval, seconds in busy_frame.itertuples(index=False):
+        if node in node_index:
+            busy[node_index[node], int(interval)] += float(seconds)
+    frame = reads.latency_stats_frame(con, run_id, None, 0, stop)
+    latency: dict[str, QueryLatency] = {}
+    for query in topology.queries:
+        rows = frame[frame["query"] == query]
+        columns = {}
+        index = rows["interval"].to_numpy(dtype=np.int64)
+        for field in ("lat_max", "lat_p99", "lat_mean"):
+            series = np.full(stop, np.nan)
+            series[index] = rows[field].to_numpy(dtype=float)
+            columns[field] = series
+        outputs = np.zeros(stop)
+        outputs[index] = rows["outputs"].to_numpy(dtype=float)
+        latency[query] = QueryLatency(outputs=outputs, **columns)
+    return RunData(
+        info=info,
+        version=version,
+        topology=topology,
+        versions=tuple(versions),
+        version_starts=version_starts(info, versions),
+        arrivals=arrivals,
+        operator_stats=stats,
+        node_dlts=dlts,
+        busy=busy,
+        latency=latency,
+    )
+
+
+class RunCache:
+    """Runs loaded from a database, reloaded when ingestion changed them."""
+
+    def __init__(self, database: Database, max_runs: int = 4):
+        self.database = database
+        self._runs: dict[str, RunData] = {}
+        self._max = max_runs
+        self._lock = threading.Lock()
+
+    def run_ids(self) -> list[reads.RunInfo]:
+        with self.database.cursor() as cur:
+            return reads.list_runs(cur)
+
+    def get(self, run_id: str) -> RunData:
+        with self.database.cursor() as cur:
+            version = data_version(cur, run_id)
+            with self._lock:
+                cached = self._runs.get(run_id)
+            if cached is not None and cached.version == version:
+                return cached
+            run = load_run(cur, run_id)
+        with self._lock:
+            self._runs[run_id] = run
+            while len(self._runs) > self._max:
+                self._runs.pop(next(iter(self._runs)))
+        return run

@@ -1,0 +1,305 @@
+"""Pure figure builders: arrays in, Plotly figures (or Cytoscape elements) out.
+
+Every plot of the dashboard is built here so callbacks stay thin and tests can
+check figures without a browser. Long series are max-pooled (:func:`decimate_max`)
+because worst-case latency is about peaks: a mean would hide them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from estimator.model import Topology
+
+MAX_POINTS = 4000
+MAX_HEATMAP_COLUMNS = 1200
+PALETTE = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+    "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39",
+    "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363",
+)  # fmt: skip
+MEASURED = "#d62728"
+PREDICTED = "#1f77b4"
+SCENARIO = "#ff7f0e"
+BAND = "rgba(31, 119, 180, 0.15)"
+
+
+def node_colors(node_ids: Sequence[str]) -> dict[str, str]:
+    """A stable colour per node, in node order (wraps around after 20 nodes)."""
+    return {node: PALETTE[k % len(PALETTE)] for k, node in enumerate(node_ids)}
+
+
+def decimate_max(values: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, values) with at most ``max_points`` buckets, each keeping its maximum.
+
+    NaN values (intervals without data) are ignored inside a bucket; a bucket of
+    NaNs stays NaN so gaps remain visible.
+    """
+    series = np.asarray(values, dtype=float)
+    n = series.size
+    if n <= max_points:
+        return np.arange(n), series
+    size = -(-n // max_points)
+    width = -(-n // size) * size
+    padded = np.full(width, np.nan)
+    padded[:n] = series
+    blocks = padded.reshape(-1, size)
+    finite = np.isfinite(blocks)
+    filled = np.where(finite, blocks, -np.inf)
+    arg = np.argmax(filled, axis=1)
+    index = np.arange(blocks.shape[0]) * size + arg
+    picked = np.where(finite.any(axis=1), blocks[np.arange(blocks.shape[0]), arg], np.nan)
+    return np.minimum(index, n - 1), picked
+
+
+def _line(
+    times: np.ndarray, values: np.ndarray, name: str, color: str, **kwargs: Any
+) -> go.Scattergl:
+    index, picked = decimate_max(values)
+    return go.Scattergl(
+        x=times[index], y=picked, name=name, mode="lines", line={"color": color}, **kwargs
+    )
+
+
+def _layout(fig: go.Figure, title: str, y_title: str, uirevision: str | None = None) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0.01},
+        margin={"l": 60, "r": 20, "t": 50, "b": 45},
+        legend={"orientation": "h", "y": -0.18},
+        xaxis_title="time since run start (s)",
+        yaxis_title=y_title,
+        template="plotly_white",
+        uirevision=uirevision,
+        height=380,
+    )
+    return fig
+
+
+def latency_figure(
+    times: np.ndarray,
+    measured_max: np.ndarray,
+    measured_p99: np.ndarray,
+    mace: np.ndarray,
+    upper: np.ndarray,
+    change_times: Sequence[float] = (),
+    uirevision: str | None = None,
+) -> go.Figure:
+    """Measured max and p99 latency per subinterval under the predicted Mace and its band.
+
+    The band is [Mace, Mace + w + eps] (Theorem 3); vertical dashed lines mark
+    placement changes. ``uirevision`` keeps a drag-zoom across refreshes.
+    """
+    times = np.asarray(times, dtype=float)
+    fig = go.Figure()
+    fig.add_trace(_line(times, upper, "upper bound", PREDICTED, opacity=0.0, showlegend=False))
+    fig.add_trace(
+        _line(times, mace, "Mace band (bounds)", PREDICTED, fill="tonexty", fillcolor=BAND)
+    )
+    fig.data[1].line.width = 0
+    fig.add_trace(_line(times, mace, "predicted Mace", PREDICTED))
+    fig.add_trace(_line(times, measured_max, "measured max", MEASURED))
+    fig.add_trace(_line(times, measured_p99, "measured p99", "#9467bd", line_dash="dot"))
+    for t in change_times:
+        fig.add_vline(x=float(t), line_dash="dash", line_color="#555", opacity=0.7)
+    if change_times:
+        fig.add_trace(
+            go.Scatter(
+                x=list(change_times),
+                y=[0.0] * len(change_times),
+                mode="markers",
+                marker={"symbol": "triangle-up", "size": 11, "color": "#555"},
+                name="placement change",
+            )
+        )
+    return _layout(fig, "Latency per subinterval: measured vs predicted", "latency (s)", uirevision)
+
+
+def mace_comparison_figure(
+    times: np.ndarray, current: np.ndarray, scenario: np.ndarray, scenario_times: np.ndarray
+) -> go.Figure:
+    """The scenario's Mace curve over the current one (their time grids may differ)."""
+    fig = go.Figure()
+    fig.add_trace(_line(np.asarray(times, dtype=float), current, "current Mace", PREDICTED))
+    fig.add_trace(
+        _line(np.asarray(scenario_times, dtype=float), scenario, "scenario Mace", SCENARIO)
+    )
+    return _layout(fig, "Predicted Mace: scenario vs current", "Mace (s)", uirevision="whatif")
+
+
+def query_change_figure(
+    queries: Sequence[str], current: Sequence[float], scenario: Sequence[float]
+) -> go.Figure:
+    """Per-query MaceWC, current vs scenario, as grouped bars."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=list(queries), y=list(current), name="current", marker_color=PREDICTED))
+    fig.add_trace(go.Bar(x=list(queries), y=list(scenario), name="scenario", marker_color=SCENARIO))
+    fig.update_layout(barmode="group")
+    fig = _layout(fig, "Worst-case latency per query (MaceWC)", "MaceWC (s)", uirevision="queries")
+    fig.update_xaxes(title="query")
+    return fig
+
+
+def ce_heatmap(node_ids: Sequence[str], times: np.ndarray, ce_seconds: np.ndarray) -> go.Figure:
+    """CE/C (seconds) per node and subinterval, max-pooled to a readable width."""
+    matrix = np.asarray(ce_seconds, dtype=float)
+    times = np.asarray(times, dtype=float)
+    n = matrix.shape[1] if matrix.ndim == 2 else 0
+    if n > MAX_HEATMAP_COLUMNS:
+        size = -(-n // MAX_HEATMAP_COLUMNS)
+        width = -(-n // size) * size
+        padded = np.zeros((matrix.shape[0], width))
+        padded[:, :n] = matrix
+        matrix = padded.reshape(matrix.shape[0], -1, size).max(axis=2)
+        times = times[::size]
+    fig = go.Figure(
+        go.Heatmap(
+            z=matrix,
+            x=times,
+            y=list(node_ids),
+            colorscale="YlOrRd",
+            colorbar={"title": "CE/C (s)"},
+            zmin=0.0,
+        )
+    )
+    fig = _layout(fig, "Cumulative excess per node", "node", uirevision="heatmap")
+    fig.update_yaxes(type="category")
+    return fig
+
+
+def dlts_capacity_figure(
+    times: np.ndarray, dlts: np.ndarray, service: float, node: str
+) -> go.Figure:
+    """A node's DLTS per subinterval against what it can serve in one (C*w)."""
+    times = np.asarray(times, dtype=float)
+    fig = go.Figure()
+    fig.add_trace(_line(times, dlts, f"DLTS of {node}", PREDICTED))
+    fig.add_trace(
+        go.Scatter(
+            x=[float(times[0]) if times.size else 0.0, float(times[-1]) if times.size else 1.0],
+            y=[service, service],
+            mode="lines",
+            name="capacity × w",
+            line={"color": MEASURED, "dash": "dash"},
+        )
+    )
+    return _layout(fig, f"Load (DLTS) vs capacity on {node}", "CPU-seconds", uirevision="dlts")
+
+
+def bottleneck_figure(
+    times: np.ndarray, bottleneck: Sequence[str], mace: np.ndarray, node_ids: Sequence[str]
+) -> go.Figure:
+    """The bottleneck node per subinterval (only where there is a backlog), coloured by node."""
+    times = np.asarray(times, dtype=float)
+    names = np.asarray(list(bottleneck), dtype=object)
+    backlog = np.asarray(mace, dtype=float) > 0
+    colors = node_colors(node_ids)
+    fig = go.Figure()
+    for node in node_ids:
+        mask = backlog & (names == node)
+        if mask.any():
+            fig.add_trace(
+                go.Scattergl(
+                    x=times[mask],
+                    y=[node] * int(mask.sum()),
+                    mode="markers",
+                    marker={"color": colors[node], "size": 6, "symbol": "square"},
+                    name=node,
+                )
+            )
+    fig = _layout(fig, "Bottleneck node over time (where Mace > 0)", "node", "bottleneck")
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=list(node_ids))
+    return fig
+
+
+def busy_vs_dlts_figure(
+    times: np.ndarray, busy: np.ndarray, dlts: np.ndarray, capacity: float, node: str
+) -> go.Figure:
+    """Measured utilization (busy/w) against demanded utilization (DLTS / (C*w))."""
+    times = np.asarray(times, dtype=float)
+    width = float(times[1] - times[0]) if times.size > 1 else 1.0
+    fig = go.Figure()
+    fig.add_trace(_line(times, np.asarray(busy) / width, "utilization (node_busy)", MEASURED))
+    fig.add_trace(
+        _line(times, np.asarray(dlts) / (capacity * width), "demand (DLTS / C·w)", PREDICTED)
+    )
+    return _layout(fig, f"Utilization vs demand on {node}", "share of capacity", "busy")
+
+
+def compliance_figure(
+    times: np.ndarray, measured: np.ndarray, estimated: np.ndarray, objective: float | None
+) -> go.Figure:
+    """A query's measured max latency and Mace per subinterval against its objective."""
+    times = np.asarray(times, dtype=float)
+    fig = go.Figure()
+    fig.add_trace(_line(times, estimated, "estimated (Mace)", PREDICTED))
+    fig.add_trace(_line(times, measured, "measured max", MEASURED))
+    if objective is not None:
+        fig.add_hline(y=objective, line_dash="dash", line_color="#2ca02c")
+        fig.add_trace(
+            go.Scatter(
+                x=[], y=[], mode="lines", name=f"objective {objective:g} s", line_color="#2ca02c"
+            )
+        )
+    return _layout(fig, "Latency against the objective", "latency (s)", uirevision="report")
+
+
+def operator_graph_elements(
+    topology: Topology, placement: Mapping[str, str], selected: str | None = None
+) -> list[dict[str, Any]]:
+    """Cytoscape elements: sources, operators coloured by their node, and edges."""
+    colors = node_colors(topology.node_ids)
+    elements: list[dict[str, Any]] = []
+    for source in topology.source_ids:
+        elements.append(
+            {"data": {"id": source, "label": source, "color": "#cccccc"}, "classes": "source"}
+        )
+    for op in topology.operators:
+        node = placement[op.id]
+        classes = "operator selected" if op.id == selected else "operator"
+        elements.append(
+            {
+                "data": {
+                    "id": op.id,
+                    "label": f"{op.id}\n@{node}",
+                    "color": colors.get(node, "#999999"),
+                    "node": node,
+                    "query": op.query,
+                },
+                "classes": classes,
+            }
+        )
+        for upstream in op.inputs:
+            elements.append({"data": {"source": upstream, "target": op.id}})
+    return elements
+
+
+GRAPH_STYLESHEET: list[dict[str, Any]] = [
+    {
+        "selector": "node",
+        "style": {
+            "label": "data(label)",
+            "background-color": "data(color)",
+            "text-wrap": "wrap",
+            "font-size": 9,
+            "text-valign": "bottom",
+            "width": 22,
+            "height": 22,
+        },
+    },
+    {"selector": ".source", "style": {"shape": "diamond"}},
+    {"selector": ".selected", "style": {"border-width": 4, "border-color": "#000"}},
+    {
+        "selector": "edge",
+        "style": {
+            "curve-style": "bezier",
+            "target-arrow-shape": "triangle",
+            "width": 1.5,
+            "line-color": "#aaa",
+            "target-arrow-color": "#aaa",
+        },
+    },
+]

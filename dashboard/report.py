@@ -1,0 +1,179 @@
+"""User latency report per query (shared by the Reports page and ``mace report``).
+
+For each query and for the whole system, across the run's intervals:
+
+- *estimated*: Mace from the measured DLTS (``operator_stats.cpu_seconds``);
+- *predicted*: Mace from the arrivals alone, with costs and selectivities
+  fitted on a training window (default the first 10% of the run);
+- *measured*: the measured maximum latency per interval (``lat_max``), over
+  the intervals that had outputs.
+
+Each gets the worst case (max), p99 and mean across time. ``objective`` is the
+stored latency objective and ``compliance`` the share of measured intervals
+whose max latency meets it. The system objective is the strictest query
+objective and its compliance the share of intervals where every query with an
+objective meets it; ``bound_coverage`` is the share of measured intervals whose
+max latency lies inside the Mace bounds [Mace, Mace + w + eps].
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dashboard.analysis import (
+    DEFAULT_TRAINING_SHARE,
+    MaceAnalysis,
+    analyse,
+    node_loads,
+    predicted_operator_dlts,
+)
+from dashboard.data import RunData
+
+SYSTEM = "system"
+FIGURES = ("wc", "p99", "mean")
+KINDS = ("estimated", "predicted", "measured")
+KEYS = (*(f"{k}_{f}" for f in FIGURES for k in KINDS), "objective", "compliance")
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class RunAnalyses:
+    estimated: MaceAnalysis
+    predicted: MaceAnalysis
+
+
+def analyses(run: RunData, share: float = DEFAULT_TRAINING_SHARE) -> RunAnalyses:
+    """Estimated and predicted Mace of a run (placement versions respected)."""
+    placements = [v.placement for v in run.versions]
+    estimated = analyse(run.topology, run.node_dlts, placements, run.version_starts)
+    op_dlts = predicted_operator_dlts(
+        run.topology,
+        run.operator_stats,
+        run.arrivals.for_topology(run.topology),
+        run.intervals,
+        share,
+    )
+    loads = node_loads(run.topology, op_dlts, placements, run.version_starts)
+    predicted = analyse(run.topology, loads, placements, run.version_starts)
+    return RunAnalyses(estimated, predicted)
+
+
+def _summary(series: np.ndarray) -> dict[str, float | None]:
+    values = np.asarray(series, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return {"wc": None, "p99": None, "mean": None}
+    return {
+        "wc": float(values.max()),
+        "p99": float(np.quantile(values, 0.99)),
+        "mean": float(values.mean()),
+    }
+
+
+def _compliance(measured: np.ndarray, objective: float | None) -> float | None:
+    finite = np.isfinite(measured)
+    if objective is None or not finite.any():
+        return None
+    return float(np.mean(measured[finite] <= objective + TOLERANCE))
+
+
+def violating_intervals(measured: np.ndarray, objective: float | None) -> list[int]:
+    """Intervals whose measured max latency exceeds the objective."""
+    if objective is None:
+        return []
+    values = np.asarray(measured, dtype=float)
+    return [int(k) for k in np.flatnonzero(np.isfinite(values) & (values > objective + TOLERANCE))]
+
+
+def bound_coverage(measured: np.ndarray, mace: np.ndarray, upper: np.ndarray) -> float | None:
+    """Share of measured intervals with Mace <= measured max <= upper bound."""
+    finite = np.isfinite(measured)
+    if not finite.any():
+        return None
+    inside = (measured >= mace - TOLERANCE) & (measured <= upper + TOLERANCE)
+    return float(np.mean(inside[finite]))
+
+
+def _entry(
+    estimated: np.ndarray,
+    predicted: np.ndarray,
+    measured: np.ndarray,
+    objective: float | None,
+    compliance: float | None,
+) -> dict[str, Any]:
+    parts = {
+        "estimated": _summary(estimated),
+        "predicted": _summary(predicted),
+        "measured": _summary(measured),
+    }
+    out: dict[str, Any] = {f"{k}_{f}": parts[k][f] for f in FIGURES for k in KINDS}
+    out["objective"] = objective
+    out["compliance"] = compliance
+    return out
+
+
+def build_report(
+    run: RunData,
+    objectives: Mapping[str, float],
+    share: float = DEFAULT_TRAINING_SHARE,
+    computed: RunAnalyses | None = None,
+) -> dict[str, Any]:
+    """The report object printed by ``mace report --json``."""
+    result = computed or analyses(run, share)
+    queries: dict[str, Any] = {}
+    meets = np.ones(run.intervals, dtype=bool)
+    measured_any = np.zeros(run.intervals, dtype=bool)
+    for query in run.topology.queries:
+        measured = run.latency[query].lat_max
+        objective = objectives.get(query)
+        queries[query] = _entry(
+            result.estimated.per_query[query],
+            result.predicted.per_query[query],
+            measured,
+            objective,
+            _compliance(measured, objective),
+        )
+        finite = np.isfinite(measured)
+        measured_any |= finite
+        if objective is not None:
+            meets &= ~finite | (measured <= objective + TOLERANCE)
+    known = [objectives[q] for q in run.topology.queries if q in objectives]
+    system_objective = min(known) if known else None
+    system_compliance = (
+        float(np.mean(meets[measured_any])) if known and measured_any.any() else None
+    )
+    system_measured = run.measured_system().lat_max
+    system = _entry(
+        result.estimated.mace,
+        result.predicted.mace,
+        system_measured,
+        system_objective,
+        system_compliance,
+    )
+    system["bound_coverage"] = bound_coverage(
+        system_measured, result.estimated.mace, result.estimated.upper
+    )
+    return {"run": run.info.run_id, "queries": queries, "system": system}
+
+
+def report_csv(report: Mapping[str, Any]) -> str:
+    """The report as a CSV table: one row per query and one for the system."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["run", "query", *KEYS, "bound_coverage"])
+    rows = [*report["queries"].items(), (SYSTEM, report["system"])]
+    for name, entry in rows:
+        values = [*(entry[k] for k in KEYS), entry.get("bound_coverage")]
+        writer.writerow([report["run"], name, *("" if v is None else _fmt(v) for v in values)])
+    return buffer.getvalue()
+
+
+def _fmt(value: float) -> str:
+    return repr(float(value)) if math.isfinite(value) else ""

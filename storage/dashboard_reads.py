@@ -1,0 +1,23 @@
+"""Small reads the dashboard needs beyond :mod:`storage.reads`."""
+
+from __future__ import annotations
+
+import duckdb
+
+from storage.db import storage_errors
+
+
+def data_version(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, int, int]:
+    """A cheap fingerprint of a run's statistics: it changes whenever ingestion adds rows.
+
+    (latest batch id, latency rows of the run, operator rows of the run); the
+    dashboard reloads a cached run when it changes.
+    """
+    with storage_errors(f"reading data version of run '{run_id}'"):
+        row = con.execute(
+            "SELECT (SELECT coalesce(max(batch_id), 0) FROM ingest_batches),"
+            " (SELECT count(*) FROM latency_stats WHERE run_id = ?),"
+            " (SELECT count(*) FROM operator_stats WHERE run_id = ?)",
+            [run_id, run_id],
+        ).fetchone()
+    return (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)

@@ -1,0 +1,156 @@
+"""Small runs written into a real DuckDB file with storage.writes (no Spark)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from estimator.model import Topology, topology_from_dict
+from storage.db import connect, transaction
+from storage.histogram import BUCKETS
+from storage.writes import (
+    merge_latency_stats,
+    merge_node_busy,
+    merge_operator_stats,
+    merge_source_arrivals,
+    write_run,
+)
+
+SMALL_TOPOLOGY = {
+    "name": "small",
+    "subinterval": 1.0,
+    "nodes": [{"id": "n1", "capacity": 1.0}, {"id": "n2", "capacity": 2.0}],
+    "sources": [{"id": "s"}],
+    "operators": [
+        {"id": "a", "query": "q1", "inputs": ["s"], "cost": 0.1, "selectivity": 1.0},
+        {"id": "b", "query": "q1", "inputs": ["a"], "cost": 0.2, "selectivity": 1.0},
+        {"id": "c", "query": "q2", "inputs": ["s"], "cost": 0.1, "selectivity": 1.0},
+    ],
+    "placement": {"a": "n2", "b": "n2", "c": "n1"},
+}
+SMALL_ARRIVALS = [5, 12, 5, 0, 10]
+# measured max latency per interval (None: no outputs in that interval)
+SMALL_LATENCY = {"q1": [0.3, 1.2, 1.0, None, 0.4], "q2": [0.1, 0.5, 0.2, None, 0.15]}
+
+
+def latency_frame(run_id: str, latency: Mapping[str, Sequence[float | None]]) -> pd.DataFrame:
+    rows = []
+    for query, series in latency.items():
+        for interval, value in enumerate(series):
+            if value is None:
+                continue
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "query": query,
+                    "interval": interval,
+                    "outputs": 2,
+                    "lat_sum": value * 1.5,
+                    "lat_max": value,
+                    "lat_p50": value * 0.5,
+                    "lat_p95": value * 0.9,
+                    "lat_p99": value * 0.95,
+                    "histogram": np.zeros(BUCKETS, dtype=np.int64),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def write_small_run(db: Path, run_id: str = "small") -> Topology:
+    """The hand-computed run of test_report: stats exact except a's cpu in interval 0."""
+    topology = topology_from_dict(SMALL_TOPOLOGY)
+    s = np.array(SMALL_ARRIVALS, dtype=float)
+    costs = {"a": 0.1, "b": 0.2, "c": 0.1}
+    stats = []
+    for op, cost in costs.items():
+        for interval, events in enumerate(s):
+            cpu = cost * events
+            if op == "a" and interval == 0:
+                cpu = 0.75  # fitted cost of a on the training window (interval 0): 0.15
+            stats.append((run_id, op, 0, interval, int(events), int(events), cpu))
+    con = connect(db)
+    try:
+        with transaction(con, "test run"):
+            write_run(con, run_id, topology)
+            merge_source_arrivals(
+                con,
+                pd.DataFrame(
+                    {"run_id": run_id, "source": "s", "interval": range(len(s)), "events": s}
+                ).astype({"events": "int64"}),
+            )
+            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            merge_node_busy(
+                con,
+                pd.DataFrame(
+                    {
+                        "run_id": run_id,
+                        "node": ["n1"] * len(s) + ["n2"] * len(s),
+                        "interval": list(range(len(s))) * 2,
+                        "busy_seconds": list(np.minimum(0.1 * s, 1.0))
+                        + list(np.minimum(0.15 * s, 1.0)),
+                    }
+                ),
+            )
+            merge_latency_stats(con, latency_frame(run_id, SMALL_LATENCY))
+    finally:
+        con.close()
+    return topology
+
+
+STATS_COLUMNS = ("run_id", "operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
+
+
+def write_synthetic_run(
+    db: Path,
+    topology: Topology,
+    counts: np.ndarray,
+    run_id: str,
+    versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+    seed: int = 0,
+) -> None:
+    """A run whose statistics follow the topology exactly, with noisy measured latency."""
+    from estimator.propagation import build_load_model
+
+    model = build_load_model(topology, counts)
+    rng = np.random.default_rng(seed)
+    d = counts.shape[1]
+    stats = []
+    for j, op in enumerate(topology.operators):
+        for port in range(len(op.inputs)):
+            inputs = model.input_series(j, port)
+            for interval in range(d):
+                events = int(round(inputs[interval]))
+                stats.append(
+                    (
+                        run_id,
+                        op.id,
+                        port,
+                        interval,
+                        events,
+                        int(round(events * op.selectivity[port])),
+                        events * op.cost[port],
+                    )
+                )
+    latency = {
+        q: [float(v) for v in rng.uniform(0.01, 0.5, d)] for q in topology.queries
+    }
+    con = connect(db)
+    try:
+        with transaction(con, "synthetic run"):
+            write_run(con, run_id, topology, versions)
+            frame = pd.DataFrame(
+                [
+                    (run_id, src, k, int(counts[i, k]))
+                    for i, src in enumerate(topology.source_ids)
+                    for k in range(d)
+                ],
+                columns=["run_id", "source", "interval", "events"],
+            )
+            merge_source_arrivals(con, frame)
+            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            merge_latency_stats(con, latency_frame(run_id, latency))
+    finally:
+        con.close()

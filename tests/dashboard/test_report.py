@@ -1,0 +1,113 @@
+"""``mace report`` on a small run whose figures were computed by hand.
+
+Run (builders.write_small_run): source s = [5, 12, 5, 0, 10]; q1 = a -> b on n2
+(capacity 2), q2 = c on n1 (capacity 1); costs a 0.1, b 0.2, c 0.1, except
+that a's measured CPU in interval 0 is 0.75 (so the model fitted on the first
+10% of the run, interval 0, gives a cost 0.15).
+
+Estimated (measured DLTS): n2 load [1.75, 3.6, 1.5, 0, 3.0], CE/C
+[0, 0.8, 0.55, 0, 0.5]; n1 load [0.5, 1.2, 0.5, 0, 1.0], CE/C [0, 0.2, 0, 0, 0].
+Predicted: n2 load 0.35 * s = [1.75, 4.2, 1.75, 0, 3.5], CE/C [0, 1.1, 0.975, 0, 0.75].
+Measured q1 max latency [0.3, 1.2, 1.0, -, 0.4]; q2 [0.1, 0.5, 0.2, -, 0.15].
+p99 is numpy's linear quantile: for 5 values, 0.99 * 4 = 3.96 between the
+4th and 5th smallest; for 4 values, 0.99 * 3 = 2.97.
+eps = 0.1 (n1: 0.1/1) + 0.1 (n2: 0.2/2) = 0.2, upper = Mace + 1.2: the measured
+0.4 in interval 4 is below Mace 0.5, the other three are inside: coverage 3/4.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mace.cli import main
+from storage.db import connect
+from storage.scenarios import set_objective
+from tests.dashboard.builders import write_small_run
+
+EXPECTED_Q1 = {
+    "estimated_wc": 0.8,
+    "predicted_wc": 1.1,
+    "measured_wc": 1.2,
+    "estimated_p99": 0.55 + 0.96 * 0.25,
+    "predicted_p99": 0.975 + 0.96 * 0.125,
+    "measured_p99": 1.0 + 0.97 * 0.2,
+    "estimated_mean": (0.8 + 0.55 + 0.5) / 5,
+    "predicted_mean": (1.1 + 0.975 + 0.75) / 5,
+    "measured_mean": (0.3 + 1.2 + 1.0 + 0.4) / 4,
+    "objective": 1.0,
+    "compliance": 0.75,
+}
+EXPECTED_Q2 = {
+    "estimated_wc": 0.2,
+    "predicted_wc": 0.2,
+    "measured_wc": 0.5,
+    "estimated_p99": 0.96 * 0.2,
+    "predicted_p99": 0.96 * 0.2,
+    "measured_p99": 0.2 + 0.97 * 0.3,
+    "estimated_mean": 0.04,
+    "predicted_mean": 0.04,
+    "measured_mean": (0.1 + 0.5 + 0.2 + 0.15) / 4,
+    "objective": None,
+    "compliance": None,
+}
+
+
+@pytest.fixture
+def small_db(tmp_path: Path) -> Path:
+    db = tmp_path / "small.duckdb"
+    write_small_run(db)
+    con = connect(db)
+    set_objective(con, "small", "q1", 1.0)
+    con.close()
+    return db
+
+
+def _check(entry: dict, expected: dict) -> None:
+    assert set(entry) >= set(expected)
+    for key, value in expected.items():
+        if value is None:
+            assert entry[key] is None, key
+        else:
+            assert entry[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
+
+
+def test_report_json_exact(small_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "--db", str(small_db), "--run", "small", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["run"] == "small"
+    assert list(report["queries"]) == ["q1", "q2"]
+    _check(report["queries"]["q1"], EXPECTED_Q1)
+    _check(report["queries"]["q2"], EXPECTED_Q2)
+    system = report["system"]
+    # the system series is q1's in every interval (n2 dominates, q1 is the slower query)
+    _check(system, {**EXPECTED_Q1, "objective": 1.0, "compliance": 0.75})
+    assert system["bound_coverage"] == pytest.approx(0.75)
+    assert set(system) == {*EXPECTED_Q1, "bound_coverage"}
+
+
+def test_report_csv_has_one_row_per_query_and_system(
+    small_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--db", str(small_db), "--csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("run,query,estimated_wc,predicted_wc,measured_wc")
+    assert [line.split(",")[1] for line in lines[1:]] == ["q1", "q2", "system"]
+    q1 = dict(zip(lines[0].split(","), lines[1].split(","), strict=True))
+    assert float(q1["measured_wc"]) == 1.2
+    assert q1["compliance"] == "0.75"
+
+
+def test_report_unknown_run_is_one_line_error(
+    small_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--db", str(small_db), "--run", "nope", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown run 'nope'" in err and "Traceback" not in err
+
+
+def test_report_missing_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "--db", str(tmp_path / "none.duckdb")]) == 2
+    assert "no such database file" in capsys.readouterr().err
