@@ -4,10 +4,14 @@ Each restart draws a uniform random placement, then repeatedly moves one
 operator off the bottleneck node (the node with the highest CE/C at the worst
 subinterval) to the node where the move lowers MaceWC most (or, with
 ``first_improvement``, to the first improving move found), until no move off
-the bottleneck improves. A move changes only two nodes' DLTS, so all targets
-of one operator are evaluated together: the source row once, every target row
-in one vectorized cumulative-excess pass, and the untouched nodes from the
-per-subinterval top three of CE/C.
+the bottleneck improves. Among moves that leave MaceWC unchanged, one that
+lowers the sum of the nodes' peak CE/C also counts as improving, so the climb
+walks off plateaus where several nodes share the maximum.
+
+A move changes only two nodes' DLTS, so all targets of one operator are
+evaluated together: the source row once, every target row in one vectorized
+cumulative-excess pass, and the untouched nodes from the per-subinterval top
+three of CE/C.
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ from estimator.placement.common import (
 )
 
 IMPROVEMENT = 1e-9
+
+
+def _slack(value: float) -> float:
+    """What counts as equal when comparing MaceWC values (rounding of the cumulative sums)."""
+    return IMPROVEMENT * (1.0 + abs(value))
 
 
 def top3(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -62,11 +71,14 @@ class HillClimber:
         self._sync()
 
     def _sync(self) -> None:
+        ce = self.evaluator.ce_seconds
+        self.peaks = ce.max(axis=1) if ce.shape[1] else np.zeros(ce.shape[0])
+        self.peak_sum = float(self.peaks.sum())
         if self.exact_links:
             self.mace_wc = self.problem.full_mace_wc(self.evaluator.placement)
         else:
             self.mace_wc = self.evaluator.mace_wc
-            self.top_values, self.top_rows = top3(self.evaluator.ce_seconds)
+            self.top_values, self.top_rows = top3(ce)
 
     def bottleneck(self) -> int:
         ce = self.evaluator.ce_seconds
@@ -84,8 +96,8 @@ class HillClimber:
         order = np.lexsort((utilization, peak))
         return order[order != bottleneck][:limit]
 
-    def target_mace_wc(self, op: int, targets: np.ndarray) -> np.ndarray:
-        """MaceWC after moving operator ``op`` to each node of ``targets`` (not its own)."""
+    def target_mace_wc(self, op: int, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """MaceWC, and the sum over nodes of peak CE/C, after moving ``op`` to each target."""
         src = int(self.assignment[op])
         self.evaluations += targets.size
         if self.exact_links:
@@ -94,7 +106,7 @@ class HillClimber:
                 trial = dict(self.evaluator.placement)
                 trial[self.problem.operator_ids[op]] = self.problem.node_ids[int(dst)]
                 values[k] = self.problem.full_mace_wc(trial)
-            return values
+            return values, np.full(targets.size, self.peak_sum)
         delta = self.problem.op_dlts[op]
         dlts = self.evaluator.node_dlts
         caps = self.problem.capacities
@@ -110,7 +122,16 @@ class HillClimber:
         b_val = np.where(first_is_src | second_is_src, values[2], values[1])
         others = np.where(a_row[None, :] != targets[:, None], a_val[None, :], b_val[None, :])
         series = np.maximum(np.maximum(dst_ce, others), src_ce[None, :])
-        return series.max(axis=1) if series.shape[1] else np.zeros(targets.size)
+        if not series.shape[1]:
+            return np.zeros(targets.size), np.zeros(targets.size)
+        peak_sums = (
+            self.peak_sum
+            - self.peaks[src]
+            + src_ce.max()
+            - self.peaks[targets]
+            + dst_ce.max(axis=1)
+        )
+        return series.max(axis=1), peak_sums
 
     def step(self, rng: np.random.Generator, first_improvement: bool, max_targets: int) -> bool:
         """One move off the bottleneck node; False at a local optimum."""
@@ -119,17 +140,24 @@ class HillClimber:
         if first_improvement:
             candidates = rng.permutation(candidates)
         targets = self.targets(bottleneck, max_targets)
-        best = (self.mace_wc * (1 - IMPROVEMENT) - IMPROVEMENT, -1, -1)
+        if targets.size == 0:
+            return False
+        # improving: MaceWC lower, or MaceWC not higher and the sum of node peaks lower
+        # (the tie-break walks off plateaus where several nodes share the maximum)
+        best = (self.mace_wc + _slack(self.mace_wc), self.peak_sum - _slack(self.peak_sum), -1, -1)
         for op in candidates:
-            values = self.target_mace_wc(int(op), targets)
-            k = int(np.argmin(values)) if values.size else 0
-            if values.size and values[k] < best[0]:
-                best = (float(values[k]), int(op), int(targets[k]))
+            values, peak_sums = self.target_mace_wc(int(op), targets)
+            k = int(np.lexsort((peak_sums, values))[0])
+            better = values[k] < best[0] - 2 * _slack(best[0]) or (
+                values[k] <= best[0] and peak_sums[k] < best[1]
+            )
+            if better:
+                best = (float(values[k]), float(peak_sums[k]), int(op), int(targets[k]))
                 if first_improvement:
                     break
-        if best[1] < 0:
+        if best[2] < 0:
             return False
-        _, mover, dst = best
+        _, _, mover, dst = best
         self.evaluator.apply_move(self.problem.operator_ids[mover], self.problem.node_ids[dst])
         self.assignment[mover] = dst
         self._sync()
