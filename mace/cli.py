@@ -15,7 +15,12 @@ from collections.abc import Sequence
 
 from estimator.errors import MaceError
 
-COMMAND_MODULES = ("mace.estimate_command", "dashboard.command", "mace.place_command")
+COMMAND_MODULES = (
+    "mace.estimate_command",
+    "dashboard.command",
+    "simulator.command",
+    "mace.place_command",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

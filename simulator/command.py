@@ -1,0 +1,139 @@
+"""``mace simulate``: run the reference EPS on a workload and write raw telemetry."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+import numpy as np
+
+from simulator.plan import COST_DISTRIBUTIONS, DEFAULT_TRAIN, POLICIES, SimulationError
+from simulator.workloads import DEFAULT_DURATION, DEFAULT_LOAD, WORKLOADS
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="simulate an event processing system and write raw telemetry",
+        description="Simulate a workload on the reference event processing system and write "
+        "the raw telemetry (topology.yaml and Parquet record sets) into LANDING/RUN_ID. "
+        f"Workloads: {', '.join(WORKLOADS)}, or a topology file.",
+    )
+    parser.add_argument("workload", help=f"{' | '.join(WORKLOADS)} | path to a topology file")
+    parser.add_argument("--out", required=True, help="landing folder")
+    parser.add_argument("--run-id", help="run folder name (default: derived from the options)")
+    parser.add_argument("--nodes", type=int, help="number of nodes (default per workload)")
+    parser.add_argument(
+        "--duration", type=float, default=DEFAULT_DURATION, help="seconds of arrivals (batch mode)"
+    )
+    parser.add_argument(
+        "--load",
+        type=float,
+        default=DEFAULT_LOAD,
+        help="average utilization of the busiest node (default %(default)s)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
+    parser.add_argument("--policy", default="stimulus", choices=POLICIES, help="scheduling policy")
+    parser.add_argument("--train", type=int, default=DEFAULT_TRAIN, help="round-robin train size")
+    parser.add_argument(
+        "--cost-distribution",
+        default="exponential",
+        choices=COST_DISTRIBUTIONS,
+        help="per-event cost around the port's mean",
+    )
+    parser.add_argument("--files", type=int, default=4, help="Parquet files per record set")
+    parser.add_argument("--engine", default="fast", choices=("fast", "reference"))
+    parser.add_argument("--live", action="store_true", help="pace in real time until stopped")
+    parser.add_argument(
+        "--flush-every", type=float, default=2.0, help="live: seconds between appended files"
+    )
+    parser.set_defaults(run=run)
+
+
+def _run_id(args: argparse.Namespace) -> str:
+    if args.run_id:
+        return str(args.run_id)
+    base = Path(args.workload).stem if args.workload not in WORKLOADS else args.workload
+    return f"{base}-{args.policy}-seed{args.seed}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from simulator.workloads import workload
+
+    if args.files < 1:
+        raise SimulationError(f"--files must be at least 1, got {args.files}")
+    run_id = _run_id(args)
+    if "/" in run_id or run_id in ("", ".", ".."):
+        raise SimulationError(f"--run-id must be a plain folder name, got '{run_id}'")
+    if args.live:
+        return _run_live(args, run_id)
+    run_dir = Path(args.out) / run_id
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise SimulationError(f"run folder '{run_dir}' already exists; choose another --run-id")
+    from simulator.run import simulate
+    from simulator.telemetry import write_run
+
+    topology, arrivals = workload(
+        args.workload, nodes=args.nodes, duration=args.duration, load=args.load, seed=args.seed
+    )
+    result = simulate(
+        topology,
+        arrivals,
+        args.policy,
+        np.random.default_rng([args.seed, 3]),
+        cost_distribution=args.cost_distribution,
+        train=args.train,
+        engine=args.engine,
+    )
+    write_run(result.telemetry, topology, args.out, run_id, files=args.files)
+    latency = result.trace.out_egress - result.trace.out_stimulus
+    worst = float(latency.max()) if latency.size else 0.0
+    print(
+        f"{run_dir}: {result.events.count} source events, {result.trace.executions} executions, "
+        f"{latency.size} outputs; worst latency {worst:.3f} s "
+        f"({worst / topology.subinterval:.1f} subintervals)"
+    )
+    return 0
+
+
+def _run_live(args: argparse.Namespace, run_id: str) -> int:
+    from simulator.live import run_live
+    from simulator.workloads import workload_model
+
+    topology, model = workload_model(
+        args.workload, nodes=args.nodes, load=args.load, seed=args.seed
+    )
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def report(index: int, written: dict[str, int]) -> None:
+        rows = ", ".join(f"{name} {count}" for name, count in written.items())
+        print(f"flush {index}: {rows or 'nothing due'}", file=sys.stderr, flush=True)
+
+    try:
+        run_dir = run_live(
+            topology,
+            model,
+            args.out,
+            run_id,
+            stop,
+            policy=args.policy,
+            seed=args.seed,
+            cost_distribution=args.cost_distribution,
+            train=args.train,
+            flush_every=args.flush_every,
+            on_flush=report,
+        )
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print(f"{run_dir}: live run stopped")
+    return 0

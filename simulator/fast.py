@@ -1,0 +1,475 @@
+"""The fast engine: the reference semantics as a numba-compiled event loop.
+
+Same rules as :mod:`simulator.reference` (read its docstring), on a
+struct-of-arrays state: an event pool with a free list, one binary heap of
+pool slots per node for the key-ordered policies (stimulus, fifo,
+subinterval), singly linked FIFO lists per operator for the operator-visiting
+policies (round-robin, longest-queue, min-latency, min-cost), and one heap of
+timed events. Source events are merged from their sorted array instead of
+being pushed on the heap (their counters 0..N-1 precede every other counter,
+so at equal times they come first, exactly as in the reference). Compilation
+is cached on disk (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from numba import njit
+
+from simulator.plan import Plan
+from simulator.trace import Trace
+
+ARRIVAL, COMPLETION, DELIVERY = 0, 1, 2
+_U64 = np.uint64
+
+
+@njit(cache=True, inline="always")
+def _uniform(key: np.uint64, index: int) -> float:
+    z = key + _U64(index + 1) * _U64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+    z = z ^ (z >> _U64(31))
+    return float(z >> _U64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, inline="always")
+def _before(k1: np.ndarray, k2: np.ndarray, a: int, b: int) -> bool:
+    return k1[a] < k1[b] or (k1[a] == k1[b] and k2[a] < k2[b])
+
+
+@njit(cache=True)
+def _heap_push(heap: np.ndarray, size: int, item: int, k1: np.ndarray, k2: np.ndarray) -> None:
+    i = size
+    heap[i] = item
+    while i > 0:
+        parent = (i - 1) >> 1
+        if _before(k1, k2, heap[i], heap[parent]):
+            heap[i], heap[parent] = heap[parent], heap[i]
+            i = parent
+        else:
+            break
+
+
+@njit(cache=True)
+def _heap_pop(heap: np.ndarray, size: int, k1: np.ndarray, k2: np.ndarray) -> int:
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and _before(k1, k2, heap[left + 1], heap[left]):
+            child = left + 1
+        if _before(k1, k2, heap[child], heap[i]):
+            heap[i], heap[child] = heap[child], heap[i]
+            i = child
+        else:
+            break
+    return top
+
+
+@njit(cache=True)
+def _grow1(a: np.ndarray, n: int) -> np.ndarray:
+    out = np.empty(max(n, 2 * a.shape[0]), a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _grow2(a: np.ndarray) -> np.ndarray:
+    out = np.empty((a.shape[0], 2 * a.shape[1]), a.dtype)
+    out[:, : a.shape[1]] = a
+    return out
+
+
+@njit(cache=True)
+def _engine(
+    capacity, policy, train, op_node, op_sink, op_product, op_coef, op_first_port, op_ports,
+    port_op, port_number, port_cost, port_sel, down_ptr, down_port, producer_bytes, link_id,
+    link_delay, link_bandwidth, cycle_ptr, cycle_ops, node_ops_ptr, node_ops, source_nodes_ptr,
+    source_nodes, origin, subinterval, distribution, src, times, key, intervals,
+):  # fmt: skip
+    n_nodes = capacity.shape[0]
+    n_ops = op_node.shape[0]
+    n_sources = source_nodes_ptr.shape[0] - 1
+    n_events = times.shape[0]
+    seen = np.zeros((port_op.shape[0], max(intervals, 1)), np.int64)
+    link_free = np.zeros(link_delay.shape[0])
+    ukey = _U64(key)
+
+    # queued events (pool): heap key, counter, stimulus, port, next in operator FIFO
+    cap = 1024
+    q_key = np.empty(cap)
+    q_seq = np.empty(cap, np.int64)
+    q_stim = np.empty(cap)
+    q_port = np.empty(cap, np.int64)
+    q_next = np.empty(cap, np.int64)
+    q_free = np.empty(cap, np.int64)
+    n_free = 0
+    q_used = 0
+    node_heap = np.empty((n_nodes, 256), np.int64)
+    node_size = np.zeros(n_nodes, np.int64)
+    op_head = np.full(n_ops, -1, np.int64)
+    op_tail = np.full(n_ops, -1, np.int64)
+    op_count = np.zeros(n_ops, np.int64)
+    by_op = (policy == 2) | (policy == 3) | (policy == 4) | (policy == 5)
+    busy = np.zeros(n_nodes, np.bool_)
+    position = np.full(n_nodes, -1, np.int64)
+    left = np.zeros(n_nodes, np.int64)
+
+    # timed events (pool): time, counter, kind, node, item, stimulus, count
+    tcap = 256
+    t_time = np.empty(tcap)
+    t_seq = np.empty(tcap, np.int64)
+    t_kind = np.empty(tcap, np.int64)
+    t_node = np.empty(tcap, np.int64)
+    t_item = np.empty(tcap, np.int64)
+    t_stim = np.empty(tcap)
+    t_count = np.empty(tcap, np.int64)
+    t_free = np.empty(tcap, np.int64)
+    tn_free = 0
+    t_used = 0
+    theap = np.empty(tcap, np.int64)
+    tsize = 0
+
+    # results
+    ecap = max(1024, 8 * n_events)
+    e_node = np.empty(ecap, np.int64)
+    e_op = np.empty(ecap, np.int64)
+    e_port = np.empty(ecap, np.int64)
+    e_stim = np.empty(ecap)
+    e_start = np.empty(ecap)
+    e_cpu = np.empty(ecap)
+    e_out = np.empty(ecap, np.int64)
+    n_exec = 0
+    ocap = 1024
+    o_op = np.empty(ocap, np.int64)
+    o_stim = np.empty(ocap)
+    o_egress = np.empty(ocap)
+    n_out = 0
+
+    counter = n_events
+    next_source = 0
+    touched = np.empty(n_nodes, np.int64)
+    remote = np.empty(n_nodes, np.int64)
+
+    while next_source < n_events or tsize > 0:
+        # ---- next timed event: a source arrival wins ties (smaller counter) ----
+        n_touched = 0
+        if next_source < n_events and (tsize == 0 or times[next_source] <= t_time[theap[0]]):
+            kind = 0
+            now = times[next_source]
+            item = src[next_source]
+            stim = now
+            node = -1
+            count = 0
+            next_source += 1
+        else:
+            slot = _heap_pop(theap, tsize, t_time, t_seq)
+            tsize -= 1
+            kind = t_kind[slot]
+            now = t_time[slot]
+            node = t_node[slot]
+            item = t_item[slot]
+            stim = t_stim[slot]
+            count = t_count[slot]
+            t_free[tn_free] = slot
+            tn_free += 1
+
+        # ---- collect the (node, port) enqueues of this event ----
+        if kind == 0:
+            first = down_ptr[item]
+            last = down_ptr[item + 1]
+            rounds = 1
+        elif kind == 1:
+            busy[node] = False
+            if op_sink[item]:
+                for _ in range(count):
+                    if n_out == ocap:
+                        ocap *= 2
+                        o_op = _grow1(o_op, ocap)
+                        o_stim = _grow1(o_stim, ocap)
+                        o_egress = _grow1(o_egress, ocap)
+                    o_op[n_out] = item
+                    o_stim[n_out] = stim
+                    o_egress[n_out] = now
+                    n_out += 1
+            first = down_ptr[n_sources + item]
+            last = down_ptr[n_sources + item + 1]
+            rounds = count
+        else:
+            first = down_ptr[item]
+            last = down_ptr[item + 1]
+            rounds = 1
+        for _ in range(rounds):
+            n_remote = 0
+            for s in range(first, last):
+                port = down_port[s]
+                there = op_node[port_op[port]]
+                if kind == 2 and there != node:
+                    continue
+                if kind == 1 and there != node:
+                    seen_before = False
+                    for r in range(n_remote):
+                        if remote[r] == there:
+                            seen_before = True
+                    if seen_before:
+                        continue
+                    remote[n_remote] = there
+                    n_remote += 1
+                    producer = n_sources + item
+                    link = link_id[node, there]
+                    arrive = now
+                    if link >= 0:
+                        start = max(now, link_free[link])
+                        link_free[link] = start + producer_bytes[producer] / link_bandwidth[link]
+                        arrive = link_free[link] + link_delay[link]
+                    # schedule a delivery
+                    if tn_free > 0:
+                        tn_free -= 1
+                        ts = t_free[tn_free]
+                    else:
+                        if t_used == tcap:
+                            tcap *= 2
+                            t_time = _grow1(t_time, tcap)
+                            t_seq = _grow1(t_seq, tcap)
+                            t_kind = _grow1(t_kind, tcap)
+                            t_node = _grow1(t_node, tcap)
+                            t_item = _grow1(t_item, tcap)
+                            t_stim = _grow1(t_stim, tcap)
+                            t_count = _grow1(t_count, tcap)
+                            t_free = _grow1(t_free, tcap)
+                            theap = _grow1(theap, tcap)
+                        ts = t_used
+                        t_used += 1
+                    t_time[ts] = arrive
+                    t_seq[ts] = counter
+                    counter += 1
+                    t_kind[ts] = 2
+                    t_node[ts] = there
+                    t_item[ts] = producer
+                    t_stim[ts] = stim
+                    t_count[ts] = 0
+                    _heap_push(theap, tsize, ts, t_time, t_seq)
+                    tsize += 1
+                    continue
+                # enqueue (stim, port) at node `there`
+                if n_free > 0:
+                    n_free -= 1
+                    qs = q_free[n_free]
+                else:
+                    if q_used == cap:
+                        cap *= 2
+                        q_key = _grow1(q_key, cap)
+                        q_seq = _grow1(q_seq, cap)
+                        q_stim = _grow1(q_stim, cap)
+                        q_port = _grow1(q_port, cap)
+                        q_next = _grow1(q_next, cap)
+                        q_free = _grow1(q_free, cap)
+                    qs = q_used
+                    q_used += 1
+                q_seq[qs] = counter
+                counter += 1
+                q_stim[qs] = stim
+                q_port[qs] = port
+                if by_op[there]:
+                    op = port_op[port]
+                    q_next[qs] = -1
+                    if op_tail[op] >= 0:
+                        q_next[op_tail[op]] = qs
+                    else:
+                        op_head[op] = qs
+                    op_tail[op] = qs
+                    op_count[op] += 1
+                else:
+                    pol = policy[there]
+                    if pol == 0:
+                        q_key[qs] = stim
+                    elif pol == 6:
+                        q_key[qs] = float(math.floor((stim - origin) / subinterval))
+                    else:
+                        q_key[qs] = 0.0
+                    if node_size[there] == node_heap.shape[1]:
+                        node_heap = _grow2(node_heap)
+                    _heap_push(node_heap[there], node_size[there], qs, q_key, q_seq)
+                    node_size[there] += 1
+
+        # ---- nodes to dispatch, ascending ----
+        if kind == 0:
+            for r in range(source_nodes_ptr[item], source_nodes_ptr[item + 1]):
+                touched[n_touched] = source_nodes[r]
+                n_touched += 1
+        else:
+            touched[0] = node
+            n_touched = 1
+
+        for r in range(n_touched):
+            nd = touched[r]
+            if busy[nd]:
+                continue
+            pol = policy[nd]
+            if by_op[nd]:
+                lo = node_ops_ptr[nd]
+                hi = node_ops_ptr[nd + 1]
+                total = 0
+                for j in range(lo, hi):
+                    total += op_count[node_ops[j]]
+                if total == 0:
+                    continue
+                if pol == 3:
+                    best = -1
+                    for j in range(lo, hi):
+                        o = node_ops[j]
+                        if best < 0 or op_count[o] > op_count[best]:
+                            best = o
+                    op = best
+                else:
+                    clo = cycle_ptr[nd]
+                    length = cycle_ptr[nd + 1] - clo
+                    cur = cycle_ops[clo + position[nd]] if position[nd] >= 0 else -1
+                    if not (left[nd] > 0 and cur >= 0 and op_count[cur] > 0):
+                        for step in range(1, length + 1):
+                            spot = (position[nd] + step) % length
+                            if op_count[cycle_ops[clo + spot]] > 0:
+                                position[nd] = spot
+                                break
+                        cur = cycle_ops[clo + position[nd]]
+                        if pol == 2:
+                            left[nd] = train[nd]
+                        else:
+                            left[nd] = op_count[cur]
+                    left[nd] -= 1
+                    op = cur
+                qs = op_head[op]
+                op_head[op] = q_next[qs]
+                if op_head[op] < 0:
+                    op_tail[op] = -1
+                op_count[op] -= 1
+            else:
+                if node_size[nd] == 0:
+                    continue
+                qs = _heap_pop(node_heap[nd], node_size[nd], q_key, q_seq)
+                node_size[nd] -= 1
+            port = q_port[qs]
+            st = q_stim[qs]
+            q_free[n_free] = qs
+            n_free += 1
+            op = port_op[port]
+            # draws
+            u = _uniform(ukey, 2 * n_exec)
+            mean = port_cost[port]
+            if distribution == 0:
+                cost = mean
+            elif distribution == 1:
+                cost = mean * (0.5 + u)
+            else:
+                cost = -mean * math.log(1.0 - u)
+            if op_product[op]:
+                p = math.floor((st - origin) / subinterval)
+                iv = min(max(int(p), 0), max(intervals, 1) - 1)
+                expected = op_coef[op]
+                f0 = op_first_port[op]
+                for other in range(f0, f0 + op_ports[op]):
+                    if other != port:
+                        expected *= float(seen[other, iv])
+                seen[port, iv] += 1
+            else:
+                expected = port_sel[port]
+            whole = math.floor(expected)
+            outs = int(whole)
+            if _uniform(ukey, 2 * n_exec + 1) < expected - whole:
+                outs += 1
+            if n_exec == ecap:
+                ecap *= 2
+                e_node = _grow1(e_node, ecap)
+                e_op = _grow1(e_op, ecap)
+                e_port = _grow1(e_port, ecap)
+                e_stim = _grow1(e_stim, ecap)
+                e_start = _grow1(e_start, ecap)
+                e_cpu = _grow1(e_cpu, ecap)
+                e_out = _grow1(e_out, ecap)
+            e_node[n_exec] = nd
+            e_op[n_exec] = op
+            e_port[n_exec] = port_number[port]
+            e_stim[n_exec] = st
+            e_start[n_exec] = now
+            e_cpu[n_exec] = cost
+            e_out[n_exec] = outs
+            n_exec += 1
+            busy[nd] = True
+            # schedule the completion
+            if tn_free > 0:
+                tn_free -= 1
+                ts = t_free[tn_free]
+            else:
+                if t_used == tcap:
+                    tcap *= 2
+                    t_time = _grow1(t_time, tcap)
+                    t_seq = _grow1(t_seq, tcap)
+                    t_kind = _grow1(t_kind, tcap)
+                    t_node = _grow1(t_node, tcap)
+                    t_item = _grow1(t_item, tcap)
+                    t_stim = _grow1(t_stim, tcap)
+                    t_count = _grow1(t_count, tcap)
+                    t_free = _grow1(t_free, tcap)
+                    theap = _grow1(theap, tcap)
+                ts = t_used
+                t_used += 1
+            t_time[ts] = now + cost / capacity[nd]
+            t_seq[ts] = counter
+            counter += 1
+            t_kind[ts] = 1
+            t_node[ts] = nd
+            t_item[ts] = op
+            t_stim[ts] = st
+            t_count[ts] = outs
+            _heap_push(theap, tsize, ts, t_time, t_seq)
+            tsize += 1
+
+    return (
+        e_node[:n_exec].copy(), e_op[:n_exec].copy(), e_port[:n_exec].copy(),
+        e_stim[:n_exec].copy(), e_start[:n_exec].copy(), e_cpu[:n_exec].copy(),
+        e_out[:n_exec].copy(), o_op[:n_out].copy(), o_stim[:n_out].copy(), o_egress[:n_out].copy(),
+    )  # fmt: skip
+
+
+def simulate_fast(
+    plan: Plan, source: np.ndarray, times: np.ndarray, key: int, intervals: int
+) -> Trace:
+    """Run the compiled engine; arguments as :func:`simulator.reference.simulate_reference`."""
+    arrays = _engine(
+        plan.capacity, plan.policy, plan.train, plan.op_node, plan.op_sink, plan.op_product,
+        plan.op_coef, plan.op_first_port, plan.op_ports, plan.port_op, plan.port_number,
+        plan.port_cost, plan.port_sel, plan.down_ptr, plan.down_port, plan.producer_bytes,
+        plan.link_id, plan.link_delay, plan.link_bandwidth, plan.cycle_ptr, plan.cycle_ops,
+        plan.node_ops_ptr, plan.node_ops, plan.source_nodes_ptr, plan.source_nodes,
+        float(plan.origin), float(plan.subinterval), int(plan.cost_distribution),
+        np.ascontiguousarray(source, dtype=np.int64), np.ascontiguousarray(times, dtype=np.float64),
+        np.uint64(key), int(intervals),
+    )  # fmt: skip
+    return Trace(*arrays)
+
+
+def warm_up() -> float:
+    """Compile (or load from the cache) the engine; returns the seconds it took."""
+    from estimator.model import topology_from_dict
+    from simulator.plan import compile_plan
+
+    started = time.perf_counter()
+    topology = topology_from_dict(
+        {
+            "nodes": [{"id": "n", "capacity": 1.0}],
+            "sources": [{"id": "s"}],
+            "operators": [{"id": "a", "inputs": ["s"], "cost": 0.1}],
+            "placement": {"a": "n"},
+        }
+    )
+    plan = compile_plan(topology)
+    simulate_fast(plan, np.zeros(1, np.int64), np.zeros(1), 1, 1)
+    return time.perf_counter() - started

@@ -1,0 +1,135 @@
+"""Raw telemetry (DESIGN section 5): frames from a trace and the landing-folder writer.
+
+Files are written under a hidden temporary name and renamed into place, so a
+reader polling the landing folder never sees a half-written Parquet file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from estimator.loaders import dump_topology
+from estimator.model import Topology
+from simulator.plan import Plan
+from simulator.trace import Trace
+
+RECORD_SETS = ("arrivals", "executions", "outputs")
+TIME_COLUMN = {"arrivals": "stimulus_time", "executions": "start_time", "outputs": "egress_time"}
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """The three record sets of a run as Arrow tables with the contract's columns and types."""
+
+    arrivals: pa.Table
+    executions: pa.Table
+    outputs: pa.Table
+
+    def table(self, record_set: str) -> pa.Table:
+        return {"arrivals": self.arrivals, "executions": self.executions, "outputs": self.outputs}[
+            record_set
+        ]
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The record sets as pandas frames (str columns as Python strings)."""
+        return {name: self.table(name).to_pandas() for name in RECORD_SETS}
+
+
+def _names(ids: tuple[str, ...], codes: np.ndarray) -> pa.Array:
+    """String column from integer codes (one Arrow take, no Python loop)."""
+    return pa.array(list(ids), type=pa.string()).take(pa.array(codes, type=pa.int64()))
+
+
+def build_telemetry(plan: Plan, source: np.ndarray, times: np.ndarray, trace: Trace) -> Telemetry:
+    """Arrow tables of the record sets, with times shifted by nothing (they are absolute)."""
+    arrivals = pa.table(
+        {"source": _names(plan.source_ids, source), "stimulus_time": pa.array(times, pa.float64())}
+    )
+    executions = pa.table(
+        {
+            "node": _names(plan.node_ids, trace.exec_node),
+            "operator": _names(plan.operator_ids, trace.exec_op),
+            "port": pa.array(trace.exec_port, pa.int64()),
+            "stimulus_time": pa.array(trace.exec_stimulus, pa.float64()),
+            "start_time": pa.array(trace.exec_start, pa.float64()),
+            "cpu_seconds": pa.array(trace.exec_cpu, pa.float64()),
+            "outputs": pa.array(trace.exec_outputs, pa.int64()),
+        }
+    )
+    outputs = pa.table(
+        {
+            "query": _names(plan.query_ids, plan.op_query[trace.out_op]),
+            "operator": _names(plan.operator_ids, trace.out_op),
+            "stimulus_time": pa.array(trace.out_stimulus, pa.float64()),
+            "egress_time": pa.array(trace.out_egress, pa.float64()),
+        }
+    )
+    return Telemetry(arrivals, executions, outputs)
+
+
+def write_table(table: pa.Table, folder: Path, name: str) -> Path:
+    """Write one Parquet file atomically (hidden temp name, then rename)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / name
+    temporary = folder / f".{name}.tmp"
+    pq.write_table(table, temporary, compression="snappy")
+    os.replace(temporary, final)
+    return final
+
+
+def write_topology(topology: Topology, run_dir: Path, name: str = "topology.yaml") -> Path:
+    """The run's topology (with its origin) as YAML, written atomically."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    final = run_dir / name
+    temporary = run_dir / f".{name}.tmp"
+    temporary.write_text(dump_topology(topology), encoding="utf-8")
+    os.replace(temporary, final)
+    return final
+
+
+def split_by_time(table: pa.Table, column: str, edges: np.ndarray) -> list[pa.Table]:
+    """Slices of a table by ``column`` in [edges[i], edges[i+1]); rows keep their order."""
+    values = table.column(column).to_numpy()
+    slot = np.searchsorted(edges, values, side="right") - 1
+    slot = np.clip(slot, 0, len(edges) - 2)
+    order = np.argsort(slot, kind="stable")
+    bounds = np.searchsorted(slot[order], np.arange(len(edges)))
+    sorted_table = table.take(pa.array(order))
+    return [
+        sorted_table.slice(int(bounds[i]), int(bounds[i + 1] - bounds[i]))
+        for i in range(len(edges) - 1)
+    ]
+
+
+def write_run(
+    telemetry: Telemetry,
+    topology: Topology,
+    landing: str | Path,
+    run_id: str,
+    *,
+    files: int = 4,
+    extra: Mapping[str, object] | None = None,
+) -> Path:
+    """Write a finished run: ``topology.yaml`` and ``files`` Parquet parts per record set,
+    split by each record set's time column so parts follow time like an appending EPS."""
+    run_dir = Path(landing) / run_id
+    if extra:
+        topology = topology.with_changes(**dict(extra))
+    write_topology(topology, run_dir)
+    starts = [telemetry.table(n).column(TIME_COLUMN[n]).to_numpy() for n in RECORD_SETS]
+    low = min((float(s.min()) for s in starts if s.size), default=0.0)
+    high = max((float(s.max()) for s in starts if s.size), default=0.0)
+    edges = np.linspace(low, np.nextafter(high, np.inf), max(files, 1) + 1)
+    for name in RECORD_SETS:
+        parts = split_by_time(telemetry.table(name), TIME_COLUMN[name], edges)
+        for k, part in enumerate(parts):
+            write_table(part, run_dir / name, f"part-{k:05d}.parquet")
+    return run_dir

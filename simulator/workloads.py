@@ -1,0 +1,439 @@
+"""Workloads: topologies with nodes, capacities and a placement, plus source event times.
+
+* ``clickstream``: the paper's 14-operator demographic query (section VIII)
+  fed by On-Off arrivals (high/low rate ratio 100, duration ratio 0.33,
+  exponential period durations and inter-arrival times).
+* ``clickstream-5q``: five instances of it (70 operators), each with its own
+  source and On-Off pattern.
+* ``stocks``: the stock-trades query of section IX-A.1 in its three plans (the
+  expensive user-defined select at the source, in the middle, at the sink),
+  as three queries on one trade stream, one node per plan by default.
+* ``random``: random DAGs with the parameters of the paper's Fig. 6(b).
+* a path: a topology file; its sources get the clickstream On-Off arrivals.
+
+``load`` is the average utilization of the busiest node (the idealistic load
+of Fig. 6(b): mean arrival rate times expected CPU per event over capacity).
+The defaults make a stressed run: bursts push the busiest node well past
+its capacity, so worst-case latency spans several subintervals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from estimator.loaders import load_topology
+from estimator.model import Topology, topology_from_dict
+from estimator.propagation import build_load_model
+from simulator.plan import SimulationError
+
+WORKLOADS = ("clickstream", "clickstream-5q", "stocks", "random")
+DEFAULT_LOAD = 0.85
+DEFAULT_DURATION = 60.0
+LINK_DELAY = 0.002
+LINK_BANDWIDTH = 50_000_000.0
+
+
+@dataclass(frozen=True)
+class OnOff:
+    """The On-Off arrival model: alternating low and high periods (low first)."""
+
+    rate_ratio: float = 100.0  # average high rate / average low rate
+    duration_ratio: float = 0.33  # average high duration / average low duration
+    mean_low_duration: float = 6.0  # seconds
+
+    def mean_rate_factor(self) -> float:
+        """Mean rate over the low rate."""
+        high = self.duration_ratio
+        return (self.rate_ratio * high + 1.0) / (high + 1.0)
+
+
+def on_off_times(
+    model: OnOff,
+    mean_rate: float,
+    duration: float,
+    rng: np.random.Generator,
+    *,
+    invert: bool = False,
+) -> np.ndarray:
+    """Event times in [0, duration) with the given long-run mean rate.
+
+    Period boundaries are drawn first (exponential durations, low period
+    first), then within each period events form a Poisson process
+    (exponential inter-arrival times), drawn as a Poisson count with sorted
+    uniform times, which is the same process. ``invert`` swaps the high and
+    low rates over the same boundaries, so a stream drawn with the same
+    generator state and ``invert`` is anti-correlated with the original.
+    """
+    low_rate = mean_rate / model.mean_rate_factor()
+    means = np.array([model.mean_low_duration, model.mean_low_duration * model.duration_ratio])
+    boundaries = [0.0]
+    while boundaries[-1] < duration:
+        phase = (len(boundaries) - 1) % 2
+        boundaries.append(boundaries[-1] + float(rng.exponential(means[phase])))
+    edges = np.minimum(np.array(boundaries), duration)
+    chunks = []
+    for k in range(len(edges) - 1):
+        high = (k % 2 == 1) != invert
+        length = edges[k + 1] - edges[k]
+        rate = low_rate * (model.rate_ratio if high else 1.0)
+        count = int(rng.poisson(rate * length))
+        chunks.append(np.sort(edges[k] + rng.uniform(0.0, length, count)))
+    return np.concatenate(chunks) if chunks else np.zeros(0)
+
+
+@dataclass(frozen=True)
+class StreamModel:
+    """How one source's events are drawn: On-Off with a mean rate, or the inverted
+    phases of another source (``twin``) for anti-correlated streams."""
+
+    on_off: OnOff
+    rate: float
+    twin: str | None = None
+
+
+@dataclass(frozen=True)
+class ArrivalModel:
+    """The arrival processes of a workload's sources."""
+
+    streams: Mapping[str, StreamModel]
+
+    def sample(
+        self, duration: float, rng: np.random.Generator, offset: float = 0.0
+    ) -> dict[str, np.ndarray]:
+        """Event times per source in [offset, offset + duration)."""
+        seeds = {
+            name: int(rng.integers(2**32)) for name, m in self.streams.items() if m.twin is None
+        }
+        out = {}
+        for name, m in self.streams.items():
+            base = m.twin or name
+            times = on_off_times(
+                m.on_off,
+                m.rate,
+                duration,
+                np.random.default_rng(seeds[base]),
+                invert=m.twin is not None,
+            )
+            out[name] = times + offset
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Query templates
+# ---------------------------------------------------------------------------
+
+# (id, inputs, cost in CPU-s per event per port, selectivity per port)
+CLICKSTREAM_OPERATORS: tuple[
+    tuple[str, tuple[str, ...], tuple[float, ...], tuple[float, ...]], ...
+] = (
+    ("input", ("clicks",), (20e-6,), (1.0,)),
+    ("parse_url", ("input",), (45e-6,), (1.0,)),
+    ("project", ("parse_url",), (6e-6,), (1.0,)),
+    ("select_domain", ("project",), (10e-6,), (0.45,)),
+    ("extract_demographics", ("select_domain",), (35e-6,), (1.0,)),
+    ("select_valid", ("extract_demographics",), (8e-6,), (0.9,)),
+    ("select_male", ("select_valid",), (5e-6,), (0.5,)),
+    ("select_female", ("select_valid",), (5e-6,), (0.5,)),
+    ("window_male", ("select_male",), (15e-6,), (0.3,)),
+    ("window_female", ("select_female",), (15e-6,), (0.3,)),
+    ("window_total", ("select_valid",), (12e-6,), (0.2,)),
+    (
+        "join",
+        ("window_male", "window_female", "window_total"),
+        (20e-6, 20e-6, 20e-6),
+        (0.5, 0.5, 0.5),
+    ),
+    ("percentage", ("join",), (25e-6,), (1.0,)),
+    ("output", ("percentage",), (8e-6,), (1.0,)),
+)
+
+
+def clickstream_operators(prefix: str, source: str, query: str) -> list[dict[str, Any]]:
+    """The 14 operators of one clickstream query, ids prefixed."""
+    rename = {"clicks": source}
+    ops = []
+    for op_id, inputs, cost, sel in CLICKSTREAM_OPERATORS:
+        ops.append(
+            {
+                "id": f"{prefix}{op_id}",
+                "query": query,
+                "inputs": [rename.get(i, f"{prefix}{i}") for i in inputs],
+                "cost": list(cost),
+                "selectivity": list(sel),
+            }
+        )
+    return ops
+
+
+def stocks_operators() -> list[dict[str, Any]]:
+    """The three plans of the stock-trades query: the UDS at the source, middle and sink.
+
+    Trades rise with probability 0.8, so about 20% are falling trades; pairs of
+    falling trades with similar volumes within a minute are few; the UDS on
+    the reviews is the expensive operator with a low selectivity.
+    """
+    uds_cost, uds_sel = 400e-6, 0.3
+    plans = {
+        "source": [
+            ("uds", "trades", uds_cost, uds_sel),
+            ("falling", "uds", 10e-6, 0.2),
+            ("pairs", "falling", 30e-6, 2.0),
+            ("output", "pairs", 5e-6, 1.0),
+        ],
+        "middle": [
+            ("falling", "trades", 10e-6, 0.2),
+            ("uds", "falling", uds_cost, uds_sel),
+            ("pairs", "uds", 30e-6, 2.0),
+            ("output", "pairs", 5e-6, 1.0),
+        ],
+        "sink": [
+            ("falling", "trades", 10e-6, 0.2),
+            ("pairs", "falling", 30e-6, 2.0),
+            ("uds", "pairs", uds_cost, uds_sel),
+            ("output", "uds", 5e-6, 1.0),
+        ],
+    }
+    ops = []
+    for plan, steps in plans.items():
+        for op_id, upstream, cost, sel in steps:
+            ops.append(
+                {
+                    "id": f"{plan}_{op_id}",
+                    "query": f"plan_{plan}",
+                    "inputs": [upstream if upstream == "trades" else f"{plan}_{upstream}"],
+                    "cost": cost,
+                    "selectivity": sel,
+                }
+            )
+    return ops
+
+
+# ---------------------------------------------------------------------------
+# Placement, links and load scaling
+# ---------------------------------------------------------------------------
+
+
+def contiguous_placement(groups: list[list[str]], nodes: list[str]) -> dict[str, str]:
+    """Split each group (a query in topological order) into contiguous runs over the nodes."""
+    placement = {}
+    for g, ops in enumerate(groups):
+        if len(nodes) <= len(groups):
+            for op in ops:
+                placement[op] = nodes[g % len(nodes)]
+            continue
+        for k, op in enumerate(ops):
+            placement[op] = nodes[min(k * len(nodes) // len(ops), len(nodes) - 1)]
+    return placement
+
+
+def full_mesh(nodes: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"from": a, "to": b, "delay": LINK_DELAY, "bandwidth": LINK_BANDWIDTH}
+        for a in nodes
+        for b in nodes
+        if a != b
+    ]
+
+
+def rate_for_load(
+    topology: Topology, load: float, weights: Mapping[str, float]
+) -> dict[str, float]:
+    """Per-source mean rates (proportional to ``weights``) giving the busiest node ``load``."""
+    unit = np.array([[weights.get(s, 0.0)] for s in topology.source_ids])
+    model = build_load_model(topology, unit)
+    per_op = model.operator_dlts()[:, 0]
+    busy = dict.fromkeys(topology.node_ids, 0.0)
+    for k, op in enumerate(topology.operator_ids):
+        busy[topology.placement[op]] += per_op[k]
+    worst = max(busy[n] / topology.capacity_by_node[n] for n in busy)
+    if worst <= 0:
+        raise SimulationError("workload: the operators carry no load")
+    scale = load / worst
+    return {s: weights.get(s, 0.0) * scale for s in topology.source_ids}
+
+
+def _check(nodes: int, load: float) -> None:
+    if nodes < 1:
+        raise SimulationError(f"--nodes must be at least 1, got {nodes}")
+    if not (load > 0 and math.isfinite(load)):
+        raise SimulationError(f"--load must be positive, got {load}")
+
+
+# ---------------------------------------------------------------------------
+# Workload builders
+# ---------------------------------------------------------------------------
+
+
+def workload_model(
+    name: str, *, nodes: int | None = None, load: float = DEFAULT_LOAD, seed: int = 0
+) -> tuple[Topology, ArrivalModel]:
+    """A workload by name (or topology file path): the topology and its arrival processes."""
+    rng = np.random.default_rng(seed)
+    if name == "clickstream":
+        return _clickstream(1, nodes or 1, load, rng)
+    if name == "clickstream-5q":
+        return _clickstream(5, nodes or 1, load, rng)
+    if name == "stocks":
+        return _stocks(nodes or 3, load)
+    if name == "random":
+        return _random(nodes or 4, load, rng)
+    path = Path(name)
+    if path.suffix.lower() in (".yaml", ".yml", ".json") or path.exists():
+        _check(1, load)
+        topology = load_topology(path)
+        rates = rate_for_load(topology, load, dict.fromkeys(topology.source_ids, 1.0))
+        return topology, ArrivalModel({s: StreamModel(OnOff(), r) for s, r in rates.items()})
+    raise SimulationError(
+        f"unknown workload '{name}' (expected one of {', '.join(WORKLOADS)} or a topology file)"
+    )
+
+
+def workload(
+    name: str,
+    *,
+    nodes: int | None = None,
+    duration: float = DEFAULT_DURATION,
+    load: float = DEFAULT_LOAD,
+    seed: int = 0,
+) -> tuple[Topology, dict[str, np.ndarray]]:
+    """A workload by name (or topology file path): the topology and its source event times
+    over ``duration`` seconds from 0 (the topology's origin)."""
+    if not (duration > 0 and math.isfinite(duration)):
+        raise SimulationError(f"--duration must be a positive number of seconds, got {duration}")
+    topology, model = workload_model(name, nodes=nodes, load=load, seed=seed)
+    return topology, model.sample(duration, np.random.default_rng([seed, 1]))
+
+
+def _clickstream(
+    queries: int, nodes: int, load: float, rng: np.random.Generator
+) -> tuple[Topology, ArrivalModel]:
+    _check(nodes, load)
+    node_ids = [f"n{k + 1}" for k in range(nodes)]
+    ops: list[dict[str, Any]] = []
+    groups = []
+    sources: list[dict[str, Any]] = []
+    for q in range(queries):
+        prefix = "" if queries == 1 else f"q{q + 1}_"
+        source = "clicks" if queries == 1 else f"clicks{q + 1}"
+        query = "clickstream" if queries == 1 else f"q{q + 1}"
+        sources.append({"id": source, "event_bytes": 400})
+        block = clickstream_operators(prefix, source, query)
+        ops.extend(block)
+        groups.append([o["id"] for o in block])
+    document: dict[str, Any] = {
+        "name": "clickstream" if queries == 1 else f"clickstream-{queries}q",
+        "subinterval": 1.0,
+        "nodes": [{"id": n, "capacity": 1.0} for n in node_ids],
+        "sources": sources,
+        "operators": ops,
+        "placement": contiguous_placement(groups, node_ids),
+    }
+    if nodes > 1:
+        document["links"] = full_mesh(node_ids)
+    topology = topology_from_dict(document)
+    weights = {str(s["id"]): float(rng.uniform(0.6, 1.4)) if queries > 1 else 1.0 for s in sources}
+    rates = rate_for_load(topology, load, weights)
+    return topology, ArrivalModel({s: StreamModel(OnOff(), r) for s, r in rates.items()})
+
+
+def _stocks(nodes: int, load: float) -> tuple[Topology, ArrivalModel]:
+    _check(nodes, load)
+    node_ids = [f"n{k + 1}" for k in range(nodes)]
+    ops = stocks_operators()
+    groups = [
+        [o["id"] for o in ops if o["query"] == q] for q in dict.fromkeys(o["query"] for o in ops)
+    ]
+    document: dict[str, Any] = {
+        "name": "stocks",
+        "subinterval": 1.0,
+        "nodes": [{"id": n, "capacity": 1.0} for n in node_ids],
+        "sources": [{"id": "trades", "event_bytes": 200}],
+        "operators": ops,
+        "placement": contiguous_placement(groups, node_ids),
+    }
+    if nodes > 1:
+        document["links"] = full_mesh(node_ids)
+    topology = topology_from_dict(document)
+    rates = rate_for_load(topology, load, {"trades": 1.0})
+    return topology, ArrivalModel({"trades": StreamModel(OnOff(), rates["trades"])})
+
+
+RANDOM_SOURCES = 5
+RANDOM_ANTI_CORRELATED = 0.1
+RANDOM_ON_OFF = OnOff(rate_ratio=10.0, duration_ratio=0.25, mean_low_duration=6.0)
+RANDOM_OPS_SKEW = 1.0
+RANDOM_SELECTIVITY = (0.2, 2.0)
+RANDOM_SELECTIVITY_SKEW = 1.5
+RANDOM_SELECTIVITY_RANGES = 20
+RANDOM_OPERATORS_PER_NODE = 10
+
+
+def _zipf_choice(rng: np.random.Generator, n: int, skew: float, size: int) -> np.ndarray:
+    weights = 1.0 / np.arange(1, n + 1) ** skew
+    return rng.choice(n, size=size, p=weights / weights.sum())
+
+
+def _random(nodes: int, load: float, rng: np.random.Generator) -> tuple[Topology, ArrivalModel]:
+    """Fig. 6(b): 5 independent On-Off sources (high/low 10, durations 0.25), operators
+    assigned to sources by Zipf(1.0), selectivities uniform within one of 20 ranges over
+    [0.2, 2] picked by Zipf(1.5), 10% of operators anti-correlated (fed by the inverted
+    On-Off phase of their source), random placement, busiest node at ``load``."""
+    _check(nodes, load)
+    node_ids = [f"n{k + 1}" for k in range(nodes)]
+    m = RANDOM_OPERATORS_PER_NODE * nodes
+    owner = _zipf_choice(rng, RANDOM_SOURCES, RANDOM_OPS_SKEW, m)
+    edges = np.linspace(*RANDOM_SELECTIVITY, RANDOM_SELECTIVITY_RANGES + 1)
+    ranges = _zipf_choice(rng, RANDOM_SELECTIVITY_RANGES, RANDOM_SELECTIVITY_SKEW, m)
+    anti = rng.random(m) < RANDOM_ANTI_CORRELATED
+    sources = [f"s{k + 1}" for k in range(RANDOM_SOURCES)]
+    members: dict[int, list[str]] = {k: [] for k in range(RANDOM_SOURCES)}
+    ops = []
+    used_anti = set()
+    for j in range(m):
+        s = int(owner[j])
+        op_id = f"op{j + 1}"
+        if anti[j]:
+            upstream = f"{sources[s]}_anti"
+            used_anti.add(s)
+        elif members[s] and rng.random() < 0.7:
+            upstream = members[s][int(rng.integers(len(members[s])))]
+        else:
+            upstream = sources[s]
+        lo, hi = edges[ranges[j]], edges[ranges[j] + 1]
+        ops.append(
+            {
+                "id": op_id,
+                "query": f"q{s + 1}",
+                "inputs": [upstream],
+                "cost": float(rng.uniform(20e-6, 200e-6)),
+                "selectivity": float(rng.uniform(lo, hi)),
+            }
+        )
+        if not anti[j]:
+            members[s].append(op_id)
+    source_list = [{"id": s} for s in sources] + [
+        {"id": f"{sources[s]}_anti"} for s in sorted(used_anti)
+    ]
+    document = {
+        "name": "random",
+        "subinterval": 1.0,
+        "nodes": [{"id": n, "capacity": 1.0} for n in node_ids],
+        "sources": source_list,
+        "operators": ops,
+        "placement": {o["id"]: node_ids[int(rng.integers(nodes))] for o in ops},
+        "links": full_mesh(node_ids) if nodes > 1 else [],
+    }
+    topology = topology_from_dict(document)
+    rates = rate_for_load(topology, load, {s["id"]: 1.0 for s in source_list})
+    streams = {s: StreamModel(RANDOM_ON_OFF, rates[s]) for s in sources}
+    for k in sorted(used_anti):
+        streams[f"{sources[k]}_anti"] = StreamModel(
+            RANDOM_ON_OFF, rates[f"{sources[k]}_anti"], sources[k]
+        )
+    return topology, ArrivalModel(streams)
