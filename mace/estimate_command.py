@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from estimator.evaluator import estimate
 from estimator.loaders import load_arrivals, load_placement, load_topology
 from estimator.mace import Estimate
+from estimator.pathaware import ESTIMATORS, estimator_by_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,6 +21,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--arrivals", required=True, help="arrival series: source,interval,events")
     parser.add_argument("--placement", help="placement file overriding the topology's placement")
     parser.add_argument(
+        "--estimator",
+        choices=sorted(ESTIMATORS),
+        default="mace",
+        help="mace (the paper's, default) or path (path-aware fluid tandem model)",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the JSON object of DESIGN section 8"
     )
     parser.set_defaults(run=run)
@@ -31,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.placement:
         topology = topology.with_placement(load_placement(args.placement))
     arrivals = load_arrivals(args.arrivals, topology)
-    result = estimate(topology, arrivals)
+    result = estimator_by_name(args.estimator)(topology, arrivals)
     if args.json:
         print(json.dumps(result.to_json()))
     else:
