@@ -142,6 +142,8 @@ def _register(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> str:
 
 def _checked(frame: pd.DataFrame, columns: Iterable[str], table: str) -> pd.DataFrame:
     wanted = list(columns)
+    if frame.empty:
+        return frame.reindex(columns=wanted)
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
         raise ValueError(f"{table}: frame lacks column(s) {', '.join(missing)}")
@@ -283,8 +285,8 @@ def add_quarantine(con: duckdb.DuckDBPyConnection, batch_id: int, frame: pd.Data
 def next_batch_id(con: duckdb.DuckDBPyConnection) -> int:
     """One more than the largest batch id so far."""
     with storage_errors("reading ingest_batches"):
-        row = con.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM ingest_batches").fetchone()
-    return int(row[0]) if row else 1
+        rows = con.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM ingest_batches").fetchall()
+    return int(rows[0][0])
 
 
 def record_batch(

@@ -1,0 +1,256 @@
+"""Extract: find new files in the landing folder and read them into the parsed contract.
+
+Landing layout (DESIGN section 5): ``<landing>/<run_id>/topology.yaml``, optional
+``topology-<epoch>.yaml`` placement versions, and the record sets
+``arrivals/``, ``executions/``, ``outputs/`` holding Parquet or JSON Lines files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from estimator.errors import ModelError
+from estimator.loaders import load_topology
+from estimator.model import Topology, validate_placement
+from ingest.transforms import (
+    DOUBLE,
+    LONG,
+    MALFORMED,
+    MISSING,
+    RECORD_SETS,
+    STRING,
+    WRONG_TYPE,
+    union_all,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+_VERSION_FILE = re.compile(r"^topology-(?P<epoch>[-+0-9.eE]+)\.ya?ml$")
+
+
+@dataclass(frozen=True)
+class LandingFile:
+    """One data file; ``path`` is relative to the landing folder (the manifest key)."""
+
+    path: str
+    absolute: Path
+    run_id: str
+    record_set: str
+    size_bytes: int
+    modified_at: float
+
+    @property
+    def name(self) -> str:
+        return self.absolute.name
+
+
+@dataclass
+class RunFolder:
+    """A run folder: its topology (or why it is unusable), placement versions and files."""
+
+    run_id: str
+    topology: Topology | None
+    error: str | None
+    versions: list[tuple[float, dict[str, str]]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    files: list[LandingFile] = field(default_factory=list)
+
+
+def discover(landing: Path, already_ingested: set[str]) -> list[RunFolder]:
+    """Every run folder with its new (not yet ingested) data files."""
+    runs = []
+    for run_dir in sorted(p for p in landing.iterdir() if p.is_dir()):
+        run_id = run_dir.name
+        try:
+            topology: Topology | None = load_topology(run_dir / "topology.yaml")
+            error = None
+        except ModelError as exc:
+            topology, error = None, str(exc)
+        run = RunFolder(run_id, topology, error)
+        if topology is not None:
+            _read_versions(run_dir, topology, run)
+        for record_set in RECORD_SETS:
+            folder = run_dir / record_set
+            if not folder.is_dir():
+                continue
+            for file in sorted(folder.iterdir()):
+                if not file.is_file() or file.suffix.lower() not in (
+                    PARQUET_SUFFIXES + JSON_SUFFIXES
+                ):
+                    continue
+                relative = file.relative_to(landing).as_posix()
+                if relative in already_ingested:
+                    continue
+                stat = file.stat()
+                run.files.append(
+                    LandingFile(relative, file, run_id, record_set, stat.st_size, stat.st_mtime)
+                )
+        runs.append(run)
+    return runs
+
+
+def _read_versions(run_dir: Path, topology: Topology, run: RunFolder) -> None:
+    for file in sorted(run_dir.iterdir()):
+        match = _VERSION_FILE.match(file.name)
+        if not match:
+            continue
+        try:
+            epoch = float(match["epoch"])
+            version = load_topology(file)
+            placement = validate_placement(
+                version.placement, topology.operator_ids, topology.node_ids
+            )
+        except (ValueError, ModelError) as exc:
+            run.warnings.append(f"{file.name} ignored: {exc}")
+            continue
+        run.versions.append((epoch, placement))
+    run.versions.sort(key=lambda pair: pair[0])
+
+
+# ---------------------------------------------------------------------------
+# Reading a record set into the parsed contract of ingest.transforms
+# ---------------------------------------------------------------------------
+
+
+def read_record_set(
+    spark: SparkSession, files: list[LandingFile], record_set: str
+) -> tuple[DataFrame | None, list[tuple[LandingFile, str]]]:
+    """Read files into (file, block, mid, raw, <field>, <field>__problem) rows.
+
+    Returns the frame (None if no file was readable) and the unreadable files with
+    the reason. Parquet files are grouped by schema so that a file whose column
+    has the wrong type only spoils that column's rows.
+    """
+    fields = RECORD_SETS[record_set]
+    frames: list[DataFrame] = []
+    unreadable: list[tuple[LandingFile, str]] = []
+    by_schema: dict[str, tuple[pa.Schema, list[LandingFile]]] = {}
+    json_files = []
+    for file in files:
+        if file.absolute.suffix.lower() in JSON_SUFFIXES:
+            try:
+                with file.absolute.open("rb") as handle:
+                    handle.read(1)
+            except OSError as exc:
+                unreadable.append((file, f"unreadable file: {exc.strerror or exc}"))
+                continue
+            json_files.append(file)
+            continue
+        try:
+            schema = pq.read_schema(file.absolute)
+        except (OSError, pa.ArrowException) as exc:
+            first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            unreadable.append((file, f"unreadable Parquet file: {first_line}"))
+            continue
+        by_schema.setdefault(schema.to_string(), (schema, []))[1].append(file)
+    for schema, group in by_schema.values():
+        frames.append(_read_parquet(spark, group, schema, fields))
+    if json_files:
+        frames.append(_read_json_lines(spark, json_files, fields))
+    return (union_all(frames) if frames else None), unreadable
+
+
+def _numbered(frame: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return frame.select(
+        "*",
+        F.col("_metadata.file_name").alias("file"),
+        F.col("_metadata.file_block_start").alias("block"),
+        F.monotonically_increasing_id().alias("mid"),
+    )
+
+
+def _typed_from_text(text: Column, name: str, kind: str) -> list[Column]:
+    """Typed value and problem from a JSON value rendered as text."""
+    from pyspark.sql import functions as F
+
+    if kind == STRING:
+        value = text
+        wrong = F.lit(False)
+    else:
+        stripped = F.regexp_replace(text, '^"|"$', "")
+        double = stripped.try_cast("double")
+        if kind == DOUBLE:
+            value, wrong = double, double.isNull()
+        else:
+            integral = double.isNotNull() & (double == F.floor(double))
+            value = F.when(integral, double.cast("long"))
+            wrong = ~integral
+    problem = F.when(text.isNull(), F.lit(MISSING)).when(wrong, F.lit(WRONG_TYPE))
+    return [F.when(problem.isNull(), value).alias(name), problem.alias(f"{name}__problem")]
+
+
+def _read_json_lines(
+    spark: SparkSession, files: list[LandingFile], fields: Mapping[str, str]
+) -> DataFrame:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    text = _numbered(spark.read.text([str(f.absolute) for f in files]))
+    schema = StructType([StructField(name, StringType()) for name in fields])
+    parsed = text.select(
+        "file", "block", "mid", F.col("value").alias("raw"), F.from_json("value", schema).alias("p")
+    )
+    malformed = ~F.trim(F.col("raw")).rlike(r"^\{.*\}$")
+    columns: list[Column] = []
+    for name, kind in fields.items():
+        value, problem = _typed_from_text(F.col(f"p.{name}"), name, kind)
+        columns += [
+            value,
+            F.when(malformed, F.lit(MALFORMED)).otherwise(problem).alias(f"{name}__problem"),
+        ]
+    return parsed.select("file", "block", "mid", "raw", *columns)
+
+
+def _read_parquet(
+    spark: SparkSession, files: list[LandingFile], schema: pa.Schema, fields: Mapping[str, str]
+) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    frame = _numbered(spark.read.parquet(*[str(f.absolute) for f in files]))
+    present = set(schema.names)
+    columns: list[Column] = []
+    for name, kind in fields.items():
+        if name not in present:
+            columns += [
+                F.lit(None).cast(_spark_type(kind)).alias(name),
+                F.lit(MISSING).alias(f"{name}__problem"),
+            ]
+            continue
+        arrow_type = schema.field(name).type
+        if pa.types.is_dictionary(arrow_type):
+            arrow_type = arrow_type.value_type
+        column = F.col(f"`{name}`")
+        if _native(arrow_type, kind):
+            value = column.cast(_spark_type(kind))
+            problem = F.when(column.isNull(), F.lit(MISSING))
+            columns += [value.alias(name), problem.alias(f"{name}__problem")]
+        else:
+            columns += _typed_from_text(column.cast("string"), name, kind)
+    raw_columns = [F.col(f"`{n}`") for n in schema.names]
+    raw = F.to_json(F.struct(*raw_columns)) if raw_columns else F.lit("{}")
+    return frame.select("file", "block", "mid", raw.alias("raw"), *columns)
+
+
+def _native(arrow_type: pa.DataType, kind: str) -> bool:
+    """Whether a Parquet column type converts to the contract type without parsing."""
+    if kind == STRING:
+        return bool(pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type))
+    if kind == DOUBLE:
+        return bool(pa.types.is_floating(arrow_type) or pa.types.is_integer(arrow_type))
+    return bool(pa.types.is_integer(arrow_type))
+
+
+def _spark_type(kind: str) -> str:
+    return {STRING: "string", DOUBLE: "double", LONG: "long"}[kind]

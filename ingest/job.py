@@ -1,0 +1,315 @@
+"""One ingestion pass: extract (new files) -> Spark transforms -> load into DuckDB.
+
+Idempotence: the manifest table ``ingest_files`` lists every ingested file and
+is written in the same DuckDB transaction as the aggregates, so a crash before
+the commit leaves neither and the next pass redoes the same files; a file in
+the manifest is never read again. Aggregates merge additively into existing
+intervals, so late files update their intervals.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from estimator.errors import MaceError
+from ingest.extract import LandingFile, RunFolder, discover, read_record_set
+from ingest.session import DEFAULT_MASTER, get_spark
+from ingest.transforms import (
+    RunSpec,
+    arrival_aggregates,
+    bad_rows,
+    block_stats,
+    execution_aggregates,
+    output_histograms,
+    output_latency,
+    with_reason,
+)
+from storage import writes
+from storage.db import connect, transaction
+from storage.histogram import BUCKETS
+from storage.reads import ingested_paths
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+Progress = Callable[[int, int, str], None]
+"""progress(files_done, rows_done, what): called after each record set of a run."""
+
+
+class IngestError(MaceError):
+    """Ingestion cannot run (e.g. the landing folder does not exist)."""
+
+
+@dataclass
+class BatchSummary:
+    """What one pass did."""
+
+    batch_id: int | None
+    files: int = 0
+    rows_read: int = 0
+    rows_kept: int = 0
+    rows_quarantined: int = 0
+    unreadable_files: int = 0
+    runs: list[str] = field(default_factory=list)
+    skipped_runs: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        """A one-paragraph report for the terminal or a log."""
+        if self.batch_id is None:
+            head = "no new files"
+        else:
+            head = (
+                f"batch {self.batch_id}: {self.files} file(s), {self.rows_read} row(s) read, "
+                f"{self.rows_kept} kept, {self.rows_quarantined} quarantined"
+            )
+            if self.unreadable_files:
+                head += f", {self.unreadable_files} unreadable file(s) quarantined"
+        lines = [f"{head} ({self.seconds:.1f} s)"]
+        lines += [f"skipped run '{r}': {why}" for r, why in self.skipped_runs.items()]
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+@dataclass
+class RunResult:
+    """Collected aggregates of one run (small pandas frames)."""
+
+    source_arrivals: list[pd.DataFrame] = field(default_factory=list)
+    operator_stats: list[pd.DataFrame] = field(default_factory=list)
+    node_busy: list[pd.DataFrame] = field(default_factory=list)
+    latency: list[pd.DataFrame] = field(default_factory=list)
+    quarantine: list[pd.DataFrame] = field(default_factory=list)
+    manifest: list[writes.ManifestEntry] = field(default_factory=list)
+    rows_kept: int = 0
+
+
+def run_spec(run: RunFolder) -> RunSpec:
+    """The scalars validation needs, from the run's topology."""
+    topology = run.topology
+    assert topology is not None
+    return RunSpec(
+        origin=topology.origin,
+        subinterval=topology.subinterval,
+        sources=topology.source_ids,
+        ports_by_operator={o.id: len(o.inputs) for o in topology.operators},
+        capacity_by_node=dict(topology.capacity_by_node),
+        queries=topology.queries,
+    )
+
+
+def ingest_once(
+    landing: str | Path,
+    db_path: str | Path,
+    spark: SparkSession | None = None,
+    *,
+    master: str = DEFAULT_MASTER,
+    progress: Progress | None = None,
+) -> BatchSummary:
+    """Ingest every new file of every run folder in ``landing`` into the DuckDB file."""
+    folder = Path(landing)
+    if not folder.is_dir():
+        raise IngestError(f"landing folder {folder} does not exist")
+    clock = time.perf_counter()
+    started = datetime.now(UTC).replace(tzinfo=None)
+    con = connect(db_path)
+    try:
+        runs = discover(folder, ingested_paths(con))
+        summary = BatchSummary(batch_id=None)
+        results: dict[str, RunResult] = {}
+        for run in runs:
+            summary.warnings += [f"run '{run.run_id}': {w}" for w in run.warnings]
+            if run.topology is None:
+                summary.skipped_runs[run.run_id] = run.error or "no valid topology"
+                continue
+            if run.files:
+                spark = spark or get_spark(master)
+                results[run.run_id] = compute_run(spark, run, progress)
+        with transaction(con, "loading ingestion batch"):
+            for run in runs:
+                if run.topology is not None:
+                    writes.write_run(con, run.run_id, run.topology, run.versions)
+            if results:
+                summary.batch_id = writes.next_batch_id(con)
+                _load(con, summary, results, started)
+        summary.seconds = time.perf_counter() - clock
+        return summary
+    finally:
+        con.close()
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _load(
+    con: duckdb.DuckDBPyConnection,
+    summary: BatchSummary,
+    results: dict[str, RunResult],
+    started: datetime,
+) -> None:
+    batch_id = summary.batch_id
+    assert batch_id is not None
+    manifest: list[writes.ManifestEntry] = []
+    for run_id, result in results.items():
+        writes.merge_source_arrivals(con, _concat(result.source_arrivals))
+        writes.merge_operator_stats(con, _concat(result.operator_stats))
+        writes.merge_node_busy(con, _concat(result.node_busy))
+        writes.merge_latency_stats(con, _concat(result.latency))
+        writes.add_quarantine(con, batch_id, _concat(result.quarantine))
+        manifest += result.manifest
+        summary.rows_kept += result.rows_kept
+        summary.runs.append(run_id)
+    summary.files = len(manifest)
+    summary.rows_read = sum(f.rows_read for f in manifest)
+    summary.rows_quarantined = sum(f.rows_quarantined for f in manifest)
+    summary.unreadable_files = sum(
+        len(q[q["row_number"].isna()]) for r in results.values() for q in r.quarantine
+    )
+    writes.record_batch(
+        con,
+        batch_id,
+        manifest,
+        rows_kept=summary.rows_kept,
+        started_at=started,
+        finished_at=datetime.now(UTC).replace(tzinfo=None),
+    )
+
+
+def compute_run(spark: SparkSession, run: RunFolder, progress: Progress | None) -> RunResult:
+    """Run the Spark transforms for the new files of one run; collect only aggregates."""
+    spec = run_spec(run)
+    result = RunResult()
+    for record_set in ("arrivals", "executions", "outputs"):
+        files = [f for f in run.files if f.record_set == record_set]
+        if not files:
+            continue
+        parsed, unreadable = read_record_set(spark, files, record_set)
+        for file, reason in unreadable:
+            result.quarantine.append(
+                pd.DataFrame(
+                    [[run.run_id, record_set, file.path, None, reason, None]],
+                    columns=list(writes.QUARANTINE_COLUMNS),
+                )
+            )
+            result.manifest.append(_entry(file, 0, 0))
+        rows_read = 0
+        if parsed is not None:
+            rows = with_reason(parsed, record_set, spec)
+            counts = _AGGREGATE[record_set](spark, rows, spec, run.run_id, result)
+            by_name = {f.name: f for f in files if all(f is not u for u, _ in unreadable)}
+            bad_by_file = counts[counts["bad"]].groupby("file")["rows"].sum()
+            read_by_file = counts.groupby("file")["rows"].sum()
+            for name, file in by_name.items():
+                result.manifest.append(
+                    _entry(file, int(read_by_file.get(name, 0)), int(bad_by_file.get(name, 0)))
+                )
+            rows_read = int(read_by_file.sum())
+            result.rows_kept += rows_read - int(bad_by_file.sum())
+            if bad_by_file.sum() > 0:
+                result.quarantine.append(
+                    _quarantine(
+                        rows, parsed, run.run_id, record_set, by_name, list(bad_by_file.index)
+                    )
+                )
+        if progress is not None:
+            progress(len(files), rows_read, f"{run.run_id}/{record_set}")
+    return result
+
+
+def _entry(file: LandingFile, rows_read: int, rows_quarantined: int) -> writes.ManifestEntry:
+    return writes.ManifestEntry(
+        file.path, file.run_id, file.record_set, file.size_bytes, file.modified_at,
+        rows_read, rows_quarantined,
+    )  # fmt: skip
+
+
+def _quarantine(
+    rows: DataFrame,
+    parsed: DataFrame,
+    run_id: str,
+    record_set: str,
+    files: dict[str, LandingFile],
+    bad_files: list[str],
+) -> pd.DataFrame:
+    """Bad rows with 1-based row numbers within their file."""
+    bad = bad_rows(rows).toPandas()
+    blocks = block_stats(parsed, bad_files).toPandas().sort_values(["file", "block"])
+    blocks["offset"] = blocks.groupby("file")["rows"].cumsum() - blocks["rows"]
+    bad = bad.merge(blocks, on=["file", "block"], how="left")
+    bad["row_number"] = bad["mid"] - bad["first_mid"] + bad["offset"] + 1
+    bad["file"] = bad["file"].map(lambda name: files[name].path)
+    bad["run_id"] = run_id
+    bad["record_set"] = record_set
+    return bad[list(writes.QUARANTINE_COLUMNS)].sort_values(["file", "row_number"])
+
+
+def _arrivals(
+    spark: SparkSession, rows: DataFrame, spec: RunSpec, run_id: str, result: RunResult
+) -> pd.DataFrame:
+    counts = arrival_aggregates(rows, spec).toPandas()
+    good = counts[~counts["bad"]]
+    frame = good.groupby(["source", "interval"])["rows"].sum().reset_index(name="events")
+    frame = frame.assign(run_id=run_id)
+    result.source_arrivals.append(frame)
+    return counts
+
+
+def _executions(
+    spark: SparkSession, rows: DataFrame, spec: RunSpec, run_id: str, result: RunResult
+) -> pd.DataFrame:
+    cells = execution_aggregates(rows, spec).toPandas()
+    good = cells[~cells["bad"]]
+    stats = good.groupby(["operator", "port", "interval"], as_index=False)[
+        ["rows", "events_out", "cpu_seconds"]
+    ].sum()
+    stats = stats.rename(columns={"rows": "events_in"}).assign(run_id=run_id)
+    busy = good.groupby(["node", "wall_interval"])["busy_seconds"].sum().reset_index()
+    busy = busy.rename(columns={"wall_interval": "interval"}).assign(run_id=run_id)
+    result.operator_stats.append(stats[stats["events_in"] > 0])
+    result.node_busy.append(busy)
+    return cells
+
+
+def _outputs(
+    spark: SparkSession, rows: DataFrame, spec: RunSpec, run_id: str, result: RunResult
+) -> pd.DataFrame:
+    cells = output_histograms(rows, spec).toPandas()
+    good = cells[~cells["bad"]]
+    if not good.empty:
+        latency = output_latency(rows, spec).toPandas()
+        histograms = {}
+        for key, group in good.groupby(["query", "interval"]):
+            query, interval = cast(tuple[str, int], key)
+            counts = np.zeros(BUCKETS, dtype=np.int64)
+            np.add.at(counts, group["bucket"].to_numpy(dtype=np.int64), group["rows"].to_numpy())
+            histograms[(query, int(interval))] = counts
+        latency["histogram"] = pd.Series(
+            [
+                histograms[(q, int(i))]
+                for q, i in zip(latency["query"], latency["interval"], strict=True)
+            ],
+            index=latency.index,
+            dtype=object,
+        )
+        result.latency.append(latency.assign(run_id=run_id))
+    return cells
+
+
+_AGGREGATE: dict[
+    str, Callable[[SparkSession, DataFrame, RunSpec, str, RunResult], pd.DataFrame]
+] = {
+    "arrivals": _arrivals,
+    "executions": _executions,
+    "outputs": _outputs,
+}

@@ -1,0 +1,282 @@
+"""Pure Spark transforms: parsed record sets -> validated rows -> aggregates.
+
+Input contract (built by :mod:`ingest.extract`): one row per record with
+``file`` (file name), ``block`` and ``mid`` (for row numbers), ``raw`` (the
+record as text), and per field ``f`` its typed value plus ``f__problem``
+(``MISSING``, ``WRONG_TYPE``, ``MALFORMED`` or null). Every function here takes
+DataFrames and plain scalars and returns a DataFrame; nothing is collected.
+
+``interval = floor((stimulus_time - origin) / subinterval)`` (DESIGN section 6);
+node_busy buckets the wall-clock span ``[start_time, start_time + cpu_seconds /
+capacity)`` and splits it across interval boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import reduce
+from typing import TYPE_CHECKING
+
+from storage.histogram import BUCKETS, LOWEST, PER_DECADE
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+STRING, DOUBLE, LONG = "string", "double", "long"
+MISSING, WRONG_TYPE, MALFORMED = "missing field", "wrong type for field", "malformed"
+
+RECORD_SETS: dict[str, dict[str, str]] = {
+    "arrivals": {"source": STRING, "stimulus_time": DOUBLE},
+    "executions": {
+        "node": STRING,
+        "operator": STRING,
+        "port": LONG,
+        "stimulus_time": DOUBLE,
+        "start_time": DOUBLE,
+        "cpu_seconds": DOUBLE,
+        "outputs": LONG,
+    },
+    "outputs": {
+        "query": STRING,
+        "operator": STRING,
+        "stimulus_time": DOUBLE,
+        "egress_time": DOUBLE,
+    },
+}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What validation and bucketing need to know about a run (plain scalars)."""
+
+    origin: float
+    subinterval: float
+    sources: tuple[str, ...]
+    ports_by_operator: Mapping[str, int]
+    capacity_by_node: Mapping[str, float]
+    queries: tuple[str, ...]
+
+
+def _first_reason(checks: Sequence[tuple[Column, Column | str]]) -> Column:
+    """The reason of the first failing check (null when every check passes)."""
+    from pyspark.sql import functions as F
+
+    expr = None
+    for failed, reason in checks:
+        value = F.lit(reason) if isinstance(reason, str) else reason
+        expr = F.when(failed, value) if expr is None else expr.when(failed, value)
+    assert expr is not None
+    return expr
+
+
+def _field_checks(fields: Mapping[str, str]) -> list[tuple[Column, Column | str]]:
+    from pyspark.sql import functions as F
+
+    checks: list[tuple[Column, Column | str]] = []
+    for name in fields:
+        problem = F.col(f"{name}__problem")
+        checks.append((problem.isNotNull(), F.concat(problem, F.lit(f" field '{name}'"))))
+    for name, kind in fields.items():
+        if kind == DOUBLE:
+            value = F.col(name)
+            checks.append((F.isnan(value), f"NaN in '{name}'"))
+            checks.append((value.isin(float("inf"), float("-inf")), f"infinite value in '{name}'"))
+    return checks
+
+
+def _unknown(column: str, known: Sequence[str], what: str) -> tuple[Column, Column]:
+    from pyspark.sql import functions as F
+
+    return (
+        ~F.col(column).isin(list(known)),
+        F.concat(F.lit(f"unknown {what} '"), F.col(column), F.lit("'")),
+    )
+
+
+def with_reason(parsed: DataFrame, record_set: str, spec: RunSpec) -> DataFrame:
+    """Add ``reason``: why the row is quarantined, or null for a good row."""
+    from pyspark.sql import functions as F
+
+    fields = RECORD_SETS[record_set]
+    checks = _field_checks(fields)
+    if record_set == "arrivals":
+        checks.append(_unknown("source", spec.sources, "source"))
+    elif record_set == "executions":
+        ports = F.create_map(
+            *[F.lit(x) for op, n in spec.ports_by_operator.items() for x in (op, n)]
+        )
+        checks += [
+            (F.col("cpu_seconds") < 0, "negative cost (cpu_seconds)"),
+            (F.col("outputs") < 0, "negative outputs"),
+            (F.col("start_time") < F.col("stimulus_time"), "start before stimulus"),
+            _unknown("operator", list(spec.ports_by_operator), "operator"),
+            _unknown("node", list(spec.capacity_by_node), "node"),
+            (
+                (F.col("port") < 0) | (F.col("port") >= F.element_at(ports, F.col("operator"))),
+                F.concat(F.lit("unknown port "), F.col("port").cast("string")),
+            ),
+        ]
+    elif record_set == "outputs":
+        checks += [
+            (F.col("egress_time") < F.col("stimulus_time"), "egress before stimulus"),
+            _unknown("operator", list(spec.ports_by_operator), "operator"),
+            _unknown("query", spec.queries, "query"),
+        ]
+    else:
+        raise ValueError(f"unknown record set {record_set!r}")
+    return parsed.withColumn("reason", _first_reason(checks))
+
+
+def _interval(column: str, origin: float, subinterval: float) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.floor((F.col(column) - F.lit(origin)) / F.lit(subinterval)).cast("long")
+
+
+def _bad() -> Column:
+    from pyspark.sql import functions as F
+
+    return F.col("reason").isNotNull()
+
+
+def arrival_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
+    """(file, bad, source, interval, rows): good rows counted per source and interval;
+    bad rows counted per file with null keys."""
+    from pyspark.sql import functions as F
+
+    good = ~_bad()
+    return rows.groupBy(
+        "file",
+        _bad().alias("bad"),
+        F.when(good, F.col("source")).alias("source"),
+        F.when(good, _interval("stimulus_time", spec.origin, spec.subinterval)).alias("interval"),
+    ).agg(F.count(F.lit(1)).alias("rows"))
+
+
+def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
+    """One pass over executions for both operator_stats and node_busy.
+
+    Returns (file, bad, operator, port, node, interval, wall_interval, rows,
+    events_out, cpu_seconds, busy_seconds); ``interval`` buckets stimulus time,
+    ``wall_interval`` wall-clock time. An execution whose busy span crosses
+    interval boundaries contributes one row per wall interval (``rows``,
+    ``events_out`` and ``cpu_seconds`` count only on its first piece).
+    """
+    from pyspark.sql import functions as F
+
+    good = ~_bad()
+    capacity = F.create_map(
+        *[F.lit(x) for node, c in spec.capacity_by_node.items() for x in (node, float(c))]
+    )
+    width = F.lit(spec.subinterval)
+    start = (F.col("start_time") - F.lit(spec.origin)) / width
+    busy = F.col("cpu_seconds") / F.element_at(capacity, F.col("node")) / width
+    first = F.floor(start).cast("long")
+    # the tolerance keeps a span ending on a boundary (up to rounding) out of the next interval
+    last = F.greatest(first, (F.ceil(start + busy - F.lit(1e-9)) - 1).cast("long"))
+    pieces = F.when(~good | (first == last), F.array(first)).otherwise(F.sequence(first, last))
+    exploded = rows.select(
+        "*",
+        first.alias("_first"),
+        start.alias("_start"),
+        (start + busy).alias("_end"),
+        F.explode(pieces).alias("_piece"),
+    )
+    piece = F.col("_piece")
+    overlap = (
+        F.least(F.col("_end"), piece + 1) - F.greatest(F.col("_start"), piece.cast("double"))
+    ) * width
+    is_first = (piece == F.col("_first")).cast("long")
+    return exploded.groupBy(
+        "file",
+        _bad().alias("bad"),
+        F.when(good, F.col("operator")).alias("operator"),
+        F.when(good, F.col("port")).alias("port"),
+        F.when(good, F.col("node")).alias("node"),
+        F.when(good, _interval("stimulus_time", spec.origin, spec.subinterval)).alias("interval"),
+        F.when(good, piece).alias("wall_interval"),
+    ).agg(
+        F.sum(is_first).alias("rows"),
+        F.sum(F.when(good, F.col("outputs") * is_first)).alias("events_out"),
+        F.sum(F.when(good, F.col("cpu_seconds") * is_first)).alias("cpu_seconds"),
+        F.sum(F.when(good, overlap)).alias("busy_seconds"),
+    )
+
+
+def _bucket(latency: Column) -> Column:
+    """Histogram bucket of storage.histogram (same formula, evaluated in Spark)."""
+    from pyspark.sql import functions as F
+
+    raw = F.lit(1) + F.floor(F.lit(PER_DECADE) * F.log10(latency / F.lit(LOWEST)))
+    return F.when(latency < LOWEST, F.lit(0)).otherwise(F.least(F.lit(BUCKETS - 1), raw))
+
+
+def output_histograms(rows: DataFrame, spec: RunSpec) -> DataFrame:
+    """(file, bad, query, interval, bucket, rows): latency histogram cells per file."""
+    from pyspark.sql import functions as F
+
+    good = ~_bad()
+    latency = F.col("egress_time") - F.col("stimulus_time")
+    return rows.groupBy(
+        "file",
+        _bad().alias("bad"),
+        F.when(good, F.col("query")).alias("query"),
+        F.when(good, _interval("stimulus_time", spec.origin, spec.subinterval)).alias("interval"),
+        F.when(good, _bucket(latency)).cast("int").alias("bucket"),
+    ).agg(F.count(F.lit(1)).alias("rows"))
+
+
+def output_latency(rows: DataFrame, spec: RunSpec) -> DataFrame:
+    """(query, interval, outputs, lat_sum, lat_max, lat_p50, lat_p95, lat_p99) over the
+    good rows; quantiles are exact (linear interpolation between order statistics)."""
+    from pyspark.sql import functions as F
+
+    latency = (F.col("egress_time") - F.col("stimulus_time")).alias("latency")
+    good = rows.where(~_bad()).select(
+        "query",
+        _interval("stimulus_time", spec.origin, spec.subinterval).alias("interval"),
+        latency,
+    )
+    quantiles = F.percentile(F.col("latency"), F.array(F.lit(0.5), F.lit(0.95), F.lit(0.99)))
+    return (
+        good.groupBy("query", "interval")
+        .agg(
+            F.count(F.lit(1)).alias("outputs"),
+            F.sum("latency").alias("lat_sum"),
+            F.max("latency").alias("lat_max"),
+            quantiles.alias("q"),
+        )
+        .select(
+            "query",
+            "interval",
+            "outputs",
+            "lat_sum",
+            "lat_max",
+            F.col("q")[0].alias("lat_p50"),
+            F.col("q")[1].alias("lat_p95"),
+            F.col("q")[2].alias("lat_p99"),
+        )
+    )
+
+
+def bad_rows(rows: DataFrame) -> DataFrame:
+    """(file, block, mid, reason, raw) of the quarantined rows."""
+    return rows.where(_bad()).select("file", "block", "mid", "reason", "raw")
+
+
+def block_stats(numbered: DataFrame, files: Sequence[str]) -> DataFrame:
+    """(file, block, first_mid, rows) per read block of the given files, to turn a
+    row's ``mid`` into its 1-based row number within its file."""
+    from pyspark.sql import functions as F
+
+    return (
+        numbered.where(F.col("file").isin(list(files)))
+        .groupBy("file", "block")
+        .agg(F.min("mid").alias("first_mid"), F.count(F.lit(1)).alias("rows"))
+    )
+
+
+def union_all(frames: Sequence[DataFrame]) -> DataFrame:
+    """Union by column name."""
+    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
