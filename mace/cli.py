@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "dashboard.command",
     "simulator.command",
     "mace.place_command",
+    "ingest.command",
 )
 
 

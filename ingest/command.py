@@ -1,0 +1,74 @@
+"""``mace ingest``: turn raw telemetry in a landing folder into statistics in DuckDB."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from estimator.errors import MaceError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "ingest",
+        help="ingest raw telemetry (Spark) into the DuckDB store",
+        description="Read new Parquet/JSON Lines files of every run folder in LANDING, "
+        "validate them (bad rows go to the quarantine table) and merge per-subinterval "
+        "statistics into the DuckDB file. Files already ingested are skipped.",
+    )
+    parser.add_argument("landing", help="landing folder: one sub-folder per run")
+    parser.add_argument("--db", required=True, help="DuckDB file (created if missing)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="make one pass and exit (default)")
+    mode.add_argument(
+        "--every", type=float, metavar="SECONDS", help="ingest every SECONDS until Ctrl-C"
+    )
+    parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from storage.db import connect
+
+    db = Path(args.db)
+    connect(db).close()  # fail fast, before starting Spark, if another process holds the lock
+    if args.every is not None:
+        return _every(args, db)
+    return _once(args, db)
+
+
+def _once(args: argparse.Namespace, db: Path) -> int:
+    from tqdm import tqdm
+
+    from ingest.job import ingest_once
+
+    bar = tqdm(unit="file", desc="ingest", disable=not sys.stderr.isatty(), leave=False)
+    rows = 0
+
+    def progress(files: int, new_rows: int, what: str) -> None:
+        nonlocal rows
+        rows += new_rows
+        bar.update(files)
+        bar.set_postfix_str(f"{rows} rows, {what}")
+
+    try:
+        summary = ingest_once(args.landing, db, master=args.master, progress=progress)
+    finally:
+        bar.close()
+    print(summary.describe())
+    return 0
+
+
+def _every(args: argparse.Namespace, db: Path) -> int:
+    import logging
+
+    from ingest.scheduler import run_every
+
+    if args.every <= 0:
+        raise MaceError(f"--every must be a positive number of seconds, got {args.every:g}")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    print(f"ingesting {args.landing} into {db} every {args.every:g} s; Ctrl-C to stop")
+    run_every(args.landing, db, args.every, master=args.master)
+    return 0
