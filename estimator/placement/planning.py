@@ -1,0 +1,316 @@
+"""Planning with Mace (paper section IX and its technical report).
+
+- Plan selection: rank alternative plans of one query by MaceWC (or by the
+  mean or a quantile of Mace across time). The plans come in with operator
+  statistics fitted on a small sample (see ``estimator.fitting``); as in the
+  paper, each is judged on a single node by default.
+- Admission control: add a query, place its operators with a chosen algorithm
+  (the running operators stay put unless asked otherwise), and check every
+  query's per-query MaceWC against its latency objective.
+- Provisioning: the fewest identical nodes on which an algorithm finds a
+  placement meeting every objective, or the least capacity to add to the
+  current nodes, keeping the current placement.
+
+Latency objectives are in seconds, compared with the per-query MaceWC (the
+estimate of the query's worst-case latency); a single number applies to every
+query and a mapping names queries (queries it does not name are unconstrained).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from estimator.arrivals import Arrivals
+from estimator.errors import ModelError
+from estimator.evaluator import estimate
+from estimator.mace import Estimate, cumulative_excess, series_summary
+from estimator.model import Node, Topology
+from estimator.placement import ALGORITHMS, PlacementProblem, PlacementResult
+from estimator.whatif import AddedQuery, Scenario, apply_scenario
+
+Objectives = float | Mapping[str, float]
+
+
+# ---------------------------------------------------------------------------
+# plan selection
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanScore:
+    """One plan's Mace figures across time (seconds)."""
+
+    name: str
+    mace_wc: float
+    mean: float
+    p99: float
+
+
+PLAN_CRITERIA = ("mace_wc", "mean", "p99")
+
+
+def single_node(topology: Topology) -> Topology:
+    """The plan on one node holding the total capacity (the paper's plan-selection setting)."""
+    capacity = sum(n.capacity for n in topology.nodes)
+    return replace(
+        topology,
+        nodes=(Node("plan-node", capacity),),
+        placement=dict.fromkeys(topology.operator_ids, "plan-node"),
+        links=(),
+    )
+
+
+def rank_plans(
+    plans: Mapping[str, Topology],
+    arrivals: Arrivals,
+    *,
+    criterion: str = "mace_wc",
+    on_single_node: bool = True,
+) -> list[PlanScore]:
+    """Plans ordered from best to worst by ``criterion`` (ties by name)."""
+    if criterion not in PLAN_CRITERIA:
+        raise ModelError(
+            f"plan selection: unknown criterion '{criterion}' "
+            f"(expected one of {', '.join(PLAN_CRITERIA)})"
+        )
+    if not plans:
+        raise ModelError("plan selection: no plans given")
+    scores = []
+    for name, plan in plans.items():
+        topology = single_node(plan) if on_single_node else plan
+        summary = series_summary(estimate(topology, arrivals).mace)
+        scores.append(PlanScore(name, summary["max"], summary["mean"], summary["p99"]))
+    return sorted(scores, key=lambda s: (getattr(s, criterion), s.name))
+
+
+# ---------------------------------------------------------------------------
+# latency objectives
+# ---------------------------------------------------------------------------
+
+
+def objective_of(objectives: Objectives, query: str) -> float:
+    """The objective of one query in seconds (inf when it has none)."""
+    if isinstance(objectives, Mapping):
+        return float(objectives.get(query, math.inf))
+    return float(objectives)
+
+
+def _check_objectives(objectives: Objectives, topology: Topology) -> None:
+    values = objectives.items() if isinstance(objectives, Mapping) else [("all", objectives)]
+    for query, value in values:
+        if isinstance(objectives, Mapping) and query not in topology.queries:
+            raise ModelError(f"latency objective: unknown query '{query}'")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ModelError(
+                f"latency objective of '{query}': expected seconds >= 0, got {value!r}"
+            )
+
+
+def per_query_mace_wc(result: Estimate) -> dict[str, float]:
+    return {q: float(s.max()) if s.size else 0.0 for q, s in result.per_query.items()}
+
+
+def violations(per_query: Mapping[str, float], objectives: Objectives) -> tuple[str, ...]:
+    """Queries whose MaceWC exceeds their objective."""
+    return tuple(q for q, value in per_query.items() if value > objective_of(objectives, q))
+
+
+# ---------------------------------------------------------------------------
+# admission control
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AdmissionDecision:
+    """Whether the query can be admitted, on which placement, and every query's MaceWC."""
+
+    admitted: bool
+    topology: Topology
+    arrivals: Arrivals
+    per_query: dict[str, float]
+    violations: tuple[str, ...]
+    search: PlacementResult | None
+
+
+def admit_query(
+    topology: Topology,
+    arrivals: Arrivals,
+    query: AddedQuery,
+    objectives: Objectives,
+    *,
+    algorithm: str | None = "mace-hc",
+    budget: float = 1.0,
+    rng: np.random.Generator | None = None,
+    move_existing: bool = False,
+) -> AdmissionDecision:
+    """Would adding ``query`` keep every query's latency objective?
+
+    With ``algorithm`` None the query's own placement is used; otherwise the
+    algorithm places the new operators (all operators with ``move_existing``).
+    """
+    first_node = topology.node_ids[0]
+    new_ops = [str(op.get("id")) for op in query.operators]
+    provisional = {op: query.placement.get(op, first_node) for op in new_ops}
+    if algorithm is None and set(provisional) != set(query.placement):
+        missing = sorted(set(provisional) - set(query.placement))[0]
+        raise ModelError(f"admission: operator '{missing}' of the new query has no node")
+    added = AddedQuery(query.operators, provisional, query.sources)
+    combined, combined_arrivals = apply_scenario(topology, arrivals, Scenario(add_query=added))
+    _check_objectives(objectives, combined)
+    search = None
+    if algorithm is not None:
+        if algorithm not in ALGORITHMS:
+            raise ModelError(f"admission: unknown placement algorithm '{algorithm}'")
+        movable = None if move_existing else new_ops
+        problem = PlacementProblem.from_arrivals(combined, combined_arrivals, movable)
+        search = ALGORITHMS[algorithm](
+            problem, budget=budget, rng=rng if rng is not None else np.random.default_rng()
+        )
+        combined = combined.with_placement(search.placement)
+    per_query = per_query_mace_wc(estimate(combined, combined_arrivals))
+    broken = violations(per_query, objectives)
+    return AdmissionDecision(not broken, combined, combined_arrivals, per_query, broken, search)
+
+
+# ---------------------------------------------------------------------------
+# provisioning
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProvisioningPlan:
+    """A deployment meeting the objectives (``feasible``) or the best tried when none did."""
+
+    feasible: bool
+    topology: Topology
+    per_query: dict[str, float]
+    violations: tuple[str, ...]
+    added_capacity: float
+
+
+def cluster(topology: Topology, count: int, capacity: float) -> Topology:
+    """The topology on ``count`` identical nodes ``n1..nK``, operators round-robin."""
+    nodes = tuple(Node(f"n{k + 1}", capacity) for k in range(count))
+    placement = {op: nodes[j % count].id for j, op in enumerate(topology.operator_ids)}
+    return replace(topology, nodes=nodes, placement=placement, links=())
+
+
+def fewest_nodes(
+    topology: Topology,
+    arrivals: Arrivals,
+    objectives: Objectives,
+    *,
+    node_capacity: float = 1.0,
+    max_nodes: int = 64,
+    algorithm: str = "mace-hc",
+    budget: float = 1.0,
+    rng: np.random.Generator | None = None,
+) -> ProvisioningPlan:
+    """The fewest nodes of ``node_capacity`` on which ``algorithm`` meets every objective.
+
+    Node counts whose pooled capacity (one node of K times the capacity, a lower
+    bound on the Mace of any placement on K nodes) already misses the loosest
+    objective are skipped without a search.
+    """
+    if not node_capacity > 0 or not math.isfinite(node_capacity):
+        raise ModelError(f"provisioning: node capacity must be positive, got {node_capacity}")
+    if max_nodes < 1:
+        raise ModelError(f"provisioning: max nodes must be at least 1, got {max_nodes}")
+    if algorithm not in ALGORITHMS:
+        raise ModelError(f"provisioning: unknown placement algorithm '{algorithm}'")
+    _check_objectives(objectives, topology)
+    generator = rng if rng is not None else np.random.default_rng()
+    loosest = max(objective_of(objectives, q) for q in topology.queries)
+    best: ProvisioningPlan | None = None
+    for count in range(1, max_nodes + 1):
+        pooled = estimate(cluster(topology, 1, node_capacity * count), arrivals).mace_wc
+        if pooled > loosest:
+            continue
+        candidate = cluster(topology, count, node_capacity)
+        problem = PlacementProblem.from_arrivals(candidate, arrivals)
+        found = ALGORITHMS[algorithm](problem, budget=budget, rng=generator)
+        candidate = candidate.with_placement(found.placement)
+        per_query = per_query_mace_wc(estimate(candidate, arrivals))
+        broken = violations(per_query, objectives)
+        best = ProvisioningPlan(not broken, candidate, per_query, broken, 0.0)
+        if not broken:
+            return best
+    if best is None:
+        final = cluster(topology, max_nodes, node_capacity)
+        per_query = per_query_mace_wc(estimate(final, arrivals))
+        best = ProvisioningPlan(False, final, per_query, violations(per_query, objectives), 0.0)
+    return best
+
+
+def least_added_capacity(
+    topology: Topology,
+    arrivals: Arrivals,
+    objectives: Objectives,
+    *,
+    tolerance: float = 1e-6,
+) -> ProvisioningPlan:
+    """The least capacity to add to the current nodes, placement unchanged.
+
+    With the placement fixed, a node's CE/C depends on its own capacity only and
+    falls as the capacity grows, so each node gets the smallest capacity (found
+    by bisection, within ``tolerance`` relative) at which its peak CE/C meets the
+    tightest objective of the queries it hosts. Network links are not resized.
+    """
+    _check_objectives(objectives, topology)
+    evaluated = estimate(topology, arrivals)
+    w = topology.subinterval
+    capacities: dict[str, float] = {}
+    for k, node in enumerate(topology.nodes):
+        hosted = {
+            topology.operator_by_id[o].query for o, n in topology.placement.items() if n == node.id
+        }
+        target = min((objective_of(objectives, q) for q in hosted), default=math.inf)
+        dlts = evaluated.dlts[k]
+        capacities[node.id] = _least_capacity(dlts, w, node.capacity, target, tolerance)
+    provisioned = replace(
+        topology, nodes=tuple(Node(n.id, capacities[n.id]) for n in topology.nodes)
+    )
+    per_query = per_query_mace_wc(estimate(provisioned, arrivals))
+    broken = violations(per_query, objectives)
+    added = sum(capacities[n.id] - n.capacity for n in topology.nodes)
+    return ProvisioningPlan(not broken, provisioned, per_query, broken, added)
+
+
+def _peak_seconds(dlts: np.ndarray, w: float, capacity: float) -> float:
+    if dlts.size == 0:
+        return 0.0
+    return float(cumulative_excess(dlts, capacity * w).max() / capacity)
+
+
+def _least_capacity(
+    dlts: np.ndarray, w: float, current: float, target: float, tolerance: float
+) -> float:
+    """Smallest capacity >= ``current`` whose peak CE/C is at most ``target``."""
+    if _peak_seconds(dlts, w, current) <= target:
+        return current
+    low, high = current, max(current, float(dlts.max()) / w)
+    while _peak_seconds(dlts, w, high) > target:  # only rounding can make this loop
+        high *= 2
+    while high - low > tolerance * high:
+        middle = (low + high) / 2
+        if _peak_seconds(dlts, w, middle) <= target:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+__all__ = [
+    "AdmissionDecision",
+    "Objectives",
+    "PlanScore",
+    "ProvisioningPlan",
+    "admit_query",
+    "fewest_nodes",
+    "least_added_capacity",
+    "rank_plans",
+]

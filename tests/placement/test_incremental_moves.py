@@ -1,0 +1,106 @@
+"""Incremental move evaluation equals full re-estimation after the move (property tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from estimator.evaluator import PlacementEvaluator, estimate
+from estimator.model import Topology, topology_from_dict
+from estimator.placement import PlacementProblem
+from estimator.placement.mace_hc import HillClimber
+from estimator.propagation import build_load_model
+from tests.placement.helpers import reference_mace_wc
+
+costs = st.floats(min_value=0.01, max_value=2.0)
+selectivities = st.floats(min_value=0.0, max_value=2.0)
+
+
+@st.composite
+def deployments(draw: Any) -> tuple[Topology, np.ndarray, str, str]:
+    """A random DAG on 1-5 nodes with a random placement, arrivals and one move."""
+    n_nodes = draw(st.integers(1, 5))
+    n_sources = draw(st.integers(1, 2))
+    n_ops = draw(st.integers(1, 7))
+    intervals = draw(st.integers(1, 15))
+    sources = [f"s{k}" for k in range(n_sources)]
+    nodes = [f"n{k}" for k in range(n_nodes)]
+    operators = []
+    for j in range(n_ops):
+        upstream = sources + [f"o{i}" for i in range(j)]
+        inputs = draw(st.lists(st.sampled_from(upstream), min_size=1, max_size=2))
+        operators.append(
+            {
+                "id": f"o{j}",
+                "query": draw(st.sampled_from(["q1", "q2"])),
+                "inputs": inputs,
+                "cost": [draw(costs) for _ in inputs],
+                "selectivity": [draw(selectivities) for _ in inputs],
+            }
+        )
+    topology = topology_from_dict(
+        {
+            "name": "random",
+            "nodes": [
+                {"id": n, "capacity": draw(st.floats(min_value=0.2, max_value=4.0))} for n in nodes
+            ],
+            "sources": [{"id": s} for s in sources],
+            "operators": operators,
+            "placement": {op["id"]: draw(st.sampled_from(nodes)) for op in operators},
+        }
+    )
+    counts = np.array(
+        [[draw(st.integers(0, 12)) for _ in range(intervals)] for _ in sources], dtype=float
+    )
+    return (
+        topology,
+        counts,
+        draw(st.sampled_from(topology.operator_ids)),
+        draw(st.sampled_from(nodes)),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(deployments())
+def test_move_mace_wc_equals_full_estimate_after_the_move(case: Any) -> None:
+    topology, counts, op_id, node = case
+    evaluator = PlacementEvaluator(topology, build_load_model(topology, counts))
+    moved = {**topology.placement, op_id: node}
+    full = estimate(topology.with_placement(moved), counts)
+    assert evaluator.move_mace_wc(op_id, node) == pytest.approx(full.mace_wc, rel=1e-9, abs=1e-9)
+    np.testing.assert_allclose(
+        evaluator.move_mace_series(op_id, node), full.mace, rtol=1e-9, atol=1e-9
+    )
+    evaluator.apply_move(op_id, node)
+    assert evaluator.mace_wc == pytest.approx(full.mace_wc, rel=1e-9, abs=1e-9)
+    assert evaluator.placement == moved
+
+
+@settings(max_examples=150, deadline=None)
+@given(deployments())
+def test_hill_climber_scores_every_target_like_the_plain_definition(case: Any) -> None:
+    topology, counts, op_id, _ = case
+    problem = PlacementProblem(topology, build_load_model(topology, counts))
+    climber = HillClimber(problem, PlacementEvaluator(topology, problem.model))
+    op = problem.op_index[op_id]
+    others = [k for k in range(problem.n_nodes) if k != climber.assignment[op]]
+    targets = np.array(others, dtype=int)
+    values, peak_sums = climber.target_mace_wc(op, targets)
+    for value, peak_sum, target in zip(values, peak_sums, targets, strict=True):
+        moved = {**topology.placement, op_id: problem.node_ids[int(target)]}
+        from_scratch = estimate(topology.with_placement(moved), counts)
+        assert value == pytest.approx(
+            reference_mace_wc(topology, _arrivals(topology, counts), moved), rel=1e-9, abs=1e-9
+        )
+        peaks = from_scratch.ce_seconds.max(axis=1) if counts.shape[1] else 0.0
+        assert peak_sum == pytest.approx(float(np.sum(peaks)), rel=1e-9, abs=1e-9)
+
+
+def _arrivals(topology: Topology, counts: np.ndarray):
+    from estimator.arrivals import Arrivals
+
+    return Arrivals(topology.source_ids, counts)
