@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "a training window) and measured, with the stored latency objectives.",
     )
     report.add_argument("--db", required=True, help="DuckDB file written by mace ingest")
-    report.add_argument("--run", dest="run_id", help="run id (default: the only run, or the newest id)")
+    report.add_argument("--run", dest="run_id", help="run id (default: the last run id)")
     report.add_argument(
         "--training-share",
         type=float,

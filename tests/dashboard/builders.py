@@ -122,7 +122,7 @@ def write_synthetic_run(
         for port in range(len(op.inputs)):
             inputs = model.input_series(j, port)
             for interval in range(d):
-                events = int(round(inputs[interval]))
+                events = round(inputs[interval])
                 stats.append(
                     (
                         run_id,
@@ -130,13 +130,11 @@ def write_synthetic_run(
                         port,
                         interval,
                         events,
-                        int(round(events * op.selectivity[port])),
+                        round(events * op.selectivity[port]),
                         events * op.cost[port],
                     )
                 )
-    latency = {
-        q: [float(v) for v in rng.uniform(0.01, 0.5, d)] for q in topology.queries
-    }
+    latency = {q: [float(v) for v in rng.uniform(0.01, 0.5, d)] for q in topology.queries}
     con = connect(db)
     try:
         with transaction(con, "synthetic run"):

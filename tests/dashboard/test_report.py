@@ -23,9 +23,6 @@ from pathlib import Path
 import pytest
 
 from mace.cli import main
-from storage.db import connect
-from storage.scenarios import set_objective
-from tests.dashboard.builders import write_small_run
 
 EXPECTED_Q1 = {
     "estimated_wc": 0.8,
@@ -53,16 +50,6 @@ EXPECTED_Q2 = {
     "objective": None,
     "compliance": None,
 }
-
-
-@pytest.fixture
-def small_db(tmp_path: Path) -> Path:
-    db = tmp_path / "small.duckdb"
-    write_small_run(db)
-    con = connect(db)
-    set_objective(con, "small", "q1", 1.0)
-    con.close()
-    return db
 
 
 def _check(entry: dict, expected: dict) -> None:

@@ -72,8 +72,10 @@ def test_engine_matches_full_estimate(inputs: RunInputs) -> None:
             result.estimate.per_query[query], reference.per_query[query], rtol=1e-12
         )
     # the cached model is reused for a different move with the same load
-    again = engine.evaluate(inputs, scenario_from_json({"placement": {"b": "n1"}, "rate_scale": 1.5}))
-    ref2 = estimate(inputs.topology.with_placement({"a": "n2", "b": "n1", "c": "n1"}), inputs.arrivals.scaled(1.5))
+    moved = scenario_from_json({"placement": {"b": "n1"}, "rate_scale": 1.5})
+    again = engine.evaluate(inputs, moved)
+    placement = {"a": "n2", "b": "n1", "c": "n1"}
+    ref2 = estimate(inputs.topology.with_placement(placement), inputs.arrivals.scaled(1.5))
     np.testing.assert_allclose(again.estimate.mace, ref2.mace, rtol=1e-12)
 
 

@@ -1,0 +1,95 @@
+"""The Dash app factory: ``create_app(db_path)`` builds a multi-page app over one database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from dashboard import ids
+from dashboard.context import CONFIG_KEY, DashboardContext
+from dashboard.data import Database, RunCache
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+PAGES = Path(__file__).resolve().parent / "pages"
+MAX_REQUEST_BYTES = 2 * 1024 * 1024
+
+
+def create_app(db_path: str | Path, *, refresh_seconds: float = 5.0) -> dash.Dash:
+    """A Dash app reading (and storing scenarios and objectives in) ``db_path``."""
+    database = Database(db_path)
+    app = dash.Dash(
+        __name__,
+        use_pages=True,
+        pages_folder=str(PAGES),
+        assets_folder=str(ASSETS),
+        suppress_callback_exceptions=True,
+        title="mace — latency",
+    )
+    app.server.config[CONFIG_KEY] = DashboardContext(
+        database, RunCache(database), refresh_seconds=refresh_seconds
+    )
+    app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    app.layout = _layout
+    return app
+
+
+def _run_options(context: DashboardContext) -> tuple[list[dict[str, str]], str | None, str]:
+    try:
+        runs = context.runs.run_ids()
+    except Exception as exc:  # the shell must render even if the database is unreadable
+        return [], None, f"cannot read the database: {exc}"
+    options = [{"label": f"{r.run_id} ({r.name})", "value": r.run_id} for r in runs]
+    if not runs:
+        return [], None, "no runs in the database yet: waiting for ingestion"
+    return options, runs[-1].run_id, ""
+
+
+def _layout(**_: Any) -> html.Div:
+    import flask
+
+    context = flask.current_app.config[CONFIG_KEY]
+    options, value, message = _run_options(context)
+    nav = dbc.Navbar(
+        dbc.Container(
+            [
+                dbc.NavbarBrand("mace", href="/"),
+                dbc.Nav(
+                    [
+                        dbc.NavLink(page["name"], href=page["relative_path"], active="exact")
+                        for page in dash.page_registry.values()
+                    ],
+                    pills=True,
+                ),
+                html.Div(
+                    dcc.Dropdown(
+                        id=ids.RUN,
+                        options=options,
+                        value=value,
+                        clearable=False,
+                        placeholder="run",
+                        persistence=True,
+                    ),
+                    style={"minWidth": "260px"},
+                ),
+            ],
+            fluid=True,
+        ),
+        color="light",
+        className="mb-3 no-print",
+    )
+    return html.Div(
+        [
+            nav,
+            dbc.Container(
+                [
+                    dbc.Alert(message, id=ids.MESSAGE, color="warning", is_open=bool(message)),
+                    dash.page_container,
+                ],
+                fluid=True,
+            ),
+        ]
+    )

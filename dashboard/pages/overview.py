@@ -1,0 +1,80 @@
+"""Overview (live): measured vs predicted latency, KPI cards, automatic refresh."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import Input, Output, dcc, html, no_update
+
+from dashboard import context, ids, views
+from estimator.errors import MaceError
+
+dash.register_page(__name__, path="/", name="Overview", order=0)
+
+
+def _card(label: str, component_id: str) -> dbc.Card:
+    return dbc.Card(
+        dbc.CardBody([html.Div(label, className="kpi-label"), html.H5(id=component_id)]),
+        className="kpi-card",
+    )
+
+
+def layout(**_: Any) -> html.Div:
+    refresh = context.current().refresh_seconds
+    return html.Div(
+        [
+            dcc.Interval(id=ids.OV_REFRESH, interval=int(refresh * 1000)),
+            dbc.Row(
+                [
+                    dbc.Col(
+                        dbc.RadioItems(
+                            id=ids.OV_RANGE,
+                            options=[
+                                {"label": "last 5 minutes", "value": "5m"},
+                                {"label": "last hour", "value": "1h"},
+                                {"label": "all", "value": "all"},
+                            ],
+                            value="all",
+                            inline=True,
+                        ),
+                        md=6,
+                    ),
+                ],
+                className="mb-2",
+            ),
+            dbc.Alert(id=ids.OV_MESSAGE, is_open=False, color="warning"),
+            dbc.Row(
+                [
+                    dbc.Col(_card("worst case: estimated vs measured", ids.OV_KPI_WC), md=6),
+                    dbc.Col(_card("subintervals inside the bounds", ids.OV_KPI_COVERAGE), md=3),
+                    dbc.Col(_card("current bottleneck", ids.OV_KPI_BOTTLENECK), md=3),
+                ],
+                className="mb-2 g-2",
+            ),
+            dcc.Graph(id=ids.OV_LATENCY),
+        ]
+    )
+
+
+@dash.callback(
+    Output(ids.OV_LATENCY, "figure"),
+    Output(ids.OV_KPI_WC, "children"),
+    Output(ids.OV_KPI_COVERAGE, "children"),
+    Output(ids.OV_KPI_BOTTLENECK, "children"),
+    Output(ids.OV_MESSAGE, "children"),
+    Output(ids.OV_MESSAGE, "is_open"),
+    Input(ids.RUN, "value"),
+    Input(ids.OV_RANGE, "value"),
+    Input(ids.OV_REFRESH, "n_intervals"),
+)
+def update(run_id: str | None, range_key: str | None, _: Any) -> tuple:
+    if not run_id:
+        return no_update, "-", "-", "-", "select a run (none ingested yet?)", True
+    try:
+        view = views.overview(context.current().runs.get(run_id), range_key)
+    except MaceError as exc:
+        return no_update, "-", "-", "-", str(exc), True
+    worst, coverage, bottleneck = view.kpis()
+    return view.figure, worst, coverage, bottleneck, "", False

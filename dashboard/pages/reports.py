@@ -1,0 +1,143 @@
+"""Reports: per-query latency report, editable objectives, CSV and a printable view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, clientside_callback, dash_table, dcc, html, no_update
+
+from dashboard import context, ids, views
+from dashboard.report import KEYS, report_csv
+from dashboard.scenario import ScenarioError, parse_positive
+from estimator.errors import MaceError
+from storage import scenarios
+
+dash.register_page(__name__, path="/reports", name="Reports", order=3)
+
+MAX_OBJECTIVE = 1.0e6
+
+
+def layout(**_: Any) -> html.Div:
+    columns = [{"name": "query", "id": "query"}] + [
+        {"name": k.replace("_", " "), "id": k} for k in (*KEYS, "bound_coverage")
+    ]
+    return html.Div(
+        [
+            dcc.Store(id=ids.RP_OBJ_SAVE + "-done"),
+            dcc.Download(id=ids.RP_DOWNLOAD),
+            dbc.Alert(id=ids.RP_MESSAGE, is_open=False, color="danger", dismissable=True),
+            html.H4("Latency report (seconds, across time)"),
+            html.P(
+                "estimated: Mace from the measured DLTS; predicted: model fitted on the first "
+                "10% of the run; measured: max latency per subinterval. Compliance: share of "
+                "measured subintervals meeting the objective.",
+                className="text-muted",
+            ),
+            dash_table.DataTable(id=ids.RP_TABLE, columns=columns, style_cell={"fontSize": 13}),
+            dbc.Row(
+                [
+                    dbc.Col(dcc.Dropdown(id=ids.RP_OBJ_QUERY, placeholder="query"), md=3),
+                    dbc.Col(
+                        dbc.Input(id=ids.RP_OBJ_VALUE, placeholder="objective (s)", size="sm"),
+                        md=2,
+                    ),
+                    dbc.Col(dbc.Button("Save objective", id=ids.RP_OBJ_SAVE, size="sm"), md=2),
+                    dbc.Col(dbc.Button("Download CSV", id=ids.RP_CSV, size="sm"), md=2),
+                    dbc.Col(dbc.Button("Print", id=ids.RP_PRINT, size="sm"), md=1),
+                ],
+                className="my-2 no-print",
+            ),
+            dcc.Graph(id=ids.RP_FIGURE),
+            html.Div(id=ids.RP_VIOLATIONS),
+        ]
+    )
+
+
+@dash.callback(
+    Output(ids.RP_TABLE, "data"),
+    Output(ids.RP_FIGURE, "figure"),
+    Output(ids.RP_VIOLATIONS, "children"),
+    Output(ids.RP_OBJ_QUERY, "options"),
+    Output(ids.RP_MESSAGE, "children"),
+    Output(ids.RP_MESSAGE, "is_open"),
+    Input(ids.RUN, "value"),
+    Input(ids.RP_OBJ_QUERY, "value"),
+    Input(ids.RP_OBJ_SAVE + "-done", "data"),
+)
+def update(run_id: str | None, query: str | None, _: Any) -> tuple:
+    if not run_id:
+        return no_update, no_update, "", [], "select a run", True
+    try:
+        app = context.current()
+        run = app.runs.get(run_id)
+        with app.database.cursor() as cur:
+            goals = scenarios.objectives(cur, run_id)
+        report, fig, violating = views.report_view(run, goals, query)
+    except MaceError as exc:
+        return no_update, no_update, "", [], str(exc), True
+    shown = query or run.topology.queries[0]
+    text = (
+        f"{shown}: no objective set"
+        if shown not in goals
+        else f"{shown}: {len(violating)} subinterval(s) above {goals[shown]:g} s"
+        + (f": {', '.join(map(str, violating[:50]))}" if violating else "")
+        + (" …" if len(violating) > 50 else "")
+    )
+    return views.report_rows(report), fig, text, list(run.topology.queries), "", False
+
+
+@dash.callback(
+    Output(ids.RP_OBJ_SAVE + "-done", "data"),
+    Output(ids.RP_MESSAGE, "children", allow_duplicate=True),
+    Output(ids.RP_MESSAGE, "is_open", allow_duplicate=True),
+    Input(ids.RP_OBJ_SAVE, "n_clicks"),
+    State(ids.RUN, "value"),
+    State(ids.RP_OBJ_QUERY, "value"),
+    State(ids.RP_OBJ_VALUE, "value"),
+    prevent_initial_call=True,
+)
+def save_objective(clicks: Any, run_id: str | None, query: str | None, value: Any) -> tuple:
+    try:
+        if not run_id:
+            raise ScenarioError("select a run")
+        run = context.current().runs.get(run_id)
+        if not query:
+            raise ScenarioError("objective: select a query")
+        if query not in run.topology.queries:
+            raise ScenarioError(f"objective: unknown query '{query}'")
+        seconds = parse_positive(value, f"objective of '{query}'", upper=MAX_OBJECTIVE)
+        with context.current().database.cursor() as cur:
+            scenarios.set_objective(cur, run_id, query, seconds)
+    except MaceError as exc:
+        return no_update, str(exc), True
+    return clicks, "", False
+
+
+@dash.callback(
+    Output(ids.RP_DOWNLOAD, "data"),
+    Input(ids.RP_CSV, "n_clicks"),
+    State(ids.RUN, "value"),
+    prevent_initial_call=True,
+)
+def download(_: Any, run_id: str | None) -> Any:
+    if not run_id:
+        return no_update
+    try:
+        app = context.current()
+        run = app.runs.get(run_id)
+        with app.database.cursor() as cur:
+            goals = scenarios.objectives(cur, run_id)
+        report, _fig, _v = views.report_view(run, goals, None)
+    except MaceError:
+        return no_update
+    return dict(content=report_csv(report), filename=f"{run_id}-latency-report.csv")
+
+
+clientside_callback(
+    "function(n) { if (n) { window.print(); } return ''; }",
+    Output(ids.RP_PRINT, "title"),
+    Input(ids.RP_PRINT, "n_clicks"),
+    prevent_initial_call=True,
+)

@@ -1,0 +1,151 @@
+"""Logic of the Overview, Nodes and Reports pages as plain functions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard import figures
+from dashboard.data import RunData
+from dashboard.report import analyses, bound_coverage, build_report, violating_intervals
+from dashboard.scenario import ScenarioError
+
+RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
+
+
+def window(run: RunData, range_key: str | None) -> slice:
+    """The intervals of the chosen time range (the latest ones)."""
+    if range_key not in RANGES:
+        raise ScenarioError(f"time range: unknown choice {range_key!r}")
+    seconds = RANGES[range_key]
+    if seconds is None:
+        return slice(0, run.intervals)
+    count = max(1, int(round(seconds / run.subinterval)))
+    return slice(max(0, run.intervals - count), run.intervals)
+
+
+@dataclass(frozen=True)
+class OverviewView:
+    figure: go.Figure
+    predicted_wc: float
+    estimated_wc: float
+    measured_wc: float | None
+    error_percent: float | None
+    coverage: float | None
+    bottleneck: str
+
+    def kpis(self) -> tuple[str, str, str]:
+        measured = "-" if self.measured_wc is None else f"{self.measured_wc:.3f} s"
+        error = "" if self.error_percent is None else f" · error {self.error_percent:+.1f}%"
+        worst = (
+            f"Mace {self.estimated_wc:.3f} s · predicted {self.predicted_wc:.3f} s "
+            f"· measured {measured}{error}"
+        )
+        coverage = "-" if self.coverage is None else f"{self.coverage:.1%}"
+        return worst, coverage, self.bottleneck
+
+
+def overview(run: RunData, range_key: str | None) -> OverviewView:
+    """Measured vs predicted latency in the window, with its KPIs."""
+    if run.intervals == 0:
+        raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
+    part = window(run, range_key)
+    result = analyses(run)
+    est = result.estimated
+    measured = run.measured_system()
+    times = run.times[part]
+    starts = [run.times[s] for s in run.version_starts[1:] if part.start <= s < part.stop]
+    fig = figures.latency_figure(
+        times,
+        measured.lat_max[part],
+        measured.lat_p99[part],
+        est.mace[part],
+        est.upper[part],
+        starts,
+        uirevision=f"{run.info.run_id}-{range_key}",
+    )
+    finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
+    measured_wc = float(finite.max()) if finite.size else None
+    estimated_wc = float(est.mace[part].max())
+    predicted_wc = float(result.predicted.mace[part].max())
+    error = (
+        100.0 * (estimated_wc - measured_wc) / measured_wc
+        if measured_wc is not None and measured_wc > 0
+        else None
+    )
+    last = part.stop - 1
+    bottleneck = (
+        f"{est.node_ids[est.bottleneck[last]]} (CE/C {est.mace[last]:.3f} s)"
+        if est.mace[last] > 0
+        else "none (no backlog now)"
+    )
+    return OverviewView(
+        figure=fig,
+        predicted_wc=predicted_wc,
+        estimated_wc=estimated_wc,
+        measured_wc=measured_wc,
+        error_percent=error,
+        coverage=bound_coverage(measured.lat_max[part], est.mace[part], est.upper[part]),
+        bottleneck=bottleneck,
+    )
+
+
+def nodes_view(
+    run: RunData, node: str | None, range_key: str | None
+) -> tuple[go.Figure, go.Figure, go.Figure, go.Figure]:
+    """CE heatmap, DLTS vs capacity, bottleneck over time, utilization vs DLTS."""
+    if run.intervals == 0:
+        raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
+    nodes = run.topology.node_ids
+    if node is None:
+        node = nodes[0]
+    if node not in nodes:
+        raise ScenarioError(f"unknown node '{node}'")
+    k = nodes.index(node)
+    part = window(run, range_key)
+    est = analyses(run).estimated
+    times = run.times[part]
+    capacity = run.topology.capacity_by_node[node]
+    return (
+        figures.ce_heatmap(nodes, times, est.ce_seconds[:, part]),
+        figures.dlts_capacity_figure(
+            times, run.node_dlts[k, part], capacity * run.subinterval, node
+        ),
+        figures.bottleneck_figure(times, est.bottleneck_nodes[part], est.mace[part], nodes),
+        figures.busy_vs_dlts_figure(
+            times, run.busy[k, part], run.node_dlts[k, part], capacity, node
+        ),
+    )
+
+
+def report_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The report as table rows (rounded for reading)."""
+    rows = []
+    for name, entry in [*report["queries"].items(), ("system", report["system"])]:
+        row: dict[str, Any] = {"query": name}
+        for key, value in entry.items():
+            row[key] = None if value is None else round(float(value), 4)
+        rows.append(row)
+    return rows
+
+
+def report_view(
+    run: RunData, objectives: Mapping[str, float], query: str | None, share: float = 0.1
+) -> tuple[dict[str, Any], go.Figure, list[int]]:
+    """The report, a compliance figure of one query and its violating intervals."""
+    if run.intervals == 0:
+        raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
+    computed = analyses(run, share)
+    report = build_report(run, objectives, share, computed)
+    if query is None or query not in run.latency:
+        query = run.topology.queries[0]
+    measured = run.latency[query].lat_max
+    objective = objectives.get(query)
+    fig = figures.compliance_figure(
+        run.times, measured, computed.estimated.per_query[query], objective
+    )
+    return report, fig, violating_intervals(measured, objective)

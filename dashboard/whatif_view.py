@@ -1,0 +1,232 @@
+"""Logic of the What-if page as plain functions (the page's callbacks only call these).
+
+:func:`apply_edit` validates one form action and returns the new scenario JSON;
+:func:`render` evaluates a scenario and builds every figure and text of the page.
+Both raise :class:`dashboard.scenario.ScenarioError` with a message for the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+
+from dashboard import figures
+from dashboard.data import RunData
+from dashboard.scenario import (
+    MAX_CAPACITY,
+    RunInputs,
+    ScenarioError,
+    WhatIfEngine,
+    parse_factor,
+    parse_positive,
+    scenario_from_json,
+    scenario_to_json,
+)
+from estimator.fitting import fit_operator_stats
+from estimator.loaders import dump_topology
+from estimator.whatif import MAX_RATE_SCALE
+
+MAX_ID_LENGTH = 64
+
+
+@dataclass(frozen=True)
+class WhatIfView:
+    mace_figure: go.Figure
+    query_figure: go.Figure
+    elements: list[dict[str, Any]]
+    table_rows: list[dict[str, Any]]
+    node_options: list[str]
+    operator_options: list[str]
+    current_wc: float
+    scenario_wc: float
+    per_query: dict[str, tuple[float, float]]
+
+    @property
+    def summary(self) -> str:
+        change = self.scenario_wc - self.current_wc
+        percent = f" ({change / self.current_wc:+.1%})" if self.current_wc > 0 else ""
+        return (
+            f"MaceWC: scenario {self.scenario_wc:.4f} s, current {self.current_wc:.4f} s, "
+            f"change {change:+.4f} s{percent}"
+        )
+
+
+def _scenario_nodes(inputs: RunInputs, data: Mapping[str, Any]) -> list[str]:
+    removed = set(data.get("remove_nodes") or [])
+    nodes = [n for n in inputs.topology.node_ids if n not in removed]
+    return nodes + [n for n in (data.get("add_nodes") or {}) if n not in removed]
+
+
+def apply_edit(
+    inputs: RunInputs, data: Mapping[str, Any] | None, action: str, values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The scenario JSON after one action of the page; ScenarioError names a bad value.
+
+    Actions: ``move`` (operator, node), ``table`` (rows of operator/node),
+    ``capacity`` (node, capacity), ``add_node`` (node, capacity),
+    ``remove_node`` (node), ``load`` (rate_scale, factor), ``reset``,
+    ``placement`` (a whole placement, e.g. from the optimizer).
+    """
+    current = scenario_to_json(scenario_from_json(data or {}))
+    topology = inputs.topology
+    nodes = _scenario_nodes(inputs, current)
+    if action == "reset":
+        return scenario_to_json(scenario_from_json({}))
+    if action == "move":
+        operator, node = values.get("operator"), values.get("node")
+        if not operator:
+            raise ScenarioError("move: select an operator")
+        if operator not in topology.operator_by_id:
+            raise ScenarioError(f"move: unknown operator '{operator}'")
+        if not node:
+            raise ScenarioError("move: select a target node")
+        if node not in nodes:
+            raise ScenarioError(f"move: unknown node '{node}'")
+        current["placement"][operator] = node
+    elif action in ("table", "placement"):
+        rows = values.get("rows") or []
+        if action == "placement":
+            rows = [{"operator": k, "node": v} for k, v in (values.get("placement") or {}).items()]
+        if not rows:
+            raise ScenarioError("placement table: it is empty")
+        for k, row in enumerate(rows):
+            operator, node = str(row.get("operator", "")), str(row.get("node", "")).strip()
+            if operator not in topology.operator_by_id:
+                raise ScenarioError(f"placement table row {k + 1}: unknown operator '{operator}'")
+            if node not in nodes:
+                raise ScenarioError(
+                    f"placement table row {k + 1}: unknown node '{node}' for '{operator}'"
+                )
+            current["placement"][operator] = node
+    elif action == "capacity":
+        node = values.get("node")
+        if not node:
+            raise ScenarioError("capacity: select a node")
+        if node not in nodes:
+            raise ScenarioError(f"capacity: unknown node '{node}'")
+        value = parse_positive(values.get("capacity"), f"capacity of '{node}'", upper=MAX_CAPACITY)
+        if node in current["add_nodes"]:
+            current["add_nodes"][node] = value
+        else:
+            current["capacities"][node] = value
+    elif action == "add_node":
+        node = str(values.get("node") or "").strip()
+        if (
+            not node
+            or len(node) > MAX_ID_LENGTH
+            or not node.replace("-", "").replace("_", "").isalnum()
+        ):
+            raise ScenarioError(
+                "add node: enter an id of letters, digits, '-' or '_' "
+                f"(at most {MAX_ID_LENGTH} characters)"
+            )
+        if node in nodes or node in topology.operator_by_id or node in topology.source_ids:
+            raise ScenarioError(f"add node: id '{node}' is already used")
+        value = parse_positive(values.get("capacity"), f"capacity of '{node}'", upper=MAX_CAPACITY)
+        if node in current["remove_nodes"]:
+            current["remove_nodes"].remove(node)
+            current["capacities"][node] = value
+        else:
+            current["add_nodes"][node] = value
+    elif action == "remove_node":
+        node = values.get("node")
+        if not node:
+            raise ScenarioError("remove node: select a node")
+        if node not in nodes:
+            raise ScenarioError(f"remove node: unknown node '{node}'")
+        if len(nodes) == 1:
+            raise ScenarioError("remove node: at least one node must remain")
+        placement = {**dict(topology.placement), **current["placement"]}
+        hosted = sorted(op for op, n in placement.items() if n == node)
+        if hosted:
+            raise ScenarioError(
+                f"remove node: '{node}' still hosts {', '.join(hosted)}; move them first"
+            )
+        if node in current["add_nodes"]:
+            del current["add_nodes"][node]
+        else:
+            current["remove_nodes"].append(node)
+        current["capacities"].pop(node, None)
+    elif action == "load":
+        current["rate_scale"] = parse_positive(
+            values.get("rate_scale"), "rate scale", upper=MAX_RATE_SCALE
+        )
+        current["subinterval_factor"] = parse_factor(values.get("factor"))
+    else:
+        raise ScenarioError(f"unknown action '{action}'")
+    # validate the whole result once more (unknown ids, stranded operators, ...)
+    scenario_from_json(current)
+    return current
+
+
+def render(
+    engine: WhatIfEngine,
+    inputs: RunInputs,
+    data: Mapping[str, Any] | None,
+    selected: str | None = None,
+) -> WhatIfView:
+    """Evaluate the scenario next to the current deployment and build the page's content."""
+    scenario = scenario_from_json(data or {})
+    base = engine.evaluate(inputs, scenario_from_json({}))
+    result = engine.evaluate(inputs, scenario)
+    placement = dict(result.topology.placement)
+    current_q = base.per_query_wc()
+    scenario_q = result.per_query_wc()
+    queries = list(inputs.topology.queries)
+    return WhatIfView(
+        mace_figure=figures.mace_comparison_figure(
+            base.times, base.estimate.mace, result.estimate.mace, result.times
+        ),
+        query_figure=figures.query_change_figure(
+            queries, [current_q[q] for q in queries], [scenario_q[q] for q in queries]
+        ),
+        elements=figures.operator_graph_elements(result.topology, placement, selected),
+        table_rows=[
+            {"operator": o.id, "query": o.query, "node": placement[o.id]}
+            for o in result.topology.operators
+        ],
+        node_options=list(result.topology.node_ids),
+        operator_options=list(result.topology.operator_ids),
+        current_wc=base.estimate.mace_wc,
+        scenario_wc=result.estimate.mace_wc,
+        per_query={q: (current_q[q], scenario_q[q]) for q in queries},
+    )
+
+
+def export_topology(inputs: RunInputs, data: Mapping[str, Any] | None) -> str:
+    """The scenario's deployment as a topology YAML file."""
+    from estimator.whatif import apply_scenario
+
+    topology, _ = apply_scenario(inputs.topology, inputs.arrivals, scenario_from_json(data or {}))
+    return dump_topology(topology)
+
+
+def compare_rows(
+    engine: WhatIfEngine, inputs: RunInputs, named: Sequence[tuple[str, Mapping[str, Any]]]
+) -> list[dict[str, Any]]:
+    """One row per scenario: MaceWC and per-query MaceWC, for the comparison table."""
+    rows = []
+    for name, data in [("current", {}), *named]:
+        try:
+            result = engine.evaluate(inputs, scenario_from_json(data))
+        except ScenarioError as exc:
+            rows.append({"scenario": name, "MaceWC": f"invalid: {exc}"})
+            continue
+        row: dict[str, Any] = {"scenario": name, "MaceWC": round(result.estimate.mace_wc, 4)}
+        row.update({q: round(v, 4) for q, v in result.per_query_wc().items()})
+        rows.append(row)
+    return rows
+
+
+def inputs_for_run(run: RunData) -> RunInputs:
+    """The What-if baseline of a run: its latest placement, with costs and selectivities
+    fitted on all its measured statistics, and its measured arrivals."""
+    if run.intervals == 0:
+        raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
+    topology = run.topology
+    if not run.operator_stats.empty:
+        topology = fit_operator_stats(topology, run.operator_stats).topology
+    return RunInputs(run.key, topology, run.arrivals)
