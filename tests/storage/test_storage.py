@@ -1,0 +1,185 @@
+"""DuckDB store without Spark: schema, lock errors, topology round trip, merges, reads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from estimator.loaders import topology_from_text
+from storage import reads, writes
+from storage.db import DatabaseLockedError, StorageError, connect, transaction
+from storage.histogram import BUCKETS, bucket_bounds, histogram_of, quantile_from_histogram
+from storage.schema import SCHEMA_VERSION
+from tests.ingest.landing import TOPOLOGY
+
+TABLES = {
+    "runs": ["run_id", "name", "subinterval", "origin"],
+    "source_arrivals": ["run_id", "source", "interval", "events"],
+    "operator_stats": [
+        "run_id", "operator", "port", "interval", "events_in", "events_out", "cpu_seconds",
+    ],
+    "node_busy": ["run_id", "node", "interval", "busy_seconds"],
+    "latency_stats": [
+        "run_id", "query", "interval", "outputs", "lat_max", "lat_mean",
+        "lat_p50", "lat_p95", "lat_p99", "histogram",
+    ],
+    "ingest_batches": [
+        "batch_id", "files", "rows_read", "rows_kept", "rows_quarantined",
+        "started_at", "finished_at",
+    ],
+    "quarantine": ["run_id", "record_set", "file", "row_number", "reason", "raw"],
+    "scenarios": [
+        "scenario_id", "run_id", "name", "placement", "capacities", "rate_scale",
+        "added_queries", "created_at",
+    ],
+    "latency_objectives": ["run_id", "query", "objective_seconds", "updated_at"],
+}  # fmt: skip
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "store.duckdb"
+    connect(path).close()
+    return path
+
+
+def test_schema_has_the_design_columns_and_migrates_once(db: Path) -> None:
+    con = connect(db)
+    for table, columns in TABLES.items():
+        present = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+        assert set(columns) <= set(present), table
+    con.close()
+    con = connect(db)  # second open applies nothing new
+    versions = con.execute("SELECT version FROM schema_version").fetchall()
+    assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
+    con.close()
+
+
+def test_read_only_on_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StorageError, match="no such database"):
+        connect(tmp_path / "absent.duckdb", read_only=True)
+
+
+def test_second_writer_gets_an_error_naming_the_lock_holder(db: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys, time
+            from storage.db import connect
+            con = connect({str(db)!r})
+            print("locked", flush=True)
+            sys.stdin.read()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(DatabaseLockedError) as caught:
+            connect(db)
+        assert caught.value.holder_pid == holder.pid
+        assert f"PID {holder.pid}" in str(caught.value)
+    finally:
+        holder.communicate("")
+
+
+def _topology():  # type: ignore[no-untyped-def]
+    return topology_from_text(TOPOLOGY)
+
+
+def test_topology_round_trip_and_placement_versions(db: Path) -> None:
+    topology = _topology()
+    con = connect(db)
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", topology, [(102.0, {"a": "n2", "b": "n2"})])
+    assert reads.run_topology(con, "r1", interval=0) == topology
+    assert reads.run_topology(con, "r1", interval=2).placement == {"a": "n2", "b": "n2"}
+    assert reads.run_topology(con, "r1").placement == {"a": "n2", "b": "n2"}
+    versions = reads.placement_versions(con, "r1")
+    assert [(v.version, v.valid_from) for v in versions] == [(0, 100.0), (1, 102.0)]
+    with pytest.raises(StorageError, match="unknown run 'nope'"):
+        reads.run_topology(con, "nope")
+
+
+def test_merges_add_and_node_dlts_follow_the_placement_versions(db: Path) -> None:
+    con = connect(db)
+    stats = pd.DataFrame(
+        {
+            "run_id": "r1", "operator": ["a", "b", "a", "b"], "port": 0,
+            "interval": [0, 0, 2, 2], "events_in": [1, 2, 3, 4], "events_out": 1,
+            "cpu_seconds": [0.1, 0.2, 0.3, 0.4],
+        }
+    )  # fmt: skip
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", _topology(), [(102.0, {"a": "n2", "b": "n2"})])
+        writes.merge_operator_stats(con, stats)
+        writes.merge_operator_stats(con, stats.iloc[:1])  # a late row for (a, 0, 0)
+        writes.merge_source_arrivals(
+            con, pd.DataFrame({"run_id": "r1", "source": "s", "interval": [0, 2, 2], "events": 1})
+        )
+    frame = reads.operator_stats_frame(con, "r1")
+    first = frame[(frame.operator == "a") & (frame.interval == 0)].iloc[0]
+    assert (first.events_in, first.events_out, first.cpu_seconds) == (2, 2, pytest.approx(0.2))
+    dlts = reads.node_dlts(con, "r1")
+    assert dlts.node_ids == ("n1", "n2") and dlts.start == 0
+    # interval 0: a on n1, b on n2; interval 2 (t = 102): both on n2
+    np.testing.assert_allclose(dlts.matrix, [[0.2, 0, 0], [0.2, 0, 0.7]])
+    arrivals = reads.source_arrivals(con, "r1")
+    np.testing.assert_array_equal(arrivals.counts, [[1, 0, 2]])
+    assert reads.interval_range(con, "r1") == (0, 3)
+
+
+def _latency_row(interval: int, latencies: list[float]) -> dict[str, object]:
+    values = np.array(latencies)
+    return {
+        "run_id": "r1", "query": "q", "interval": interval, "outputs": len(values),
+        "lat_sum": values.sum(), "lat_max": values.max(),
+        "lat_p50": np.quantile(values, 0.5), "lat_p95": np.quantile(values, 0.95),
+        "lat_p99": np.quantile(values, 0.99), "histogram": histogram_of(values),
+    }  # fmt: skip
+
+
+def test_latency_merge_keeps_exact_max_and_mean_and_reads_quantiles_from_histogram(
+    db: Path,
+) -> None:
+    con = connect(db)
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", _topology())
+        writes.merge_latency_stats(con, pd.DataFrame([_latency_row(0, [0.1, 0.2, 0.3])]))
+    row = reads.latency_stats_frame(con, "r1").iloc[0]
+    assert row.quantiles_exact and row.lat_p50 == pytest.approx(0.2)
+    with transaction(con, "test"):
+        writes.merge_latency_stats(con, pd.DataFrame([_latency_row(0, [1.0])]))
+    row = reads.latency_stats_frame(con, "r1").iloc[0]
+    assert (row.outputs, row.lat_max) == (4, 1.0)
+    assert row.lat_mean == pytest.approx(0.4)
+    assert not row.quantiles_exact
+    lower, upper = bucket_bounds(int(np.argmax(histogram_of(np.array([0.2])))))
+    assert lower <= row.lat_p50 <= upper * (1 + 1e-12)  # the 2nd of 4 values (0.2) lies in this bucket
+    rollup = reads.latency_rollup(con, "r1", by_query=False)
+    assert list(rollup.columns)[:3] == ["interval", "outputs", "lat_max"]
+    assert rollup.iloc[0].outputs == 4
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(min_value=1e-5, max_value=1e3), min_size=1, max_size=200),
+    st.sampled_from([0.5, 0.95, 0.99]),
+)
+def test_histogram_quantile_is_within_one_bucket_of_the_order_statistic(
+    values: list[float], q: float
+) -> None:
+    data = np.sort(np.array(values))
+    counts = histogram_of(data)
+    assert counts.shape == (BUCKETS,) and counts.sum() == len(data)
+    estimate = quantile_from_histogram(counts, q, float(data.max()))
+    target = data[max(0, int(np.ceil(q * len(data))) - 1)]  # nearest-rank order statistic
+    ratio = 10 ** (1 / 20)
+    assert target / ratio * (1 - 1e-9) <= estimate <= target * ratio * (1 + 1e-9)
