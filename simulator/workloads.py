@@ -276,13 +276,13 @@ def workload_model(
     """A workload by name (or topology file path): the topology and its arrival processes."""
     rng = np.random.default_rng(seed)
     if name == "clickstream":
-        return _clickstream(1, nodes or 1, load, rng)
+        return _clickstream(1, 1 if nodes is None else nodes, load, rng)
     if name == "clickstream-5q":
-        return _clickstream(5, nodes or 1, load, rng)
+        return _clickstream(5, 1 if nodes is None else nodes, load, rng)
     if name == "stocks":
-        return _stocks(nodes or 3, load)
+        return _stocks(3 if nodes is None else nodes, load)
     if name == "random":
-        return _random(nodes or 4, load, rng)
+        return _random(4 if nodes is None else nodes, load, rng)
     path = Path(name)
     if path.suffix.lower() in (".yaml", ".yml", ".json") or path.exists():
         _check(1, load)
