@@ -50,15 +50,15 @@ def constant_instance(
 def reference_mace_wc(
     topology: Topology, arrivals: Arrivals, placement: Mapping[str, str]
 ) -> float:
-    """MaceWC by the definitions: per-operator loads summed per node, Lindley loop, max."""
+    """MaceWC by the definitions (linear operators): loads summed per node, Lindley loop, max."""
     counts = arrivals.for_topology(topology)
     series: dict[str, np.ndarray] = {s: counts[k] for k, s in enumerate(topology.source_ids)}
     node_load = {n.id: np.zeros(counts.shape[1]) for n in topology.nodes}
     for op_id in topology.topological_order:
         op = topology.operator_by_id[op_id]
-        inputs = [series[i] for i in op.inputs]
-        node_load[placement[op_id]] += sum(c * a for c, a in zip(op.cost, inputs, strict=True))
-        series[op_id] = sum(s * a for s, a in zip(op.selectivity, inputs, strict=True))
+        inputs = np.stack([series[i] for i in op.inputs])
+        node_load[placement[op_id]] += np.asarray(op.cost) @ inputs
+        series[op_id] = np.asarray(op.selectivity) @ inputs
     worst = 0.0
     for node in topology.nodes:
         backlog = 0.0
