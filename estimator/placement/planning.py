@@ -28,7 +28,7 @@ from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
 from estimator.mace import Estimate, cumulative_excess, series_summary
-from estimator.model import Node, Topology
+from estimator.model import Node, Topology, topology_from_dict
 from estimator.placement import ALGORITHMS, PlacementProblem, PlacementResult
 from estimator.whatif import AddedQuery, Scenario, apply_scenario
 
@@ -62,6 +62,35 @@ def single_node(topology: Topology) -> Topology:
         placement=dict.fromkeys(topology.operator_ids, "plan-node"),
         links=(),
     )
+
+
+def plans_by_query(topology: Topology) -> dict[str, Topology]:
+    """Split a topology whose queries are alternative plans into one topology per plan.
+
+    Each plan keeps its operators, the sources they read, the nodes and the
+    placement; an operator reading another query's operator is an error.
+    """
+    document = topology.to_dict()
+    plans = {}
+    for query in topology.queries:
+        ops = [o for o in document["operators"] if o["query"] == query]
+        ids = {o["id"] for o in ops}
+        for op in ops:
+            for upstream in op["inputs"]:
+                if upstream in topology.operator_by_id and upstream not in ids:
+                    raise ModelError(
+                        f"plan '{query}': operator '{op['id']}' reads '{upstream}' of another query"
+                    )
+        used = {i for o in ops for i in o["inputs"]}
+        plans[query] = topology_from_dict(
+            {
+                **document,
+                "sources": [s for s in document["sources"] if s["id"] in used],
+                "operators": ops,
+                "placement": {k: v for k, v in document["placement"].items() if k in ids},
+            }
+        )
+    return plans
 
 
 def rank_plans(
@@ -312,5 +341,6 @@ __all__ = [
     "admit_query",
     "fewest_nodes",
     "least_added_capacity",
+    "plans_by_query",
     "rank_plans",
 ]

@@ -12,6 +12,7 @@ from estimator.placement.planning import (
     admit_query,
     fewest_nodes,
     least_added_capacity,
+    plans_by_query,
     rank_plans,
 )
 from estimator.whatif import AddedQuery
@@ -55,6 +56,38 @@ def test_plan_selection_ranks_by_mace_wc_on_one_node() -> None:
     assert own[1].mace_wc > ranked[1].mace_wc
     with pytest.raises(ModelError, match="unknown criterion 'median'"):
         rank_plans(plans, arrivals, criterion="median")
+
+
+def test_stock_plans_rank_the_uds_in_the_middle_first() -> None:
+    from simulator.workloads import workload_model
+
+    topology, _ = workload_model("stocks")
+    plans = plans_by_query(topology)
+    assert sorted(plans) == ["plan_middle", "plan_sink", "plan_source"]
+    assert all(len(p.operators) == 4 for p in plans.values())
+    # per trade: source ~404 us, sink ~176 us, middle ~92 us of CPU; on one node of
+    # capacity 3, bursts of 20000 trades/s overload the sink and source plans only
+    arrivals = Arrivals(("trades",), np.array([[2000.0, 20000.0, 20000.0, 2000.0, 2000.0]]))
+    ranked = rank_plans(plans, arrivals)
+    assert [p.name for p in ranked] == ["plan_middle", "plan_sink", "plan_source"]
+    assert ranked[0].mace_wc == 0.0
+    assert 0.0 < ranked[1].mace_wc < ranked[2].mace_wc
+
+
+def test_plans_must_not_share_operators() -> None:
+    shared = topology_from_dict(
+        {
+            "nodes": [{"id": "n", "capacity": 1.0}],
+            "sources": [{"id": "s"}],
+            "operators": [
+                {"id": "a", "query": "p1", "inputs": ["s"], "cost": 0.1},
+                {"id": "b", "query": "p2", "inputs": ["a"], "cost": 0.1},
+            ],
+            "placement": {"a": "n", "b": "n"},
+        }
+    )
+    with pytest.raises(ModelError, match="operator 'b' reads 'a' of another query"):
+        plans_by_query(shared)
 
 
 def added_operator(load: float) -> AddedQuery:
