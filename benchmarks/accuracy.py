@@ -1,0 +1,458 @@
+"""Accuracy study (issue 7): Mace and the path-aware estimator against simulated reality.
+
+Every case simulates a workload with the built-in simulator, measures the node
+DLTS (``operator_stats.cpu_seconds`` summed per node) and the per-subinterval
+maximum latency (outputs bucketed by stimulus time), then estimates with Mace
+(:func:`estimator.mace.estimate_from_dlts`) and the path-aware fluid tandem
+model (:mod:`estimator.pathaware`) on the same measured DLTS.
+
+Measurement. With ``--pipeline spark`` (the default) the headline run of Fig.
+4(a)/(b) goes through the real pipeline: telemetry written to a landing folder,
+ingested by Spark into DuckDB, read back through ``storage.reads``; it is also
+measured from the telemetry frames with pandas and the two are compared
+(``pipeline_check`` in the JSON). The sweeps (4(c), 5(a), 5(b), policies, w) are
+measured from the telemetry frames with pandas only, the same aggregation as the
+ingestion job, so that the whole study runs in minutes on two cores.
+
+Figures: 4(a) training size vs error of the fitted model's LatWC, 4(b) Mace
+series vs measured latency, 4(c) three arrival patterns, 5(a) 1..5 queries on
+one node, 5(b) 42 operators placed at random on 4..13 nodes, every scheduling
+policy, and the subinterval policy with a larger w. Writes ``accuracy.json``
+and PNG plots into ``--out`` (default ``results/accuracy``, not committed).
+
+    python benchmarks/accuracy.py --quick
+    python benchmarks/accuracy.py --out results/accuracy
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from estimator.evaluator import epsilon, estimate
+from estimator.fitting import fit_operator_stats
+from estimator.mace import Estimate, estimate_from_dlts
+from estimator.model import Topology, topology_from_dict
+from estimator.pathaware import machine_paths, path_aware_from_dlts
+from simulator.plan import POLICIES
+from simulator.run import Result, simulate
+from simulator.workloads import (
+    ArrivalModel,
+    OnOff,
+    StreamModel,
+    clickstream_operators,
+    full_mesh,
+    rate_for_load,
+)
+
+LOAD = 0.85
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Measured figures of one run over stimulus subintervals 0..D-1."""
+
+    dlts: np.ndarray  # nodes x D, CPU-seconds
+    latency: np.ndarray  # D, max latency of outputs stimulated in p (NaN: no output)
+    stats: pd.DataFrame  # operator_stats columns
+    counts: np.ndarray  # sources x D
+    events: np.ndarray  # D, source events per subinterval
+
+
+def clickstream_topology(
+    queries: int, nodes: int, rng: np.random.Generator, *, random_placement: bool
+) -> tuple[Topology, ArrivalModel]:
+    """``queries`` clickstream queries (14 operators each) on ``nodes`` nodes of capacity 1,
+    each query on one node in turn, or every operator on a uniformly random node."""
+    node_ids = [f"n{k + 1}" for k in range(nodes)]
+    ops: list[dict[str, Any]] = []
+    sources = []
+    for q in range(queries):
+        source = f"clicks{q + 1}"
+        sources.append({"id": source, "event_bytes": 400})
+        ops.extend(clickstream_operators(f"q{q + 1}_", source, f"q{q + 1}"))
+    if random_placement:
+        placement = {o["id"]: node_ids[int(rng.integers(nodes))] for o in ops}
+    else:
+        placement = {o["id"]: node_ids[int(o["query"][1:]) % nodes] for o in ops}
+    document: dict[str, Any] = {
+        "name": f"clickstream-{queries}q-{nodes}n",
+        "subinterval": 1.0,
+        "nodes": [{"id": n, "capacity": 1.0} for n in node_ids],
+        "sources": sources,
+        "operators": ops,
+        "placement": placement,
+        "links": full_mesh(node_ids) if nodes > 1 else [],
+    }
+    topology = topology_from_dict(document)
+    weights = {str(s["id"]): float(rng.uniform(0.6, 1.4)) for s in sources}
+    rates = rate_for_load(topology, LOAD, weights)
+    return topology, ArrivalModel({s: StreamModel(OnOff(), r) for s, r in rates.items()})
+
+
+def with_pattern(model: ArrivalModel, pattern: OnOff) -> ArrivalModel:
+    return ArrivalModel({s: StreamModel(pattern, m.rate, m.twin) for s, m in model.streams.items()})
+
+
+def run_case(
+    topology: Topology, model: ArrivalModel, duration: float, policy: str, seed: int
+) -> Result:
+    times = model.sample(duration, np.random.default_rng([seed, 1]))
+    return simulate(topology, times, policy, np.random.default_rng(seed))
+
+
+def measure_frames(result: Result) -> Measured:
+    """Measured DLTS, latency and operator stats from the telemetry frames (pandas)."""
+    topology = result.topology
+    w = topology.subinterval
+    frames = result.telemetry.frames()
+    arrivals = frames["arrivals"]
+    intervals = max(1, math.floor(float(arrivals["stimulus_time"].max()) / w) + 1)
+    ex = frames["executions"]
+    ex_interval = np.floor(ex["stimulus_time"].to_numpy() / w).astype(np.int64)
+    stats = (
+        ex.assign(interval=ex_interval, events_in=1)
+        .groupby(["operator", "port", "interval"], as_index=False)
+        .agg(
+            events_in=("events_in", "sum"),
+            events_out=("outputs", "sum"),
+            cpu_seconds=("cpu_seconds", "sum"),
+        )
+    )
+    stats = stats[stats["interval"] < intervals]
+    node_of = {o: topology.placement[o] for o in topology.operator_ids}
+    node_index = {n: k for k, n in enumerate(topology.node_ids)}
+    rows = stats["operator"].map(node_of).map(node_index).to_numpy(dtype=np.int64)
+    dlts = np.zeros((len(node_index), intervals))
+    np.add.at(dlts, (rows, stats["interval"].to_numpy()), stats["cpu_seconds"].to_numpy())
+    out = frames["outputs"]
+    out_interval = np.floor(out["stimulus_time"].to_numpy() / w).astype(np.int64)
+    latency = np.full(intervals, np.nan)
+    lat = (out["egress_time"] - out["stimulus_time"]).to_numpy()
+    keep = out_interval < intervals
+    per = pd.Series(lat[keep]).groupby(out_interval[keep]).max()
+    latency[per.index.to_numpy()] = per.to_numpy()
+    counts = np.zeros((len(topology.source_ids), intervals))
+    src_index = {s: k for k, s in enumerate(topology.source_ids)}
+    a_interval = np.floor(arrivals["stimulus_time"].to_numpy() / w).astype(np.int64)
+    np.add.at(counts, (arrivals["source"].map(src_index).to_numpy(), a_interval), 1.0)
+    return Measured(dlts, latency, stats, counts, counts.sum(axis=0))
+
+
+def measure_store(result: Result, workdir: Path, run_id: str) -> Measured:
+    """The real pipeline: landing folder -> Spark ingestion -> DuckDB -> storage reads."""
+    from ingest.job import ingest_once
+    from simulator.telemetry import write_run
+    from storage import reads
+    from storage.db import connect
+
+    landing = workdir / "landing"
+    db = workdir / "accuracy.duckdb"
+    write_run(result.telemetry, result.topology, landing, run_id)
+    ingest_once(landing, db)
+    con = connect(db, read_only=True)
+    try:
+        span = reads.interval_range(con, run_id)
+        if span is None:
+            raise RuntimeError(f"run '{run_id}' has no statistics after ingestion")
+        start, stop = 0, span[1]
+        dlts = reads.node_dlts(con, run_id, start, stop).matrix
+        lat_frame = reads.latency_stats_frame(con, run_id, start=start, stop=stop)
+        stats = reads.operator_stats_frame(con, run_id)
+    finally:
+        con.close()
+    latency = np.full(stop, np.nan)
+    per = lat_frame.groupby("interval")["lat_max"].max()
+    latency[per.index.to_numpy(dtype=np.int64)] = per.to_numpy()
+    local = measure_frames(result)
+    d = min(stop, local.counts.shape[1])
+    return Measured(dlts[:, :d], latency[:d], stats, local.counts[:, :d], local.events[:d])
+
+
+def compare(topology: Topology, measured: Measured) -> tuple[dict[str, Any], Estimate, Estimate]:
+    """Mace and path-aware from measured DLTS against the measured latency."""
+    w = topology.subinterval
+    node_ids = list(topology.node_ids)
+    caps = np.array([topology.capacity_by_node[n] for n in node_ids])
+    query_rows = {
+        q: np.isin(node_ids, [topology.placement[o] for o in topology.operators_of_query(q)])
+        for q in topology.queries
+    }
+    base = estimate_from_dlts(measured.dlts, caps, node_ids, w, epsilon(topology), query_rows)
+    path = path_aware_from_dlts(base, machine_paths(topology, node_ids))
+    lat = measured.latency
+    valid = ~np.isnan(lat)
+    lat_wc = float(np.nanmax(lat)) if valid.any() else 0.0
+    out: dict[str, Any] = {
+        "intervals": int(lat.size),
+        "events": int(measured.events.sum()),
+        "lat_wc": lat_wc,
+        "epsilon": base.epsilon,
+    }
+    for name, est in (("mace", base), ("path", path)):
+        v, lo, up = est.mace[valid], est.lower[valid], est.upper[valid]
+        observed = lat[valid]
+        excess = observed - up
+        out[name] = {
+            "wc": est.mace_wc,
+            "error_wc": (est.mace_wc - lat_wc) / lat_wc if lat_wc else 0.0,
+            "mean_abs_error": float(np.mean(np.abs(v - observed))) if v.size else 0.0,
+            "estimate_le_latency": float(np.mean(v <= observed + 1e-9)) if v.size else 1.0,
+            "coverage": float(np.mean((lo <= observed + 1e-9) & (observed <= up + 1e-9)))
+            if v.size
+            else 1.0,
+            "above_upper": int(np.sum(excess > 1e-9)),
+            "max_excess": float(max(0.0, excess.max())) if excess.size else 0.0,
+        }
+    return out, base, path
+
+
+def plot_series(path: Path, title: str, lat: np.ndarray, base: Estimate, pa: Estimate) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.2), dpi=80)
+    x = np.arange(lat.size) * base.subinterval
+    ax.plot(x, lat, "k.", ms=3, label="measured max latency")
+    ax.plot(x, base.mace, label="Mace")
+    ax.plot(x, base.upper, ":", lw=1, label="Mace + w + eps")
+    if np.any(pa.mace > base.mace + 1e-9):
+        ax.plot(x, pa.mace, "--", label="path-aware")
+    ax.set_xlabel("stimulus time (s)")
+    ax.set_ylabel("latency (s)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def plot_bars(
+    path: Path, title: str, labels: list[str], series: dict[str, list[float]], ylabel: str
+) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.2), dpi=80)
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(labels))
+    for k, (name, values) in enumerate(series.items()):
+        ax.bar(x + k * width - 0.4 + width / 2, values, width, label=name)
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.axhline(0, color="k", lw=0.5)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def progress(items: Iterable[Any], desc: str) -> Iterable[Any]:
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        return tqdm(list(items), desc=desc, leave=False)
+    return items
+
+
+def training_error(
+    topology: Topology, measured: Measured, sizes: list[int]
+) -> list[dict[str, float]]:
+    """Fig. 4(a): fit costs and selectivities on the first N source events, predict the
+    Mace series of the whole run from its arrivals, compare LatWC."""
+    cumulative = np.cumsum(measured.events)
+    lat_wc = float(np.nanmax(measured.latency))
+    rows = []
+    for size in sizes:
+        stop = int(np.searchsorted(cumulative, size) + 1)
+        fitted = fit_operator_stats(topology, measured.stats, (0, stop)).topology
+        predicted = estimate(fitted, measured.counts)
+        rows.append(
+            {
+                "training_events": int(cumulative[min(stop, cumulative.size) - 1]),
+                "training_fraction": float(cumulative[min(stop, cumulative.size) - 1])
+                / float(cumulative[-1]),
+                "mace_wc": predicted.mace_wc,
+                "lat_wc": lat_wc,
+                "error_wc": (predicted.mace_wc - lat_wc) / lat_wc,
+            }
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="results/accuracy", help="results folder")
+    parser.add_argument("--quick", action="store_true", help="short runs, fewer cases")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--pipeline",
+        choices=("spark", "frames"),
+        default="spark",
+        help="measure the headline run through Spark + DuckDB (spark) or pandas only",
+    )
+    args = parser.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    duration = 30.0 if args.quick else 60.0
+    seed = args.seed
+    clock = time.perf_counter()
+    report: dict[str, Any] = {"duration_s": duration, "seed": seed, "load": LOAD}
+
+    # Fig. 4(a) and 4(b): one clickstream query on one node, stimulus-time scheduling.
+    rng = np.random.default_rng(seed)
+    topology, model = clickstream_topology(1, 1, rng, random_placement=False)
+    result = run_case(topology, model, duration, "stimulus", seed)
+    measured = measure_frames(result)
+    if args.pipeline == "spark":
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                stored = measure_store(result, Path(tmp), "fig4")
+            d = min(stored.dlts.shape[1], measured.dlts.shape[1])
+            report["pipeline_check"] = {
+                "pipeline": "spark+duckdb",
+                "max_abs_dlts_diff": float(np.abs(stored.dlts[:, :d] - measured.dlts[:, :d]).max()),
+                "max_abs_latency_diff": float(
+                    np.nanmax(np.abs(stored.latency[:d] - measured.latency[:d]))
+                ),
+            }
+            measured = stored
+        except Exception as exc:  # record why, keep the study going
+            report["pipeline_check"] = {"pipeline": "frames", "spark_error": repr(exc)[:300]}
+    figures, base, pa = compare(topology, measured)
+    report["fig4b"] = figures
+    plot_series(out / "fig4b.png", "Fig 4(b): 1 query, 1 node", measured.latency, base, pa)
+    sizes = [1000, 2000, 5000, 10000, 20000]
+    report["fig4a"] = training_error(topology, measured, sizes)
+
+    # Fig. 4(c): three chunks with different On-Off patterns.
+    patterns = {
+        "on-off 100:1, 0.33": OnOff(),
+        "on-off 10:1, 0.25": OnOff(rate_ratio=10.0, duration_ratio=0.25),
+        "on-off 30:1, 1.0": OnOff(rate_ratio=30.0, duration_ratio=1.0, mean_low_duration=3.0),
+    }
+    report["fig4c"] = {}
+    for k, (name, pattern) in enumerate(progress(patterns.items(), "fig4c")):
+        res = run_case(topology, with_pattern(model, pattern), duration, "stimulus", seed + 10 + k)
+        report["fig4c"][name], _, _ = compare(topology, measure_frames(res))
+
+    # Fig. 5(a): 1..5 queries on one node.
+    report["fig5a"] = {}
+    for queries in progress(range(1, 6) if not args.quick else (1, 3, 5), "fig5a"):
+        t, m = clickstream_topology(
+            queries, 1, np.random.default_rng(seed + queries), random_placement=False
+        )
+        res = run_case(t, m, duration, "stimulus", seed + queries)
+        report["fig5a"][str(queries)], _, _ = compare(t, measure_frames(res))
+
+    # Fig. 5(b): 42 operators (3 queries) placed at random on 4..13 nodes.
+    report["fig5b"] = {}
+    node_counts = (4, 8, 13) if args.quick else tuple(range(4, 14))
+    worst_series = None
+    for nodes in progress(node_counts, "fig5b"):
+        t, m = clickstream_topology(
+            3, nodes, np.random.default_rng(seed + 100 + nodes), random_placement=True
+        )
+        res = run_case(t, m, duration, "stimulus", seed + nodes)
+        meas = measure_frames(res)
+        row, b, p = compare(t, meas)
+        report["fig5b"][str(nodes)] = row
+        if worst_series is None or row["mace"]["above_upper"] > worst_series[0]:
+            worst_series = (row["mace"]["above_upper"], nodes, meas.latency, b, p)
+    if worst_series is not None:
+        _, nodes, lat, b, p = worst_series
+        plot_series(out / "fig5b_series.png", f"42 ops on {nodes} nodes", lat, b, p)
+
+    # Every policy, on one node (1 query) and on 4 nodes (3 queries, random placement).
+    report["policies"] = {}
+    t4, m4 = clickstream_topology(3, 4, np.random.default_rng(seed + 104), random_placement=True)
+    for policy in progress(POLICIES, "policies"):
+        single = run_case(topology, model, duration, policy, seed)
+        multi = run_case(t4, m4, duration, policy, seed)
+        report["policies"][policy] = {
+            "1 node": compare(topology, measure_frames(single))[0],
+            "4 nodes": compare(t4, measure_frames(multi))[0],
+        }
+
+    # The subinterval policy with a larger w (section VII-A).
+    report["subinterval_w"] = {}
+    for w in (1.0, 2.0, 4.0):
+        tw = topology.with_changes(subinterval=w)
+        res = run_case(tw, model, duration, "subinterval", seed)
+        report["subinterval_w"][f"{w:g}"] = compare(tw, measure_frames(res))[0]
+
+    report["seconds"] = time.perf_counter() - clock
+    (out / "accuracy.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    make_plots(report, out)
+    print(json.dumps(headline(report)))
+    return 0
+
+
+def headline(report: dict[str, Any]) -> dict[str, Any]:
+    """One-line JSON summary of the study."""
+    multi = list(report["fig5b"].values())
+    return {
+        "seconds": round(report["seconds"], 1),
+        "fig4b_mace_error_wc": report["fig4b"]["mace"]["error_wc"],
+        "fig5b_mace_above_upper": sum(r["mace"]["above_upper"] for r in multi),
+        "fig5b_path_above_upper": sum(r["path"]["above_upper"] for r in multi),
+        "fig5b_intervals": sum(r["intervals"] for r in multi),
+    }
+
+
+def make_plots(report: dict[str, Any], out: Path) -> None:
+    rows = report["fig4a"]
+    plot_bars(
+        out / "fig4a.png",
+        "Fig 4(a): fitted-model LatWC error vs training events",
+        [f"{r['training_events']}" for r in rows],
+        {"Mace (fitted)": [100 * r["error_wc"] for r in rows]},
+        "error of LatWC (%)",
+    )
+    for key, title in (
+        ("fig4c", "Fig 4(c): three arrival patterns"),
+        ("fig5a", "Fig 5(a): queries on one node"),
+        ("fig5b", "Fig 5(b): 42 ops, random placement, nodes"),
+    ):
+        labels = list(report[key])
+        plot_bars(
+            out / f"{key}.png",
+            title,
+            labels,
+            {
+                "Mace": [100 * report[key][k]["mace"]["error_wc"] for k in labels],
+                "path-aware": [100 * report[key][k]["path"]["error_wc"] for k in labels],
+            },
+            "error of LatWC (%)",
+        )
+    policies = list(report["policies"])
+    plot_bars(
+        out / "policies.png",
+        "Policies: error of LatWC",
+        policies,
+        {
+            f"{est} {where}": [
+                100 * report["policies"][p][where][est]["error_wc"] for p in policies
+            ]
+            for where in ("1 node", "4 nodes")
+            for est in ("mace", "path")
+        },
+        "error of LatWC (%)",
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
