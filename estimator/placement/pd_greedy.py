@@ -52,7 +52,11 @@ def pd_greedy(
     quotas: Mapping[str, float] | None = None,
     overload_penalty: float = 20.0,
 ) -> PlacementResult:
-    """Greedy minimum-potential placement; deterministic, ends well within budget."""
+    """Greedy minimum-potential placement (deterministic).
+
+    If the budget runs out, the remaining operators are placed on load and network
+    potential alone.
+    """
     clock = Clock(budget)
     topology = problem.topology
     quota = np.ones(problem.n_nodes)
@@ -103,7 +107,10 @@ def pd_greedy(
     for op in order:
         ratio = (node_mean + mean[op]) / caps / quota
         pe_load = load_potential(ratio, overload_penalty)
-        pe_corr = correlation(series[op], node_series)
+        if clock.expired():  # out of budget: the remaining operators skip correlation
+            pe_corr = np.zeros(problem.n_nodes)
+        else:
+            pe_corr = correlation(series[op], node_series)
         pe_net = np.zeros(problem.n_nodes)
         if links:
             for host in range(problem.n_nodes):
