@@ -153,7 +153,10 @@ class PlacementEvaluator:
             self._query_max,
         ) = node_pass(self._node_coef, self.model.basis, self._service, self.capacities, query_mask)
         self._query_mask = query_mask
-        self.mace = np.maximum(self._top_values[0], 0.0)
+        # Finite-bandwidth links are resources too: their CE enters Mace.
+        self.mace = (
+            self.estimate().mace if self._has_links else np.maximum(self._top_values[0], 0.0)
+        )
         self.mace_wc = float(self.mace.max()) if self.mace.size else 0.0
 
     def epsilon(self) -> float:
@@ -169,7 +172,7 @@ class PlacementEvaluator:
         topology = self.topology
         if not self._has_links:
             eps = self.epsilon()
-            mace = self.mace
+            mace = np.maximum(self._top_values[0], 0.0)
             return Estimate(
                 subinterval=topology.subinterval,
                 resources=self.node_ids,

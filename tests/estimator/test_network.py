@@ -52,3 +52,30 @@ def test_propagation_delay_bounds() -> None:
         result.upper, np.max(result.ce_seconds + 0.5, axis=0) + 1.0 + result.epsilon
     )
     np.testing.assert_allclose(result.mace, result.ce_seconds.max(axis=0))
+
+
+def test_evaluator_mace_includes_link_resources() -> None:
+    from estimator.evaluator import PlacementEvaluator
+    from estimator.model import topology_from_dict
+    from estimator.propagation import build_load_model
+
+    topology = topology_from_dict(
+        {
+            "nodes": [{"id": "n1", "capacity": 10.0}, {"id": "n2", "capacity": 10.0}],
+            "sources": [{"id": "s"}],
+            "operators": [
+                {"id": "a", "inputs": ["s"], "cost": 0.001},
+                {"id": "b", "inputs": ["a"], "cost": 0.001},
+            ],
+            "placement": {"a": "n1", "b": "n1"},
+            "links": [{"from": "n1", "to": "n2", "bandwidth": 1000.0}],
+        }
+    )
+    counts = np.array([[50.0, 50.0, 0.0, 0.0]])
+    evaluator = PlacementEvaluator(topology, build_load_model(topology, counts))
+    assert evaluator.mace_wc == 0.0
+    # b on n2: 50 events of 100 B per subinterval cross a 1000 B/s link: CE 4000, 8000 B.
+    assert evaluator.move_mace_wc("b", "n2") == pytest.approx(8.0)
+    evaluator.apply_move("b", "n2")
+    assert evaluator.mace_wc == pytest.approx(8.0)
+    assert evaluator.estimate().mace_wc == pytest.approx(8.0)
