@@ -1,12 +1,20 @@
 """The fast engine: the reference semantics as a numba-compiled event loop.
 
 Same rules as :mod:`simulator.reference` (read its docstring), on a
-struct-of-arrays state: an event pool with a free list, one binary heap of
-pool slots per node for the key-ordered policies (stimulus, fifo,
-subinterval), singly linked FIFO lists per operator for the operator-visiting
-policies (round-robin, longest-queue, min-latency, min-cost), and one heap of
-timed events. Source events are merged from their sorted array instead of
-being pushed on the heap (their counters 0..N-1 precede every other counter,
+struct-of-arrays state: an event pool with a free list, singly linked FIFO
+lists per operator for the operator-visiting policies (round-robin,
+longest-queue, min-latency, min-cost), and one heap of timed events.
+
+The key-ordered policies (stimulus, fifo, subinterval) pick the queued event
+with the least (key, counter) at the node. Rather than one heap per node, the
+engine keeps a FIFO per input port, which stays sorted because events reach a
+port almost always in key order (the paper's k-FIFO scheme, section VI-A),
+and a small per-node overflow heap for the rare event that arrives out of
+order at its port (possible after network delays). The next event is the
+least of the port FIFO heads and the heap top: the same choice as one heap.
+
+Source events are merged from their sorted array instead of being pushed on
+the timed heap (their counters 0..N-1 precede every other counter,
 so at equal times they come first, exactly as in the reference). Compilation
 is cached on disk (``cache=True``).
 """
@@ -92,7 +100,8 @@ def _grow2(a: np.ndarray) -> np.ndarray:
 def _engine(
     capacity, policy, train, op_node, op_sink, op_product, op_coef, op_first_port, op_ports,
     port_op, port_number, port_cost, port_sel, down_ptr, down_port, producer_bytes, link_id,
-    link_delay, link_bandwidth, cycle_ptr, cycle_ops, node_ops_ptr, node_ops, source_nodes_ptr,
+    link_delay, link_bandwidth, cycle_ptr, cycle_ops, node_ops_ptr, node_ops, node_ports_ptr,
+    node_ports, source_nodes_ptr,
     source_nodes, origin, subinterval, distribution, src, times, key, intervals,
 ):  # fmt: skip
     n_nodes = capacity.shape[0]
@@ -115,6 +124,9 @@ def _engine(
     q_used = 0
     node_heap = np.empty((n_nodes, 256), np.int64)
     node_size = np.zeros(n_nodes, np.int64)
+    node_queued = np.zeros(n_nodes, np.int64)
+    port_head = np.full(port_op.shape[0], -1, np.int64)
+    port_tail = np.full(port_op.shape[0], -1, np.int64)
     op_head = np.full(n_ops, -1, np.int64)
     op_tail = np.full(n_ops, -1, np.int64)
     op_count = np.zeros(n_ops, np.int64)
@@ -295,10 +307,20 @@ def _engine(
                         q_key[qs] = float(math.floor((stim - origin) / subinterval))
                     else:
                         q_key[qs] = 0.0
-                    if node_size[there] == node_heap.shape[1]:
-                        node_heap = _grow2(node_heap)
-                    _heap_push(node_heap[there], node_size[there], qs, q_key, q_seq)
-                    node_size[there] += 1
+                    node_queued[there] += 1
+                    tail = port_tail[port]
+                    if tail < 0 or q_key[qs] >= q_key[tail]:
+                        q_next[qs] = -1
+                        if tail >= 0:
+                            q_next[tail] = qs
+                        else:
+                            port_head[port] = qs
+                        port_tail[port] = qs
+                    else:
+                        if node_size[there] == node_heap.shape[1]:
+                            node_heap = _grow2(node_heap)
+                        _heap_push(node_heap[there], node_size[there], qs, q_key, q_seq)
+                        node_size[there] += 1
 
         # ---- nodes to dispatch, ascending ----
         if kind == 0:
@@ -352,10 +374,23 @@ def _engine(
                     op_tail[op] = -1
                 op_count[op] -= 1
             else:
-                if node_size[nd] == 0:
+                if node_queued[nd] == 0:
                     continue
-                qs = _heap_pop(node_heap[nd], node_size[nd], q_key, q_seq)
-                node_size[nd] -= 1
+                node_queued[nd] -= 1
+                qs = -1
+                best_port = -1
+                for j in range(node_ports_ptr[nd], node_ports_ptr[nd + 1]):
+                    head = port_head[node_ports[j]]
+                    if head >= 0 and (qs < 0 or _before(q_key, q_seq, head, qs)):
+                        qs = head
+                        best_port = node_ports[j]
+                if node_size[nd] > 0 and (qs < 0 or _before(q_key, q_seq, node_heap[nd, 0], qs)):
+                    qs = _heap_pop(node_heap[nd], node_size[nd], q_key, q_seq)
+                    node_size[nd] -= 1
+                else:
+                    port_head[best_port] = q_next[qs]
+                    if q_next[qs] < 0:
+                        port_tail[best_port] = -1
             port = q_port[qs]
             st = q_stim[qs]
             q_free[n_free] = qs
@@ -448,7 +483,8 @@ def simulate_fast(
         plan.op_coef, plan.op_first_port, plan.op_ports, plan.port_op, plan.port_number,
         plan.port_cost, plan.port_sel, plan.down_ptr, plan.down_port, plan.producer_bytes,
         plan.link_id, plan.link_delay, plan.link_bandwidth, plan.cycle_ptr, plan.cycle_ops,
-        plan.node_ops_ptr, plan.node_ops, plan.source_nodes_ptr, plan.source_nodes,
+        plan.node_ops_ptr, plan.node_ops, plan.node_ports_ptr, plan.node_ports,
+        plan.source_nodes_ptr, plan.source_nodes,
         float(plan.origin), float(plan.subinterval), int(plan.cost_distribution),
         np.ascontiguousarray(source, dtype=np.int64), np.ascontiguousarray(times, dtype=np.float64),
         np.uint64(key), int(intervals),

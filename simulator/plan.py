@@ -72,6 +72,8 @@ class Plan:
     cycle_ops: np.ndarray  # i8[*]
     node_ops_ptr: np.ndarray  # i8[N+1], CSR of each node's operators (longest-queue)
     node_ops: np.ndarray  # i8[*]
+    node_ports_ptr: np.ndarray  # i8[N+1], CSR of the input ports of each node's operators
+    node_ports: np.ndarray  # i8[*]
     source_nodes_ptr: np.ndarray  # i8[S+1], CSR of nodes consuming each source, ascending
     source_nodes: np.ndarray  # i8[*]
 
@@ -157,6 +159,10 @@ def compile_plan(
 
     cycle_ptr, cycle_ops = csr(cycles)
     node_ops_ptr, node_ops = csr(members)
+    node_ports_ptr, node_ports = csr(
+        [[first_port[op] + q for op in group for q in range(len(topology.operators[op].inputs))]
+         for group in members]
+    )  # fmt: skip
     queries = topology.queries
     return Plan(
         node_ids=nodes,
@@ -196,6 +202,8 @@ def compile_plan(
         cycle_ops=cycle_ops,
         node_ops_ptr=node_ops_ptr,
         node_ops=node_ops,
+        node_ports_ptr=node_ports_ptr,
+        node_ports=node_ports,
         source_nodes_ptr=np.array(source_nodes_ptr, dtype=np.int64),
         source_nodes=np.array(source_nodes, dtype=np.int64),
     )
