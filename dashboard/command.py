@@ -13,6 +13,8 @@ import json
 import sys
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 DEMO_WORKLOAD = "clickstream-5q"
 DEMO_INGEST_EVERY = 5.0
+DEMO_NODES = 5
+DEMO_FLUSH_EVERY = 2.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -145,18 +149,29 @@ def _serve_app(app: Any, host: str, port: int) -> None:
     serve(app.server, host=host, port=port, threads=8, _quiet=True)
 
 
-def run_serve(args: argparse.Namespace) -> int:
+def _open_app(db: Path, refresh_seconds: float) -> Any:
+    """The app, with its database connection opened (and the schema migrated) before any
+    in-process ingestion starts writing."""
     from dashboard.app import create_app
+    from dashboard.context import CONFIG_KEY
+
+    app = create_app(db, refresh_seconds=refresh_seconds)
+    with app.server.config[CONFIG_KEY].database.cursor():
+        pass
+    return app
+
+
+def run_serve(args: argparse.Namespace) -> int:
     from estimator.errors import ModelError
 
     if not 0 < args.port < 65536:
         raise ModelError(f"--port must be between 1 and 65535, got {args.port}")
     if args.every <= 0:
         raise ModelError(f"--every must be positive, got {args.every}")
-    stop = None
-    if args.landing:
-        stop = _start_ingestion(Path(args.landing), Path(args.db), args.every)
-    app = create_app(args.db, refresh_seconds=max(2.0, args.every))
+    if args.landing and not Path(args.landing).is_dir():
+        raise ModelError(f"--landing: {args.landing} is not a folder")
+    app = _open_app(Path(args.db), max(2.0, args.every))
+    stop = _start_ingestion(Path(args.landing), Path(args.db), args.every) if args.landing else None
     try:
         _serve_app(app, args.host, args.port)
     finally:
@@ -165,16 +180,32 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_ingestion(landing: Path, db: Path, every: float) -> Any:
+def _start_ingestion(landing: Path, db: Path, every: float) -> Callable[[], None]:
     """Start the ingestion scheduler in this process; return a function stopping it."""
-    from estimator.errors import ModelError
+    import logging
 
-    if not landing.is_dir():
-        raise ModelError(f"--landing: {landing} is not a folder")
-    import ingest
+    from ingest.job import BatchSummary
+    from ingest.scheduler import start_scheduler
 
-    scheduler = ingest.start_scheduler(landing, db, every)
-    return getattr(scheduler, "shutdown", None) or getattr(scheduler, "stop", lambda: None)
+    # a batch longer than the period skips a tick; that is expected, not worth a warning
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
+
+    def report(summary: BatchSummary) -> None:
+        if summary.files:
+            print(
+                f"ingest: batch {summary.batch_id}: {summary.files} file(s), "
+                f"{summary.rows_kept} rows kept, {summary.rows_quarantined} quarantined "
+                f"in {summary.seconds:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    scheduler = start_scheduler(landing, db, every, on_batch=report)
+
+    def stop() -> None:
+        scheduler.shutdown(wait=False)
+
+    return stop
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -182,14 +213,12 @@ def run_demo(args: argparse.Namespace) -> int:
     landing = workdir / "landing"
     landing.mkdir(parents=True, exist_ok=True)
     db = workdir / "mace.duckdb"
+    app = _open_app(db, DEMO_INGEST_EVERY)
     stop_simulation = threading.Event()
     simulation = _start_live_simulation(landing, stop_simulation)
     stop_ingestion = _start_ingestion(landing, db, DEMO_INGEST_EVERY)
     print(f"demo: simulating {DEMO_WORKLOAD} live into {landing}", flush=True)
     print(f"demo: ingesting every {DEMO_INGEST_EVERY:g} s into {db}", flush=True)
-    from dashboard.app import create_app
-
-    app = create_app(db, refresh_seconds=DEMO_INGEST_EVERY)
     try:
         _serve_app(app, args.host, args.port)
     finally:
@@ -201,14 +230,18 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def _start_live_simulation(landing: Path, stop: threading.Event) -> threading.Thread:
     """Run the simulator's live mode for the demo workload in a daemon thread."""
-    import simulator
+    from simulator.live import run_live
+    from simulator.workloads import workload_model
 
-    thread = threading.Thread(
-        target=simulator.run_live,
-        args=(DEMO_WORKLOAD, landing),
-        kwargs={"stop": stop},
-        name="mace-demo-simulator",
-        daemon=True,
-    )
+    topology, model = workload_model(DEMO_WORKLOAD, nodes=DEMO_NODES, seed=0)
+    run_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
+
+    def simulate() -> None:
+        try:
+            run_live(topology, model, landing, run_id, stop, flush_every=DEMO_FLUSH_EVERY)
+        except Exception as exc:  # report and end the thread; the dashboard stays up
+            print(f"demo: simulation stopped: {exc}", file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=simulate, name="mace-demo-simulator", daemon=True)
     thread.start()
     return thread

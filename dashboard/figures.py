@@ -95,11 +95,31 @@ def latency_figure(
     """
     times = np.asarray(times, dtype=float)
     fig = go.Figure()
-    fig.add_trace(_line(times, upper, "upper bound", PREDICTED, opacity=0.0, showlegend=False))
+    # the band is drawn with SVG scatter traces: WebGL traces do not fill between traces
+    up_index, up_values = decimate_max(upper)
+    low_index, low_values = decimate_max(mace)
     fig.add_trace(
-        _line(times, mace, "Mace band (bounds)", PREDICTED, fill="tonexty", fillcolor=BAND)
+        go.Scatter(
+            x=times[up_index],
+            y=up_values,
+            mode="lines",
+            line={"width": 0, "color": PREDICTED},
+            hoverinfo="skip",
+            showlegend=False,
+            name="upper bound",
+        )
     )
-    fig.data[1].line.width = 0
+    fig.add_trace(
+        go.Scatter(
+            x=times[low_index],
+            y=low_values,
+            mode="lines",
+            line={"width": 0, "color": PREDICTED},
+            fill="tonexty",
+            fillcolor=BAND,
+            name="bounds [Mace, Mace + w + eps]",
+        )
+    )
     fig.add_trace(_line(times, mace, "predicted Mace", PREDICTED))
     fig.add_trace(_line(times, measured_max, "measured max", MEASURED))
     fig.add_trace(_line(times, measured_p99, "measured p99", "#9467bd", line_dash="dot"))
@@ -118,29 +138,78 @@ def latency_figure(
     return _layout(fig, "Latency per subinterval: measured vs predicted", "latency (s)", uirevision)
 
 
+def _plain_layout(title: str, x_title: str, y_title: str, uirevision: str) -> dict[str, Any]:
+    """A white layout as a plain dict: building go.Figure objects with a template costs
+    tens of milliseconds, too much for the What-if page's interactive budget."""
+    axis = {"gridcolor": "#e5e5e5", "zerolinecolor": "#cccccc"}
+    return {
+        "title": {"text": title, "x": 0.01},
+        "margin": {"l": 60, "r": 20, "t": 50, "b": 45},
+        "legend": {"orientation": "h", "y": -0.18},
+        "xaxis": {**axis, "title": {"text": x_title}},
+        "yaxis": {**axis, "title": {"text": y_title}},
+        "plot_bgcolor": "white",
+        "paper_bgcolor": "white",
+        "uirevision": uirevision,
+        "height": 380,
+    }
+
+
+def _plain_line(times: np.ndarray, values: np.ndarray, name: str, color: str) -> dict[str, Any]:
+    index, picked = decimate_max(values)
+    return {
+        "type": "scattergl",
+        "mode": "lines",
+        "name": name,
+        "x": np.asarray(times, dtype=float)[index].tolist(),
+        "y": np.where(np.isfinite(picked), picked, None).tolist(),
+        "line": {"color": color},
+    }
+
+
 def mace_comparison_figure(
     times: np.ndarray, current: np.ndarray, scenario: np.ndarray, scenario_times: np.ndarray
-) -> go.Figure:
+) -> dict[str, Any]:
     """The scenario's Mace curve over the current one (their time grids may differ)."""
-    fig = go.Figure()
-    fig.add_trace(_line(np.asarray(times, dtype=float), current, "current Mace", PREDICTED))
-    fig.add_trace(
-        _line(np.asarray(scenario_times, dtype=float), scenario, "scenario Mace", SCENARIO)
-    )
-    return _layout(fig, "Predicted Mace: scenario vs current", "Mace (s)", uirevision="whatif")
+    return {
+        "data": [
+            _plain_line(times, current, "current Mace", PREDICTED),
+            _plain_line(scenario_times, scenario, "scenario Mace", SCENARIO),
+        ],
+        "layout": _plain_layout(
+            "Predicted Mace: scenario vs current",
+            "time since run start (s)",
+            "Mace (s)",
+            "whatif",
+        ),
+    }
 
 
 def query_change_figure(
     queries: Sequence[str], current: Sequence[float], scenario: Sequence[float]
-) -> go.Figure:
+) -> dict[str, Any]:
     """Per-query MaceWC, current vs scenario, as grouped bars."""
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=list(queries), y=list(current), name="current", marker_color=PREDICTED))
-    fig.add_trace(go.Bar(x=list(queries), y=list(scenario), name="scenario", marker_color=SCENARIO))
-    fig.update_layout(barmode="group")
-    fig = _layout(fig, "Worst-case latency per query (MaceWC)", "MaceWC (s)", uirevision="queries")
-    fig.update_xaxes(title="query")
-    return fig
+    layout = _plain_layout("Worst-case latency per query (MaceWC)", "query", "MaceWC (s)", "q")
+    layout["barmode"] = "group"
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "x": list(queries),
+                "y": [float(v) for v in current],
+                "name": "current",
+                "marker": {"color": PREDICTED},
+            },
+            {
+                "type": "bar",
+                "x": list(queries),
+                "y": [float(v) for v in scenario],
+                "name": "scenario",
+                "marker": {"color": SCENARIO},
+            },
+        ],
+        "layout": layout,
+    }
 
 
 def ce_heatmap(node_ids: Sequence[str], times: np.ndarray, ce_seconds: np.ndarray) -> go.Figure:

@@ -24,7 +24,7 @@ def window(run: RunData, range_key: str | None) -> slice:
     seconds = RANGES[range_key]
     if seconds is None:
         return slice(0, run.intervals)
-    count = max(1, int(round(seconds / run.subinterval)))
+    count = max(1, round(seconds / run.subinterval))
     return slice(max(0, run.intervals - count), run.intervals)
 
 

@@ -11,8 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import plotly.graph_objects as go
-
 from dashboard import figures
 from dashboard.data import RunData
 from dashboard.scenario import (
@@ -34,8 +32,8 @@ MAX_ID_LENGTH = 64
 
 @dataclass(frozen=True)
 class WhatIfView:
-    mace_figure: go.Figure
-    query_figure: go.Figure
+    mace_figure: dict[str, Any]
+    query_figure: dict[str, Any]
     elements: list[dict[str, Any]]
     table_rows: list[dict[str, Any]]
     node_options: list[str]
