@@ -6,6 +6,7 @@ import argparse
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from types import FrameType
 
@@ -58,6 +59,8 @@ def _run_id(args: argparse.Namespace) -> str:
     if args.run_id:
         return str(args.run_id)
     base = Path(args.workload).stem if args.workload not in WORKLOADS else args.workload
+    if args.live:  # a live run is new every time: name it by its start second
+        return f"{base}-{args.policy}-live-{int(time.time())}"
     return f"{base}-{args.policy}-seed{args.seed}"
 
 

@@ -4,6 +4,9 @@ clear errors, the workloads and live mode."""
 from __future__ import annotations
 
 import itertools
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -178,3 +181,23 @@ def test_live_mode_appends_files_until_stopped(tmp_path: Path) -> None:
     assert started - 1.0 <= origin <= started
     arrivals = pq.read_table(tmp_path / "live" / "arrivals").column("stimulus_time").to_numpy()
     assert arrivals.min() >= origin and arrivals.max() <= stopped
+
+
+def test_live_command_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "mace", "simulate", "stocks", "--load", "0.5", "--live"]
+    argv += ["--flush-every", "0.5", "--out", str(tmp_path)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not list(tmp_path.glob("*/executions/*.parquet")):
+            time.sleep(0.2)
+        time.sleep(1.0)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    assert "live run stopped" in out and "Traceback" not in err
+    (run_dir,) = tmp_path.iterdir()
+    check_run_folder(run_dir, min_files=1)
