@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         train=args.train,
         engine=args.engine,
     )
-    write_run(result.telemetry, topology, args.out, run_id, files=args.files)
+    write_run(result.telemetry, topology, args.out, run_id, files=args.files, progress=True)
     latency = result.trace.out_egress - result.trace.out_stimulus
     worst = float(latency.max()) if latency.size else 0.0
     print(

@@ -8,6 +8,11 @@ queues carried over a boundary are present (only records whose stimulus time
 falls in the segment are kept, so nothing is written twice). Every
 ``flush_every`` seconds the records whose time (arrival, execution start,
 egress) has passed are written as one new file per record set.
+
+A segment's run does not see the arrivals of the next segment, so events
+still queued at a boundary are simulated without the newer competition; under
+the stimulus policy on one node that is exact (newer events never overtake
+older ones), under other policies it slightly favours the older events.
 """
 
 from __future__ import annotations
@@ -55,8 +60,10 @@ def run_live(
     Call it in a thread to run alongside a dashboard; set ``stop`` to end it
     (the records already due are written first).
     """
-    if not (flush_every > 0 and segment > 0 and warmup >= 0):
-        raise SimulationError("live: flush interval and segment length must be positive")
+    if not (flush_every > 0 and segment > 0 and 0 <= warmup <= segment):
+        raise SimulationError(
+            "live: flush interval and segment must be positive, warmup within [0, segment]"
+        )
     run_dir = Path(landing) / run_id
     if run_dir.exists() and any(run_dir.iterdir()):
         raise SimulationError(f"live: run folder '{run_dir}' already exists and is not empty")

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from tqdm import tqdm
 
 from estimator.loaders import dump_topology
 from estimator.model import Topology
@@ -142,6 +143,7 @@ def write_run(
     *,
     files: int = 4,
     extra: Mapping[str, object] | None = None,
+    progress: bool = False,
 ) -> Path:
     """Write a finished run: ``topology.yaml`` and ``files`` Parquet parts per record set,
     split by each record set's time column so parts follow time like an appending EPS."""
@@ -153,8 +155,12 @@ def write_run(
     low = min((float(s.min()) for s in starts if s.size), default=0.0)
     high = max((float(s.max()) for s in starts if s.size), default=0.0)
     edges = np.linspace(low, np.nextafter(high, np.inf), max(files, 1) + 1)
-    for name in RECORD_SETS:
-        parts = split_by_time(telemetry.table(name), TIME_COLUMN[name], edges)
-        for k, part in enumerate(parts):
-            write_table(part, run_dir / name, f"part-{k:05d}.parquet")
+    rows = sum(telemetry.table(name).num_rows for name in RECORD_SETS)
+    # disable=None: a bar only on a terminal
+    with tqdm(total=rows, unit="rows", disable=None if progress else True, desc="writing") as bar:
+        for name in RECORD_SETS:
+            parts = split_by_time(telemetry.table(name), TIME_COLUMN[name], edges)
+            for k, part in enumerate(parts):
+                write_table(part, run_dir / name, f"part-{k:05d}.parquet")
+                bar.update(part.num_rows)
     return run_dir
