@@ -162,7 +162,7 @@ def _plain_line(times: np.ndarray, values: np.ndarray, name: str, color: str) ->
         "mode": "lines",
         "name": name,
         "x": np.asarray(times, dtype=float)[index].tolist(),
-        "y": np.where(np.isfinite(picked), picked, None).tolist(),
+        "y": [float(v) if np.isfinite(v) else None for v in picked],
         "line": {"color": color},
     }
 

@@ -77,7 +77,10 @@ def overview(run: RunData, range_key: str | None) -> OverviewView:
         if measured_wc is not None and measured_wc > 0
         else None
     )
-    last = part.stop - 1
+    # the newest intervals are still filling up while ingestion runs: report the
+    # bottleneck at the newest interval that has measured outputs
+    measured_part = np.flatnonzero(np.isfinite(measured.lat_max[part]))
+    last = part.start + int(measured_part[-1]) if measured_part.size else part.stop - 1
     bottleneck = (
         f"{est.node_ids[est.bottleneck[last]]} (CE/C {est.mace[last]:.3f} s)"
         if est.mace[last] > 0

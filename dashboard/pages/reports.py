@@ -6,7 +6,8 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, clientside_callback, dash_table, dcc, html, no_update
+from dash import Input, Output, State, clientside_callback, dcc, html, no_update
+from dash.dash_table.DataTable import DataTable
 
 from dashboard import context, ids, views
 from dashboard.report import KEYS, report_csv
@@ -20,7 +21,7 @@ MAX_OBJECTIVE = 1.0e6
 
 
 def layout(**_: Any) -> html.Div:
-    columns = [{"name": "query", "id": "query"}] + [
+    columns: list[Any] = [{"name": "query", "id": "query"}] + [
         {"name": k.replace("_", " "), "id": k} for k in (*KEYS, "bound_coverage")
     ]
     return html.Div(
@@ -35,7 +36,7 @@ def layout(**_: Any) -> html.Div:
                 "measured subintervals meeting the objective.",
                 className="text-muted",
             ),
-            dash_table.DataTable(id=ids.RP_TABLE, columns=columns, style_cell={"fontSize": 13}),
+            DataTable(id=ids.RP_TABLE, columns=columns, style_cell={"fontSize": 13}),
             dbc.Row(
                 [
                     dbc.Col(dcc.Dropdown(id=ids.RP_OBJ_QUERY, placeholder="query"), md=3),

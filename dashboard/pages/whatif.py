@@ -7,7 +7,8 @@ from typing import Any
 import dash
 import dash_bootstrap_components as dbc
 import dash_cytoscape as cyto
-from dash import Input, Output, State, ctx, dash_table, dcc, html, no_update
+from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash.dash_table.DataTable import DataTable
 
 from dashboard import context, ids, whatif_view
 from dashboard.scenario import ScenarioError
@@ -116,7 +117,7 @@ def layout(**_: Any) -> html.Div:
                 ]
             ),
             html.H6("Placement (edit the node column, then apply)"),
-            dash_table.DataTable(
+            DataTable(
                 id=ids.WI_TABLE,
                 columns=[
                     {"name": "operator", "id": "operator", "editable": False},
@@ -129,7 +130,7 @@ def layout(**_: Any) -> html.Div:
             ),
             dbc.Button("Apply table", id=ids.WI_APPLY_TABLE, size="sm", className="my-2"),
             html.H6("Scenario comparison"),
-            dash_table.DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13}),
+            DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13}),
         ]
     )
 

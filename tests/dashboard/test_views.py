@@ -1,0 +1,100 @@
+"""Callback logic as plain functions, on the hand-computed small run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dashboard import views, whatif_view
+from dashboard.data import Database, RunCache
+from dashboard.scenario import ScenarioError, WhatIfEngine
+from storage import scenarios
+
+
+@pytest.fixture
+def cache(small_db: Path) -> RunCache:
+    return RunCache(Database(small_db))
+
+
+def test_overview_kpis(cache: RunCache) -> None:
+    view = views.overview(cache.get("small"), "all")
+    assert view.estimated_wc == pytest.approx(0.8)
+    assert view.predicted_wc == pytest.approx(1.1)
+    assert view.measured_wc == pytest.approx(1.2)
+    assert view.error_percent == pytest.approx(100 * (0.8 - 1.2) / 1.2)
+    assert view.coverage == pytest.approx(0.75)
+    # newest interval with outputs is 4, where n2 has CE/C 0.5
+    assert view.bottleneck.startswith("n2")
+    with pytest.raises(ScenarioError, match="time range"):
+        views.overview(cache.get("small"), "forever")
+
+
+def test_nodes_view_rejects_unknown_node(cache: RunCache) -> None:
+    heat, dlts, _, _ = views.nodes_view(cache.get("small"), "n2", "all")
+    np.testing.assert_allclose(heat.data[0].z[1], [0, 0.8, 0.55, 0, 0.5], atol=1e-12)
+    np.testing.assert_allclose(dlts.data[0].y, [1.75, 3.6, 1.5, 0, 3.0], atol=1e-12)
+    with pytest.raises(ScenarioError, match="unknown node 'zz'"):
+        views.nodes_view(cache.get("small"), "zz", "all")
+
+
+def test_report_view_violations(cache: RunCache) -> None:
+    _, _, violating = views.report_view(cache.get("small"), {"q1": 1.0}, "q1")
+    assert violating == [1]
+    _, _, none = views.report_view(cache.get("small"), {}, "q2")
+    assert none == []
+
+
+def test_cache_reloads_after_new_data(cache: RunCache, small_db: Path) -> None:
+    first = cache.get("small")
+    assert cache.get("small") is first
+    with cache.database.cursor() as cur:
+        cur.execute("DELETE FROM latency_stats WHERE interval = 4")
+    assert cache.get("small") is not first
+
+
+def test_whatif_edits_and_messages(cache: RunCache) -> None:
+    inputs = whatif_view.inputs_for_run(cache.get("small"))
+    engine = WhatIfEngine()
+    base = whatif_view.render(engine, inputs, {})
+    assert base.scenario_wc == pytest.approx(base.current_wc)
+    moved = whatif_view.apply_edit(inputs, {}, "move", {"operator": "b", "node": "n1"})
+    view = whatif_view.render(engine, inputs, moved)
+    assert view.scenario_wc != pytest.approx(base.current_wc)
+    assert {r["operator"]: r["node"] for r in view.table_rows}["b"] == "n1"
+    bad: list[tuple[str, dict[str, Any], str]] = [
+        ("move", {"operator": None, "node": "n1"}, "select an operator"),
+        ("move", {"operator": "b", "node": "n9"}, "unknown node 'n9'"),
+        ("capacity", {"node": "n1", "capacity": "0"}, "positive"),
+        ("capacity", {"node": "n1", "capacity": "abc"}, "expected a number"),
+        ("capacity", {"node": "nx", "capacity": "1"}, "unknown node 'nx'"),
+        ("load", {"rate_scale": "1e9", "factor": 1}, "out of range"),
+        ("load", {"rate_scale": "1", "factor": "0.5"}, "positive|whole"),
+        ("remove_node", {"node": "n2"}, "still hosts a;"),
+        ("add_node", {"node": "n1", "capacity": 1}, "already used"),
+        ("add_node", {"node": "bad id!", "capacity": 1}, "letters, digits"),
+        ("table", {"rows": [{"operator": "a", "node": "n7"}]}, "row 1: unknown node 'n7'"),
+        ("table", {"rows": []}, "empty"),
+    ]
+    for action, values, message in bad:
+        with pytest.raises(ScenarioError, match=message):
+            whatif_view.apply_edit(inputs, moved, action, values)
+    grown = whatif_view.apply_edit(inputs, {}, "add_node", {"node": "n3", "capacity": "2"})
+    grown = whatif_view.apply_edit(inputs, grown, "move", {"operator": "b", "node": "n3"})
+    assert "n3" in whatif_view.render(engine, inputs, grown).node_options
+    assert "n3" in whatif_view.export_topology(inputs, grown)
+
+
+def test_scenarios_are_saved_and_compared(cache: RunCache) -> None:
+    inputs = whatif_view.inputs_for_run(cache.get("small"))
+    moved = whatif_view.apply_edit(inputs, {}, "move", {"operator": "b", "node": "n1"})
+    with cache.database.cursor() as cur:
+        scenario_id = scenarios.save_scenario(cur, "small", "b on n1", moved)
+        stored = scenarios.load_scenario(cur, scenario_id)
+        assert [s.name for s in scenarios.list_scenarios(cur, "small")] == ["b on n1"]
+    assert stored.scenario == moved
+    rows = whatif_view.compare_rows(WhatIfEngine(), inputs, [("b on n1", stored.scenario)])
+    assert [r["scenario"] for r in rows] == ["current", "b on n1"]
+    assert rows[0]["MaceWC"] != rows[1]["MaceWC"]
