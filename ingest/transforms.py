@@ -76,7 +76,10 @@ def _field_checks(fields: Mapping[str, str]) -> list[tuple[Column, Column | str]
     checks: list[tuple[Column, Column | str]] = []
     for name in fields:
         problem = F.col(f"{name}__problem")
-        checks.append((problem.isNotNull(), F.concat(problem, F.lit(f" field '{name}'"))))
+        reason = F.when(problem == MALFORMED, F.lit("malformed JSON line")).otherwise(
+            F.concat(problem, F.lit(f" '{name}'"))
+        )
+        checks.append((problem.isNotNull(), reason))
     for name, kind in fields.items():
         if kind == DOUBLE:
             value = F.col(name)
@@ -175,7 +178,12 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
     first = F.floor(start).cast("long")
     # the tolerance keeps a span ending on a boundary (up to rounding) out of the next interval
     last = F.greatest(first, (F.ceil(start + busy - F.lit(1e-9)) - 1).cast("long"))
-    pieces = F.when(~good | (first == last), F.array(first)).otherwise(F.sequence(first, last))
+    # a bad row (its times may be null) keeps one piece so that it is still counted
+    pieces = (
+        F.when(~good, F.array(F.lit(0).cast("long")))
+        .when(first == last, F.array(first))
+        .otherwise(F.sequence(first, last))
+    )
     exploded = rows.select(
         "*",
         first.alias("_first"),
@@ -187,7 +195,7 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
     overlap = (
         F.least(F.col("_end"), piece + 1) - F.greatest(F.col("_start"), piece.cast("double"))
     ) * width
-    is_first = (piece == F.col("_first")).cast("long")
+    is_first = F.when(~good, F.lit(1)).otherwise((piece == F.col("_first")).cast("long"))
     return exploded.groupBy(
         "file",
         _bad().alias("bad"),
