@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pyspark.sql import SparkSession
 
 from ingest.job import ingest_once
 from mace.cli import main
@@ -23,7 +24,7 @@ from tests.dashboard.test_report import EXPECTED_Q1, EXPECTED_Q2
 pytestmark = pytest.mark.spark
 
 COST = {"a": 0.1, "b": 0.2, "c": 0.1}
-NODE = SMALL_TOPOLOGY["placement"]
+NODE: dict[str, str] = {"a": "n2", "b": "n2", "c": "n1"}  # SMALL_TOPOLOGY's placement
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -69,7 +70,9 @@ def write_landing(landing: Path) -> None:
     _write_jsonl(run / "outputs" / "part-0.jsonl", outputs)
 
 
-def test_report_of_ingested_run(tmp_path: Path, spark, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_report_of_ingested_run(
+    tmp_path: Path, spark: SparkSession, capsys: pytest.CaptureFixture[str]
+) -> None:
     landing = tmp_path / "landing"
     write_landing(landing)
     db = tmp_path / "mace.duckdb"
