@@ -281,7 +281,8 @@ def test_conservation_and_one_execution_at_a_time(seed: int, nodes: int, policy:
     frames = result.telemetry.frames()
     ex = frames["executions"]
     produced = {s: len(t) for s, t in arrivals.items()}
-    produced.update(ex.groupby("operator")["outputs"].sum().astype(int).to_dict())
+    for op_id, total in ex.groupby("operator")["outputs"].sum().items():
+        produced[str(op_id)] = int(total)
     for op in topology.operators:
         for port, upstream in enumerate(op.inputs):
             got = int(((ex.operator == op.id) & (ex.port == port)).sum())
