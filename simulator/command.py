@@ -39,6 +39,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
     parser.add_argument("--policy", default="stimulus", choices=POLICIES, help="scheduling policy")
+    parser.add_argument(
+        "--node-policy",
+        action="append",
+        default=[],
+        metavar="NODE=POLICY",
+        help="policy of one node, overriding --policy (repeatable)",
+    )
     parser.add_argument("--train", type=int, default=DEFAULT_TRAIN, help="round-robin train size")
     parser.add_argument(
         "--cost-distribution",
@@ -64,6 +71,25 @@ def _run_id(args: argparse.Namespace) -> str:
     return f"{base}-{args.policy}-seed{args.seed}"
 
 
+def node_policies(
+    default: str, overrides: list[str], node_ids: tuple[str, ...]
+) -> str | dict[str, str]:
+    """--policy for every node, with --node-policy NODE=POLICY overrides (nodes are
+    checked against the topology when the plan is compiled)."""
+    if not overrides:
+        return default
+    chosen = dict.fromkeys(node_ids, default)
+    for item in overrides:
+        node, _, policy = item.partition("=")
+        if not node or policy not in POLICIES:
+            raise SimulationError(
+                f"--node-policy '{item}': expected NODE=POLICY with POLICY one of "
+                f"{', '.join(POLICIES)}"
+            )
+        chosen[node] = policy
+    return chosen
+
+
 def run(args: argparse.Namespace) -> int:
     from simulator.workloads import workload
 
@@ -86,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     result = simulate(
         topology,
         arrivals,
-        args.policy,
+        node_policies(args.policy, args.node_policy, topology.node_ids),
         np.random.default_rng([args.seed, 3]),
         cost_distribution=args.cost_distribution,
         train=args.train,
@@ -128,7 +154,7 @@ def _run_live(args: argparse.Namespace, run_id: str) -> int:
             args.out,
             run_id,
             stop,
-            policy=args.policy,
+            policy=node_policies(args.policy, args.node_policy, topology.node_ids),
             seed=args.seed,
             cost_distribution=args.cost_distribution,
             train=args.train,

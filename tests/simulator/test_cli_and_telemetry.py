@@ -201,3 +201,16 @@ def test_live_command_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     assert "live run stopped" in out and "Traceback" not in err
     (run_dir,) = tmp_path.iterdir()
     check_run_folder(run_dir, min_files=1)
+
+
+def test_node_policy_overrides(tmp_path: Path, capsys) -> None:
+    base = ["simulate", "random", "--nodes", "2", "--duration", "3", "--out", str(tmp_path)]
+    assert main([*base, "--node-policy", "n2=fifo", "--run-id", "mixed"]) == 0
+    assert main([*base, "--run-id", "plain"]) == 0
+    mixed = pq.read_table(tmp_path / "mixed" / "executions").to_pandas()
+    plain = pq.read_table(tmp_path / "plain" / "executions").to_pandas()
+    assert len(mixed) > 0 and not mixed.equals(plain)
+    assert main([*base, "--node-policy", "n9=fifo", "--run-id", "bad"]) == 2
+    assert "unknown node 'n9'" in capsys.readouterr().err
+    assert main([*base, "--node-policy", "n1=lifo", "--run-id", "bad2"]) == 2
+    assert "--node-policy 'n1=lifo'" in capsys.readouterr().err
