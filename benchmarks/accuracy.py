@@ -214,6 +214,7 @@ def compare(topology: Topology, measured: Measured) -> tuple[dict[str, Any], Est
             else 1.0,
             "above_upper": int(np.sum(excess > 1e-9)),
             "max_excess": float(max(0.0, excess.max())) if excess.size else 0.0,
+            "above_upper_2w": int(np.sum(excess > w + 1e-9)),
         }
     return out, base, path
 
@@ -409,6 +410,7 @@ def headline(report: dict[str, Any]) -> dict[str, Any]:
         "fig4b_mace_error_wc": report["fig4b"]["mace"]["error_wc"],
         "fig5b_mace_above_upper": sum(r["mace"]["above_upper"] for r in multi),
         "fig5b_path_above_upper": sum(r["path"]["above_upper"] for r in multi),
+        "fig5b_mace_above_upper_2w": sum(r["mace"]["above_upper_2w"] for r in multi),
         "fig5b_intervals": sum(r["intervals"] for r in multi),
     }
 
