@@ -32,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from storage.db import connect
 
     db = Path(args.db)
+    if not Path(args.landing).is_dir():
+        raise MaceError(f"landing folder {args.landing} does not exist")
     connect(db).close()  # fail fast, before starting Spark, if another process holds the lock
     if args.every is not None:
         return _every(args, db)

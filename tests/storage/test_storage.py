@@ -162,7 +162,8 @@ def test_latency_merge_keeps_exact_max_and_mean_and_reads_quantiles_from_histogr
     assert row.lat_mean == pytest.approx(0.4)
     assert not row.quantiles_exact
     lower, upper = bucket_bounds(int(np.argmax(histogram_of(np.array([0.2])))))
-    assert lower <= row.lat_p50 <= upper * (1 + 1e-12)  # the 2nd of 4 values (0.2) lies in this bucket
+    # the 2nd of the 4 values (0.2) lies in this bucket
+    assert lower <= row.lat_p50 <= upper * (1 + 1e-12)
     rollup = reads.latency_rollup(con, "r1", by_query=False)
     assert list(rollup.columns)[:3] == ["interval", "outputs", "lat_max"]
     assert rollup.iloc[0].outputs == 4
