@@ -67,3 +67,18 @@ def test_whatif_invalid_capacity_shows_message(dash_duo, small_db: Path):
     dash_duo.find_element(f"#{ids.WI_CAP_VALUE}").send_keys("4")
     dash_duo.find_element(f"#{ids.WI_SET_CAP}").click()
     dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "change", timeout=20)
+
+
+def test_reports_invalid_objective_shows_message(dash_duo, small_db: Path):
+    _start(dash_duo, small_db, "/reports")
+    dash_duo.wait_for_element(f"#{ids.RP_TABLE} td", timeout=20)
+    dash_duo.select_dcc_dropdown(f"#{ids.RP_OBJ_QUERY}", value="q2")
+    dash_duo.find_element(f"#{ids.RP_OBJ_VALUE}").send_keys("-1")
+    dash_duo.find_element(f"#{ids.RP_OBJ_SAVE}").click()
+    dash_duo.wait_for_contains_text(f"#{ids.RP_MESSAGE}", "must be a positive number", timeout=20)
+    dash_duo.find_element(f"#{ids.RP_OBJ_VALUE}").clear()
+    dash_duo.find_element(f"#{ids.RP_OBJ_VALUE}").send_keys("0.3")
+    dash_duo.find_element(f"#{ids.RP_OBJ_SAVE}").click()
+    # q2 measured max [0.1, 0.5, 0.2, -, 0.15]: only interval 1 is above 0.3 s
+    dash_duo.wait_for_contains_text(f"#{ids.RP_VIOLATIONS}", "1 subinterval(s) above 0.3 s: 1")
+    assert dash_duo.get_logs() == []
