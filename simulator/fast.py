@@ -27,7 +27,17 @@ import time
 import numpy as np
 from numba import njit
 
-from simulator.plan import Plan
+from simulator.plan import (
+    CONSTANT,
+    LONGEST_QUEUE,
+    MIN_COST,
+    MIN_LATENCY,
+    ROUND_ROBIN,
+    STIMULUS,
+    SUBINTERVAL,
+    UNIFORM,
+    Plan,
+)
 from simulator.trace import Trace
 
 ARRIVAL, COMPLETION, DELIVERY = 0, 1, 2
@@ -130,7 +140,12 @@ def _engine(
     op_head = np.full(n_ops, -1, np.int64)
     op_tail = np.full(n_ops, -1, np.int64)
     op_count = np.zeros(n_ops, np.int64)
-    by_op = (policy == 2) | (policy == 3) | (policy == 4) | (policy == 5)
+    by_op = (
+        (policy == ROUND_ROBIN)
+        | (policy == LONGEST_QUEUE)
+        | (policy == MIN_LATENCY)
+        | (policy == MIN_COST)
+    )
     busy = np.zeros(n_nodes, np.bool_)
     position = np.full(n_nodes, -1, np.int64)
     left = np.zeros(n_nodes, np.int64)
@@ -175,7 +190,7 @@ def _engine(
         # ---- next timed event: a source arrival wins ties (smaller counter) ----
         n_touched = 0
         if next_source < n_events and (tsize == 0 or times[next_source] <= t_time[theap[0]]):
-            kind = 0
+            kind = ARRIVAL
             now = times[next_source]
             item = src[next_source]
             stim = now
@@ -195,11 +210,11 @@ def _engine(
             tn_free += 1
 
         # ---- collect the (node, port) enqueues of this event ----
-        if kind == 0:
+        if kind == ARRIVAL:
             first = down_ptr[item]
             last = down_ptr[item + 1]
             rounds = 1
-        elif kind == 1:
+        elif kind == COMPLETION:
             busy[node] = False
             if op_sink[item]:
                 for _ in range(count):
@@ -224,9 +239,9 @@ def _engine(
             for s in range(first, last):
                 port = down_port[s]
                 there = op_node[port_op[port]]
-                if kind == 2 and there != node:
+                if kind == DELIVERY and there != node:
                     continue
-                if kind == 1 and there != node:
+                if kind == COMPLETION and there != node:
                     seen_before = False
                     for r in range(n_remote):
                         if remote[r] == there:
@@ -263,7 +278,7 @@ def _engine(
                     t_time[ts] = arrive
                     t_seq[ts] = counter
                     counter += 1
-                    t_kind[ts] = 2
+                    t_kind[ts] = DELIVERY
                     t_node[ts] = there
                     t_item[ts] = producer
                     t_stim[ts] = stim
@@ -301,9 +316,9 @@ def _engine(
                     op_count[op] += 1
                 else:
                     pol = policy[there]
-                    if pol == 0:
+                    if pol == STIMULUS:
                         q_key[qs] = stim
-                    elif pol == 6:
+                    elif pol == SUBINTERVAL:
                         q_key[qs] = float(math.floor((stim - origin) / subinterval))
                     else:
                         q_key[qs] = 0.0
@@ -323,7 +338,7 @@ def _engine(
                         node_size[there] += 1
 
         # ---- nodes to dispatch, ascending ----
-        if kind == 0:
+        if kind == ARRIVAL:
             for r in range(source_nodes_ptr[item], source_nodes_ptr[item + 1]):
                 touched[n_touched] = source_nodes[r]
                 n_touched += 1
@@ -344,7 +359,7 @@ def _engine(
                     total += op_count[node_ops[j]]
                 if total == 0:
                     continue
-                if pol == 3:
+                if pol == LONGEST_QUEUE:
                     best = -1
                     for j in range(lo, hi):
                         o = node_ops[j]
@@ -362,7 +377,7 @@ def _engine(
                                 position[nd] = spot
                                 break
                         cur = cycle_ops[clo + position[nd]]
-                        if pol == 2:
+                        if pol == ROUND_ROBIN:
                             left[nd] = train[nd]
                         else:
                             left[nd] = op_count[cur]
@@ -399,9 +414,9 @@ def _engine(
             # draws
             u = _uniform(ukey, 2 * n_exec)
             mean = port_cost[port]
-            if distribution == 0:
+            if distribution == CONSTANT:
                 cost = mean
-            elif distribution == 1:
+            elif distribution == UNIFORM:
                 cost = mean * (0.5 + u)
             else:
                 cost = -mean * math.log(1.0 - u)
@@ -459,7 +474,7 @@ def _engine(
             t_time[ts] = now + cost / capacity[nd]
             t_seq[ts] = counter
             counter += 1
-            t_kind[ts] = 1
+            t_kind[ts] = COMPLETION
             t_node[ts] = nd
             t_item[ts] = op
             t_stim[ts] = st

@@ -95,7 +95,10 @@ class _Node:
             _, counter, port = heapq.heappop(self.heap)
             return port, self.stimulus.pop(counter)
         if self.policy == LONGEST_QUEUE:
-            op = max(self.members, key=lambda o: (len(self.fifo[o]), -self.members.index(o)))
+            op = self.members[0]  # the longest queue; ties go to the first in file order
+            for other in self.members[1:]:
+                if len(self.fifo[other]) > len(self.fifo[op]):
+                    op = other
         else:
             current = self.cycle[self.position] if self.position >= 0 else -1
             if not (self.left > 0 and current >= 0 and self.fifo[current]):
