@@ -3,10 +3,10 @@
 Workload: ``clickstream-5q`` on 13 nodes (70 operators, network links) with an
 hour of arrivals (3600 subintervals of 1 s). One timed step is what the server
 does for one form action: validate the edit (:func:`apply_edit`), evaluate the
-scenario and build every figure (:func:`render`), and serialize the response
-(figures to JSON, graph elements, table rows). Reported as medians in ms for a
-move, a capacity change and a rate-scale change (which rebuilds the cached load
-model), next to a reference measured in the same run: the estimator's plain
+scenario and build every figure (:func:`render`), and serialize the response as
+Dash does (``to_json_plotly``). Reported as medians in ms for a move, a
+capacity change and a rate-scale change (which rebuilds the cached load model),
+next to a reference measured in the same run: the estimator's plain
 ``evaluate_scenario`` (no cache, no figures).
 
     .venv/bin/python benchmarks/bench_whatif.py --json
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import plotly.io as pio
+from plotly.io.json import to_json_plotly
 
 from dashboard.scenario import RunInputs, WhatIfEngine, scenario_from_json
 from dashboard.whatif_view import apply_edit, render
@@ -47,14 +47,10 @@ def step(engine: WhatIfEngine, inputs: RunInputs, action: str, values: dict[str,
     """One form action end to end; returns the resulting scenario MaceWC."""
     data = apply_edit(inputs, {}, action, values)
     view = render(engine, inputs, data, values.get("operator"))
-    payload = [
-        pio.to_json(view.mace_figure, validate=False, engine="json"),
-        pio.to_json(view.query_figure, validate=False, engine="json"),
-        json.dumps(view.elements),
-        json.dumps(view.table_rows),
-        view.summary,
-    ]
-    assert all(payload)
+    payload = to_json_plotly(
+        [view.mace_figure, view.query_figure, view.elements, view.table_rows, view.summary]
+    )
+    assert payload
     return view.scenario_wc
 
 

@@ -161,8 +161,9 @@ def _plain_line(times: np.ndarray, values: np.ndarray, name: str, color: str) ->
         "type": "scattergl",
         "mode": "lines",
         "name": name,
-        "x": np.asarray(times, dtype=float)[index].tolist(),
-        "y": [float(v) if np.isfinite(v) else None for v in picked],
+        # numpy arrays go to the browser through plotly's JSON encoder (NaN -> null)
+        "x": np.asarray(times, dtype=float)[index],
+        "y": picked,
         "line": {"color": color},
     }
 

@@ -55,7 +55,8 @@ def test_mace_comparison_is_a_plain_figure_with_both_curves() -> None:
         np.arange(4.0), np.array([0, 1, 2, 1.0]), np.array([0, 3.0]), np.array([0.0, 2.0])
     )
     current, scenario = fig["data"]
-    assert current["y"] == [0, 1, 2, 1] and scenario["x"] == [0.0, 2.0]
+    np.testing.assert_array_equal(current["y"], [0, 1, 2, 1])
+    np.testing.assert_array_equal(scenario["x"], [0.0, 2.0])
     assert fig["layout"]["uirevision"] == "whatif"
 
 
