@@ -59,7 +59,11 @@ def latency_frame(run_id: str, latency: Mapping[str, Sequence[float | None]]) ->
     return pd.DataFrame(rows)
 
 
-def write_small_run(db: Path, run_id: str = "small") -> Topology:
+def write_small_run(
+    db: Path,
+    run_id: str = "small",
+    versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+) -> Topology:
     """The hand-computed run of test_report: stats exact except a's cpu in interval 0."""
     topology = topology_from_dict(SMALL_TOPOLOGY)
     s = np.array(SMALL_ARRIVALS, dtype=float)
@@ -74,7 +78,7 @@ def write_small_run(db: Path, run_id: str = "small") -> Topology:
     con = connect(db)
     try:
         with transaction(con, "test run"):
-            write_run(con, run_id, topology)
+            write_run(con, run_id, topology, versions)
             merge_source_arrivals(
                 con,
                 pd.DataFrame(

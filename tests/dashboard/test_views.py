@@ -98,3 +98,35 @@ def test_scenarios_are_saved_and_compared(cache: RunCache) -> None:
     rows = whatif_view.compare_rows(WhatIfEngine(), inputs, [("b on n1", stored.scenario)])
     assert [r["scenario"] for r in rows] == ["current", "b on n1"]
     assert rows[0]["MaceWC"] != rows[1]["MaceWC"]
+
+
+def test_placement_versions_split_loads_and_mark_changes(tmp_path: Path) -> None:
+    """From t = 2 s operator b runs on n1: measured n1 load then includes b's CPU."""
+    from tests.dashboard.builders import write_small_run
+
+    db = tmp_path / "versions.duckdb"
+    write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n1", "c": "n1"})])
+    run = RunCache(Database(db)).get("small")
+    assert run.version_starts == (0, 2)
+    s = np.array([5, 12, 5, 0, 10.0])
+    n1 = 0.1 * s + np.where(np.arange(5) >= 2, 0.2 * s, 0.0)
+    np.testing.assert_allclose(run.node_dlts[0], n1, atol=1e-12)
+    view = views.overview(run, "all")
+    assert [shape.x0 for shape in view.figure.layout.shapes] == [2.0]
+    # q1 spans n1 and n2 from interval 2 on, so its Mace is the larger of the two there
+    analysis = views.analyses(run).estimated
+    np.testing.assert_allclose(
+        analysis.per_query["q1"][2:], analysis.ce_seconds[:, 2:].max(axis=0), atol=1e-12
+    )
+    np.testing.assert_allclose(analysis.per_query["q1"][:2], analysis.ce_seconds[1, :2])
+
+
+def test_time_range_window() -> None:
+    from types import SimpleNamespace
+
+    run: Any = SimpleNamespace(intervals=4000, subinterval=2.0)
+    assert views.window(run, "all") == slice(0, 4000)
+    assert views.window(run, "5m") == slice(4000 - 150, 4000)
+    assert views.window(run, "1h") == slice(4000 - 1800, 4000)
+    short: Any = SimpleNamespace(intervals=5, subinterval=1.0)
+    assert views.window(short, "1h") == slice(0, 5)
