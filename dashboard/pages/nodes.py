@@ -18,13 +18,13 @@ def layout(**_: Any) -> html.Div:
     refresh = context.current().refresh_seconds
     return html.Div(
         [
-            dcc.Interval(id=ids.OV_REFRESH + "-nodes", interval=int(refresh * 1000)),
+            dcc.Interval(id=ids.ND_REFRESH, interval=int(refresh * 1000)),
             dbc.Row(
                 [
                     dbc.Col(dcc.Dropdown(id=ids.ND_NODE, placeholder="node"), md=3),
                     dbc.Col(
                         dbc.RadioItems(
-                            id=ids.OV_RANGE + "-nodes",
+                            id=ids.ND_RANGE,
                             options=[
                                 {"label": "last 5 minutes", "value": "5m"},
                                 {"label": "last hour", "value": "1h"},
@@ -61,8 +61,8 @@ def layout(**_: Any) -> html.Div:
     Output(ids.ND_MESSAGE, "is_open"),
     Input(ids.RUN, "value"),
     Input(ids.ND_NODE, "value"),
-    Input(ids.OV_RANGE + "-nodes", "value"),
-    Input(ids.OV_REFRESH + "-nodes", "n_intervals"),
+    Input(ids.ND_RANGE, "value"),
+    Input(ids.ND_REFRESH, "n_intervals"),
 )
 def update(run_id: str | None, node: str | None, range_key: str | None, _: Any) -> tuple:
     if not run_id:

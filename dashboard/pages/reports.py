@@ -26,7 +26,7 @@ def layout(**_: Any) -> html.Div:
     ]
     return html.Div(
         [
-            dcc.Store(id=ids.RP_OBJ_SAVE + "-done"),
+            dcc.Store(id=ids.RP_OBJ_SAVED),
             dcc.Download(id=ids.RP_DOWNLOAD),
             dbc.Alert(id=ids.RP_MESSAGE, is_open=False, color="danger", dismissable=True),
             html.H4("Latency report (seconds, across time)"),
@@ -65,7 +65,7 @@ def layout(**_: Any) -> html.Div:
     Output(ids.RP_MESSAGE, "is_open"),
     Input(ids.RUN, "value"),
     Input(ids.RP_OBJ_QUERY, "value"),
-    Input(ids.RP_OBJ_SAVE + "-done", "data"),
+    Input(ids.RP_OBJ_SAVED, "data"),
 )
 def update(run_id: str | None, query: str | None, _: Any) -> tuple:
     if not run_id:
@@ -90,7 +90,7 @@ def update(run_id: str | None, query: str | None, _: Any) -> tuple:
 
 
 @dash.callback(
-    Output(ids.RP_OBJ_SAVE + "-done", "data"),
+    Output(ids.RP_OBJ_SAVED, "data"),
     Output(ids.RP_MESSAGE, "children", allow_duplicate=True),
     Output(ids.RP_MESSAGE, "is_open", allow_duplicate=True),
     Input(ids.RP_OBJ_SAVE, "n_clicks"),
