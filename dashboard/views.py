@@ -77,15 +77,17 @@ def overview(run: RunData, range_key: str | None) -> OverviewView:
         if measured_wc is not None and measured_wc > 0
         else None
     )
-    # the newest intervals are still filling up while ingestion runs: report the
-    # bottleneck at the newest interval that has measured outputs
-    measured_part = np.flatnonzero(np.isfinite(measured.lat_max[part]))
-    last = part.start + int(measured_part[-1]) if measured_part.size else part.stop - 1
-    bottleneck = (
-        f"{est.node_ids[est.bottleneck[last]]} (CE/C {est.mace[last]:.3f} s)"
-        if est.mace[last] > 0
-        else "none (no backlog now)"
-    )
+    # the newest intervals are still filling up while ingestion runs (their executions
+    # lag their arrivals), so report the bottleneck of the newest interval with a backlog
+    backlog = np.flatnonzero(est.mace[part] > 0)
+    if backlog.size:
+        last = part.start + int(backlog[-1])
+        bottleneck = (
+            f"{est.node_ids[est.bottleneck[last]]} (CE/C {est.mace[last]:.3f} s "
+            f"at t = {run.times[last]:g} s)"
+        )
+    else:
+        bottleneck = "none (no backlog)"
     return OverviewView(
         figure=fig,
         predicted_wc=predicted_wc,

@@ -26,8 +26,8 @@ def test_overview_kpis(cache: RunCache) -> None:
     assert view.measured_wc == pytest.approx(1.2)
     assert view.error_percent == pytest.approx(100 * (0.8 - 1.2) / 1.2)
     assert view.coverage == pytest.approx(0.75)
-    # newest interval with outputs is 4, where n2 has CE/C 0.5
-    assert view.bottleneck.startswith("n2")
+    # the newest interval with a backlog is 4, where n2 has CE/C 0.5
+    assert view.bottleneck == "n2 (CE/C 0.500 s at t = 4 s)"
     with pytest.raises(ScenarioError, match="time range"):
         views.overview(cache.get("small"), "forever")
 
