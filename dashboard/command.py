@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 DEFAULT_HOST = "127.0.0.1"
@@ -142,9 +144,16 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def _serve_app(app: Any, host: str, port: int) -> None:
+    """Serve through waitress until Ctrl+C or SIGTERM (both end in the callers' cleanup)."""
     from waitress import serve
 
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
     print(f"dashboard: http://{host}:{port}/  (Ctrl+C to stop)", flush=True)
     serve(app.server, host=host, port=port, threads=8, _quiet=True)
 
