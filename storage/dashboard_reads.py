@@ -14,10 +14,11 @@ def data_version(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, int,
     dashboard reloads a cached run when it changes.
     """
     with storage_errors(f"reading data version of run '{run_id}'"):
-        row = con.execute(
+        # fetchall, not fetchone: DuckDB 2 refuses further work while a result is unfinished.
+        rows = con.execute(
             "SELECT (SELECT coalesce(max(batch_id), 0) FROM ingest_batches),"
             " (SELECT count(*) FROM latency_stats WHERE run_id = ?),"
             " (SELECT count(*) FROM operator_stats WHERE run_id = ?)",
             [run_id, run_id],
-        ).fetchone()
-    return (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
+        ).fetchall()
+    return (int(rows[0][0]), int(rows[0][1]), int(rows[0][2])) if rows else (0, 0, 0)

@@ -96,12 +96,12 @@ def list_scenarios(con: duckdb.DuckDBPyConnection, run_id: str) -> list[SavedSce
 def load_scenario(con: duckdb.DuckDBPyConnection, scenario_id: str) -> SavedScenario:
     """One saved scenario; StorageError naming the id if it does not exist."""
     with storage_errors(f"reading scenario '{scenario_id}'"):
-        row = con.execute(
+        rows = con.execute(
             f"SELECT {_COLUMNS} FROM scenarios WHERE scenario_id = ?", [scenario_id]
-        ).fetchone()
-    if row is None:
+        ).fetchall()
+    if not rows:
         raise StorageError(f"unknown scenario '{scenario_id}'")
-    return _row_to_scenario(row)
+    return _row_to_scenario(rows[0])
 
 
 def delete_scenario(con: duckdb.DuckDBPyConnection, scenario_id: str) -> None:
