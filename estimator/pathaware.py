@@ -160,6 +160,42 @@ def _stage_arrays(paths: Sequence[Path]) -> tuple[np.ndarray, np.ndarray]:
     return stages, delays
 
 
+@dataclass(frozen=True)
+class PathLags:
+    """Fluid tandem estimate of every distinct path (paths x subintervals), per query."""
+
+    paths: tuple[Path, ...]
+    lag: np.ndarray
+    rows_by_query: Mapping[str, tuple[int, ...]]
+
+    def system(self) -> np.ndarray:
+        """The worst path per subinterval (zeros when there is no path)."""
+        if not self.paths:
+            return np.zeros(self.lag.shape[1])
+        return self.lag.max(axis=0)
+
+    def query(self, query: str) -> np.ndarray:
+        """The worst path of ``query`` per subinterval (zeros when it has none)."""
+        rows = list(self.rows_by_query.get(query, ()))
+        return self.lag[rows].max(axis=0) if rows else np.zeros(self.lag.shape[1])
+
+
+def path_lags(
+    work_seconds: np.ndarray, query_paths: Mapping[str, Sequence[Path]], subinterval: float
+) -> PathLags:
+    """:func:`release_lag` of each distinct path of ``query_paths`` over ``work_seconds``
+    (resources x D, DLTS over capacity)."""
+    unique = tuple(sorted({p for ps in query_paths.values() for p in ps}, key=repr))
+    index = {p: k for k, p in enumerate(unique)}
+    if unique:
+        stages, delays = _stage_arrays(unique)
+        lag = release_lag(work_seconds, stages, delays, subinterval)
+    else:
+        lag = np.zeros((0, work_seconds.shape[1]))
+    rows = {q: tuple(index[p] for p in ps) for q, ps in query_paths.items()}
+    return PathLags(unique, lag, rows)
+
+
 def path_aware_from_dlts(
     base: Estimate,
     query_paths: Mapping[str, Sequence[Path]],
@@ -172,27 +208,23 @@ def path_aware_from_dlts(
     the largest CE/C on the worst path, and per-query series use the query's paths.
     """
     w = base.subinterval
-    unique = sorted({p for ps in query_paths.values() for p in ps}, key=repr)
-    intervals = base.mace.size
-    if not unique or intervals == 0:
+    if base.mace.size == 0:
         return base
-    index = {p: k for k, p in enumerate(unique)}
-    stages, delays = _stage_arrays(unique)
-    work = base.dlts / base.capacities[:, None]
-    lag = release_lag(work, stages, delays, w)
-    series = np.maximum(lag.max(axis=0), base.mace)
-    worst = np.argmax(lag, axis=0)
-    member = np.zeros((len(unique), len(base.resources)), dtype=bool)
-    for i, path in enumerate(unique):
+    lags = path_lags(base.dlts / base.capacities[:, None], query_paths, w)
+    if not lags.paths:
+        return base
+    worst_lag = lags.system()
+    series = np.maximum(worst_lag, base.mace)
+    worst = np.argmax(lags.lag, axis=0)
+    member = np.zeros((len(lags.paths), len(base.resources)), dtype=bool)
+    for i, path in enumerate(lags.paths):
         member[i, [s.resource for s in path]] = True
     masked = np.where(member[worst].T, base.ce_seconds, -np.inf)
     on_path = np.argmax(masked, axis=0)
-    bottleneck = np.where(lag.max(axis=0) >= base.mace, on_path, base.bottleneck_index)
-    per_query = {}
-    for query, mace_q in base.per_query.items():
-        rows = [index[p] for p in query_paths.get(query, ())]
-        path_q = lag[rows].max(axis=0) if rows else np.zeros(intervals)
-        per_query[query] = np.maximum(path_q, mace_q)
+    bottleneck = np.where(worst_lag >= base.mace, on_path, base.bottleneck_index)
+    per_query = {
+        query: np.maximum(lags.query(query), mace_q) for query, mace_q in base.per_query.items()
+    }
     return Estimate(
         subinterval=w,
         resources=base.resources,
@@ -223,6 +255,7 @@ def estimate_mace(topology: Topology, arrivals: Arrivals | np.ndarray) -> Estima
 Estimator = Callable[[Topology, "Arrivals | np.ndarray"], Estimate]
 
 ESTIMATORS: dict[str, Estimator] = {"mace": estimate_mace, "path": estimate_path_aware}
+ESTIMATOR_LABELS: dict[str, str] = {"mace": "Mace", "path": "path-aware"}
 
 
 def estimator_by_name(name: str) -> Estimator:
