@@ -12,6 +12,7 @@ from dash import dcc, html
 from dashboard import ids
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.data import Database, RunCache
+from estimator.pathaware import ESTIMATOR_LABELS
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 PAGES = Path(__file__).resolve().parent / "pages"
@@ -74,6 +75,22 @@ def _layout(**_: Any) -> html.Div:
                         persistence=True,
                     ),
                     style={"minWidth": "260px"},
+                ),
+                html.Div(
+                    dcc.Dropdown(
+                        id=ids.ESTIMATOR,
+                        options=[
+                            {"label": f"estimator: {label}", "value": name}
+                            for name, label in ESTIMATOR_LABELS.items()
+                        ],
+                        value="mace",
+                        clearable=False,
+                        persistence=True,
+                    ),
+                    title="Mace: the paper's estimate, a proven lower bound. Path-aware: "
+                    "adds up backlogs along each machine path (closer on multi-node runs, "
+                    "may overestimate).",
+                    style={"minWidth": "200px"},
                 ),
             ],
             fluid=True,

@@ -87,17 +87,21 @@ def latency_figure(
     upper: np.ndarray,
     change_times: Sequence[float] = (),
     uirevision: str | None = None,
+    *,
+    lower: np.ndarray | None = None,
+    label: str = "Mace",
 ) -> go.Figure:
-    """Measured max and p99 latency per subinterval under the predicted Mace and its band.
+    """Measured max and p99 latency per subinterval under the predicted estimate and its band.
 
-    The band is [Mace, Mace + w + eps] (Theorem 3); vertical dashed lines mark
-    placement changes. ``uirevision`` keeps a drag-zoom across refreshes.
+    ``mace`` is the estimator's series (named ``label``); the band is [``lower``,
+    ``upper``], by default [Mace, Mace + w + eps] (Theorem 3); vertical dashed
+    lines mark placement changes. ``uirevision`` keeps a drag-zoom across refreshes.
     """
     times = np.asarray(times, dtype=float)
     fig = go.Figure()
     # the band is drawn with SVG scatter traces: WebGL traces do not fill between traces
     up_index, up_values = decimate_max(upper)
-    low_index, low_values = decimate_max(mace)
+    low_index, low_values = decimate_max(mace if lower is None else lower)
     fig.add_trace(
         go.Scatter(
             x=times[up_index],
@@ -117,10 +121,10 @@ def latency_figure(
             line={"width": 0, "color": PREDICTED},
             fill="tonexty",
             fillcolor=BAND,
-            name="bounds [Mace, Mace + w + eps]",
+            name=f"bounds [Mace, {label} + w + eps]",
         )
     )
-    fig.add_trace(_line(times, mace, "predicted Mace", PREDICTED))
+    fig.add_trace(_line(times, mace, f"predicted {label}", PREDICTED))
     fig.add_trace(_line(times, measured_max, "measured max", MEASURED))
     fig.add_trace(_line(times, measured_p99, "measured p99", "#9467bd", line_dash="dot"))
     for t in change_times:
@@ -300,12 +304,17 @@ def busy_vs_dlts_figure(
 
 
 def compliance_figure(
-    times: np.ndarray, measured: np.ndarray, estimated: np.ndarray, objective: float | None
+    times: np.ndarray,
+    measured: np.ndarray,
+    estimated: np.ndarray,
+    objective: float | None,
+    label: str = "Mace",
 ) -> go.Figure:
-    """A query's measured max latency and Mace per subinterval against its objective."""
+    """A query's measured max latency and its estimate (named ``label``) per subinterval
+    against its objective."""
     times = np.asarray(times, dtype=float)
     fig = go.Figure()
-    fig.add_trace(_line(times, estimated, "estimated (Mace)", PREDICTED))
+    fig.add_trace(_line(times, estimated, f"estimated ({label})", PREDICTED))
     fig.add_trace(_line(times, measured, "measured max", MEASURED))
     if objective is not None:
         fig.add_hline(y=objective, line_dash="dash", line_color="#2ca02c")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 # app shell
 RUN = "run-select"
+ESTIMATOR = "estimator-select"
 RUN_STORE = "run-store"
 MESSAGE = "page-message"
 

@@ -13,6 +13,7 @@ from dashboard import figures
 from dashboard.data import RunData
 from dashboard.report import analyses, bound_coverage, build_report, violating_intervals
 from dashboard.scenario import ScenarioError
+from estimator.pathaware import ESTIMATOR_LABELS
 
 RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
 
@@ -37,24 +38,26 @@ class OverviewView:
     error_percent: float | None
     coverage: float | None
     bottleneck: str
+    label: str = "Mace"
 
     def kpis(self) -> tuple[str, str, str]:
         measured = "-" if self.measured_wc is None else f"{self.measured_wc:.3f} s"
         error = "" if self.error_percent is None else f" · error {self.error_percent:+.1f}%"
         worst = (
-            f"Mace {self.estimated_wc:.3f} s · predicted {self.predicted_wc:.3f} s "
+            f"{self.label} {self.estimated_wc:.3f} s · predicted {self.predicted_wc:.3f} s "
             f"· measured {measured}{error}"
         )
         coverage = "-" if self.coverage is None else f"{self.coverage:.1%}"
         return worst, coverage, self.bottleneck
 
 
-def overview(run: RunData, range_key: str | None) -> OverviewView:
-    """Measured vs predicted latency in the window, with its KPIs."""
+def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> OverviewView:
+    """Measured vs predicted latency in the window, with its KPIs, for ``estimator``."""
     if run.intervals == 0:
         raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
     part = window(run, range_key)
-    result = analyses(run)
+    result = analyses(run, estimator=estimator)
+    label = ESTIMATOR_LABELS[estimator]
     est = result.estimated
     measured = run.measured_system()
     times = run.times[part]
@@ -67,6 +70,8 @@ def overview(run: RunData, range_key: str | None) -> OverviewView:
         est.upper[part],
         starts,
         uirevision=f"{run.info.run_id}-{range_key}",
+        lower=est.lower[part],
+        label=label,
     )
     finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
     measured_wc = float(finite.max()) if finite.size else None
@@ -94,8 +99,9 @@ def overview(run: RunData, range_key: str | None) -> OverviewView:
         estimated_wc=estimated_wc,
         measured_wc=measured_wc,
         error_percent=error,
-        coverage=bound_coverage(measured.lat_max[part], est.mace[part], est.upper[part]),
+        coverage=bound_coverage(measured.lat_max[part], est.lower[part], est.upper[part]),
         bottleneck=bottleneck,
+        label=label,
     )
 
 
@@ -139,18 +145,26 @@ def report_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def report_view(
-    run: RunData, objectives: Mapping[str, float], query: str | None, share: float = 0.1
+    run: RunData,
+    objectives: Mapping[str, float],
+    query: str | None,
+    share: float = 0.1,
+    estimator: str = "mace",
 ) -> tuple[dict[str, Any], go.Figure, list[int]]:
     """The report, a compliance figure of one query and its violating intervals."""
     if run.intervals == 0:
         raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
-    computed = analyses(run, share)
+    computed = analyses(run, share, estimator)
     report = build_report(run, objectives, share, computed)
     if query is None or query not in run.latency:
         query = run.topology.queries[0]
     measured = run.latency[query].lat_max
     objective = objectives.get(query)
     fig = figures.compliance_figure(
-        run.times, measured, computed.estimated.per_query[query], objective
+        run.times,
+        measured,
+        computed.estimated.per_query[query],
+        objective,
+        ESTIMATOR_LABELS[estimator],
     )
     return report, fig, violating_intervals(measured, objective)

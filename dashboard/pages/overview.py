@@ -68,12 +68,13 @@ def layout(**_: Any) -> html.Div:
     Input(ids.RUN, "value"),
     Input(ids.OV_RANGE, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
+    Input(ids.ESTIMATOR, "value"),
 )
-def update(run_id: str | None, range_key: str | None, _: Any) -> tuple:
+def update(run_id: str | None, range_key: str | None, _: Any, estimator: str | None) -> tuple:
     if not run_id:
         return no_update, "-", "-", "-", "select a run (none ingested yet?)", True
     try:
-        view = views.overview(context.current().runs.get(run_id), range_key)
+        view = views.overview(context.current().runs.get(run_id), range_key, estimator or "mace")
     except MaceError as exc:
         return no_update, "-", "-", "-", str(exc), True
     worst, coverage, bottleneck = view.kpis()

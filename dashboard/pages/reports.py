@@ -66,8 +66,9 @@ def layout(**_: Any) -> html.Div:
     Input(ids.RUN, "value"),
     Input(ids.RP_OBJ_QUERY, "value"),
     Input(ids.RP_OBJ_SAVED, "data"),
+    Input(ids.ESTIMATOR, "value"),
 )
-def update(run_id: str | None, query: str | None, _: Any) -> tuple:
+def update(run_id: str | None, query: str | None, _: Any, estimator: str | None) -> tuple:
     if not run_id:
         return no_update, no_update, "", [], "select a run", True
     try:
@@ -75,7 +76,7 @@ def update(run_id: str | None, query: str | None, _: Any) -> tuple:
         run = app.runs.get(run_id)
         with app.database.cursor() as cur:
             goals = scenarios.objectives(cur, run_id)
-        report, fig, violating = views.report_view(run, goals, query)
+        report, fig, violating = views.report_view(run, goals, query, estimator=estimator or "mace")
     except MaceError as exc:
         return no_update, no_update, "", [], str(exc), True
     shown = query or run.topology.queries[0]
@@ -120,9 +121,10 @@ def save_objective(clicks: Any, run_id: str | None, query: str | None, value: An
     Output(ids.RP_DOWNLOAD, "data"),
     Input(ids.RP_CSV, "n_clicks"),
     State(ids.RUN, "value"),
+    State(ids.ESTIMATOR, "value"),
     prevent_initial_call=True,
 )
-def download(_: Any, run_id: str | None) -> Any:
+def download(_: Any, run_id: str | None, estimator: str | None) -> Any:
     if not run_id:
         return no_update
     try:
@@ -130,7 +132,7 @@ def download(_: Any, run_id: str | None) -> Any:
         run = app.runs.get(run_id)
         with app.database.cursor() as cur:
             goals = scenarios.objectives(cur, run_id)
-        report, _fig, _v = views.report_view(run, goals, None)
+        report, _fig, _v = views.report_view(run, goals, None, estimator=estimator or "mace")
     except MaceError:
         return no_update
     return dict(content=report_csv(report), filename=f"{run_id}-latency-report.csv")

@@ -32,6 +32,8 @@ SMALL_TOPOLOGY = {
     "placement": {"a": "n2", "b": "n2", "c": "n1"},
 }
 SMALL_ARRIVALS = [5, 12, 5, 0, 10]
+# a's measured CPU in interval 0: its cost fitted on the training window (interval 0) is 0.15
+SMALL_CPU = {("a", 0): 0.75}
 # measured max latency per interval (None: no outputs in that interval)
 SMALL_LATENCY = {"q1": [0.3, 1.2, 1.0, None, 0.4], "q2": [0.1, 0.5, 0.2, None, 0.15]}
 
@@ -63,18 +65,18 @@ def write_small_run(
     db: Path,
     run_id: str = "small",
     versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+    document: Mapping[str, object] = SMALL_TOPOLOGY,
+    measured_cpu: Mapping[tuple[str, int], float] = SMALL_CPU,
 ) -> Topology:
-    """The hand-computed run of test_report: stats exact except a's cpu in interval 0."""
-    topology = topology_from_dict(SMALL_TOPOLOGY)
+    """A hand-computed run: operator CPU is cost * events except the ``measured_cpu``
+    entries, keyed by (operator, interval)."""
+    topology = topology_from_dict(dict(document))
     s = np.array(SMALL_ARRIVALS, dtype=float)
-    costs = {"a": 0.1, "b": 0.2, "c": 0.1}
     stats = []
-    for op, cost in costs.items():
+    for op in topology.operators:
         for interval, events in enumerate(s):
-            cpu = cost * events
-            if op == "a" and interval == 0:
-                cpu = 0.75  # fitted cost of a on the training window (interval 0): 0.15
-            stats.append((run_id, op, 0, interval, int(events), int(events), cpu))
+            cpu = measured_cpu.get((op.id, interval), op.cost[0] * events)
+            stats.append((run_id, op.id, 0, interval, int(events), int(events), cpu))
     con = connect(db)
     try:
         with transaction(con, "test run"):
@@ -102,6 +104,23 @@ def write_small_run(
     finally:
         con.close()
     return topology
+
+
+# A tandem q1 = a on n1 -> b on n2 (capacities 1) with q2 = c on n1, the same arrivals
+# s = [5, 12, 5, 0, 10] and costs a 0.1, b 0.2, c 0.1, except measured CPU a 1.75 in
+# interval 0 and b 3.0 in interval 1. By hand:
+#   n1 load [2.25, 2.4, 1.0, 0, 2.0] -> CE/C [1.25, 2.65, 2.65, 1.65, 2.65],
+#          release R1 = T + CE/C = [2.25, 4.65, 5.65, 5.65, 7.65];
+#   n2 load [1.0, 3.0, 1.0, 0, 2.0]  -> CE/C [0, 2.0, 2.0, 1.0, 2.0]; Mace = n1's series.
+# Path-aware, stage n2 (R2_p = max(R1_p, max(R2_{p-1}, R1_{p-1}) + x2_p)):
+#   R2 = [2.25, 5.25, 6.25, 6.25, 8.25] -> lag [1.25, 3.25, 3.25, 2.25, 3.25]:
+#   b's heavy interval 1 can only start when n1 has released interval 0, at 2.25.
+TANDEM_TOPOLOGY = {
+    **SMALL_TOPOLOGY,
+    "nodes": [{"id": "n1", "capacity": 1.0}, {"id": "n2", "capacity": 1.0}],
+    "placement": {"a": "n1", "b": "n2", "c": "n1"},
+}
+TANDEM_CPU = {("a", 0): 1.75, ("b", 1): 3.0}
 
 
 STATS_COLUMNS = ("run_id", "operator", "port", "interval", "events_in", "events_out", "cpu_seconds")

@@ -9,7 +9,7 @@ from selenium.webdriver.chrome.options import Options
 
 from storage.db import connect
 from storage.scenarios import set_objective
-from tests.dashboard.builders import write_small_run
+from tests.dashboard.builders import TANDEM_CPU, TANDEM_TOPOLOGY, write_small_run
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -41,4 +41,12 @@ def small_db(tmp_path: Path) -> Path:
     con = connect(db)
     set_objective(con, "small", "q1", 1.0)
     con.close()
+    return db
+
+
+@pytest.fixture
+def tandem_db(tmp_path: Path) -> Path:
+    """The hand-computed two-node tandem run of builders.TANDEM_TOPOLOGY."""
+    db = tmp_path / "tandem.duckdb"
+    write_small_run(db, "tandem", document=TANDEM_TOPOLOGY, measured_cpu=TANDEM_CPU)
     return db

@@ -43,6 +43,17 @@ def test_overview_shows_kpis(dash_duo, small_db: Path):
     dash_duo.wait_for_text_to_equal(f"#{ids.OV_KPI_COVERAGE}", "75.0%", timeout=20)
 
 
+def test_estimator_choice_changes_overview_and_report(dash_duo, tandem_db: Path):
+    _start(dash_duo, tandem_db)
+    # hand-computed in builders.TANDEM_TOPOLOGY: Mace 2.65 s, path-aware 3.25 s
+    dash_duo.wait_for_contains_text(f"#{ids.OV_KPI_WC}", "Mace 2.650 s", timeout=20)
+    dash_duo.select_dcc_dropdown(f"#{ids.ESTIMATOR}", value="estimator: path-aware")
+    dash_duo.wait_for_contains_text(f"#{ids.OV_KPI_WC}", "path-aware 3.250 s", timeout=20)
+    dash_duo.wait_for_page(url=dash_duo.server_url + "/reports")
+    dash_duo.wait_for_contains_text(f"#{ids.RP_TABLE}", "3.25", timeout=20)
+    assert dash_duo.get_logs() == []
+
+
 def test_whatif_move_changes_mace_wc(dash_duo, small_db: Path):
     _start(dash_duo, small_db, "/whatif")
     dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=20)

@@ -98,3 +98,45 @@ def test_report_unknown_run_is_one_line_error(
 def test_report_missing_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", "--db", str(tmp_path / "none.duckdb")]) == 2
     assert "no such database file" in capsys.readouterr().err
+
+
+# The tandem run (builders.TANDEM_TOPOLOGY, hand-computed there): Mace's q1 series is
+# n1's CE/C [1.25, 2.65, 2.65, 1.65, 2.65], the path-aware one [1.25, 3.25, 3.25, 2.25, 3.25].
+@pytest.mark.parametrize(
+    ("estimator", "q1_wc", "q1_mean"),
+    [("mace", 2.65, (1.25 + 2.65 * 3 + 1.65) / 5), ("path", 3.25, (1.25 + 3.25 * 3 + 2.25) / 5)],
+)
+def test_report_estimator_option(
+    tandem_db: Path,
+    capsys: pytest.CaptureFixture[str],
+    estimator: str,
+    q1_wc: float,
+    q1_mean: float,
+) -> None:
+    argv = ["report", "--db", str(tandem_db), "--estimator", estimator, "--json"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    q1, q2, system = report["queries"]["q1"], report["queries"]["q2"], report["system"]
+    assert q1["estimated_wc"] == pytest.approx(q1_wc)
+    assert q1["estimated_mean"] == pytest.approx(q1_mean)
+    assert system["estimated_wc"] == pytest.approx(q1_wc)
+    # q2 runs on n1 alone: its path is one stage, so both estimators give n1's CE/C
+    assert q2["estimated_wc"] == pytest.approx(2.65)
+    assert q2["estimated_mean"] == pytest.approx((1.25 + 2.65 * 3 + 1.65) / 5)
+
+
+def test_report_readable_output_names_the_estimator(
+    tandem_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--db", str(tandem_db), "--estimator", "path"]) == 0
+    assert "estimated and predicted by path-aware" in capsys.readouterr().out
+
+
+def test_report_unknown_estimator_is_a_usage_error(
+    tandem_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", "--db", str(tandem_db), "--estimator", "exact"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'exact'" in err and "Traceback" not in err

@@ -11,6 +11,7 @@ import pytest
 from dashboard import views, whatif_view
 from dashboard.data import Database, RunCache
 from dashboard.scenario import ScenarioError, WhatIfEngine
+from estimator.errors import MaceError
 from storage import scenarios
 
 
@@ -130,3 +131,31 @@ def test_time_range_window() -> None:
     assert views.window(run, "1h") == slice(4000 - 1800, 4000)
     short: Any = SimpleNamespace(intervals=5, subinterval=1.0)
     assert views.window(short, "1h") == slice(0, 5)
+
+
+def test_path_estimator_uses_the_paths_of_each_placement_version(tmp_path: Path) -> None:
+    """The tandem run (builders.TANDEM_TOPOLOGY) with b moved to n1 from t = 2 s.
+
+    Intervals 0-1 keep the tandem path n1 -> n2: path-aware q1 = [1.25, 3.25] (as in
+    the tandem run). From interval 2 q1 runs on n1 alone; n1 then carries a + b + c =
+    [2.0, 0, 4.0], so its CE/C is [3.65, 2.65, 5.65] and q1's estimate is n1's CE/C.
+    """
+    from tests.dashboard.builders import TANDEM_CPU, TANDEM_TOPOLOGY, write_small_run
+
+    db = tmp_path / "moved.duckdb"
+    moved = {"a": "n1", "b": "n1", "c": "n1"}
+    write_small_run(db, "moved", [(2.0, moved)], TANDEM_TOPOLOGY, TANDEM_CPU)
+    run = RunCache(Database(db)).get("moved")
+    path = views.analyses(run, estimator="path").estimated
+    mace = views.analyses(run, estimator="mace").estimated
+    np.testing.assert_allclose(path.per_query["q1"], [1.25, 3.25, 3.65, 2.65, 5.65])
+    np.testing.assert_allclose(path.mace, [1.25, 3.25, 3.65, 2.65, 5.65])
+    np.testing.assert_allclose(mace.mace, [1.25, 2.65, 3.65, 2.65, 5.65])
+    # Mace stays the lower bound, the upper bound follows the chosen estimate
+    np.testing.assert_allclose(path.lower, mace.mace)
+    np.testing.assert_allclose(path.upper - path.mace, mace.upper - mace.mace)
+
+
+def test_unknown_estimator_is_a_clear_error(cache: RunCache) -> None:
+    with pytest.raises(MaceError, match="unknown estimator 'exact'"):
+        views.overview(cache.get("small"), "all", "exact")
