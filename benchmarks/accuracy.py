@@ -57,6 +57,7 @@ from simulator.workloads import (
 )
 
 LOAD = 0.85
+WIDTHS = (1.0, 0.5, 0.25, 0.1)
 
 
 @dataclass(frozen=True)
@@ -324,12 +325,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="short runs, fewer cases")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
+        "--tables",
+        metavar="JSON",
+        help="print the markdown tables of an existing accuracy.json and exit",
+    )
+    parser.add_argument(
         "--pipeline",
         choices=("spark", "frames"),
         default="spark",
         help="measure the headline run through Spark + DuckDB (spark) or pandas only",
     )
     args = parser.parse_args(argv)
+    if args.tables:
+        print(markdown_tables(json.loads(Path(args.tables).read_text(encoding="utf-8"))))
+        return 0
     import matplotlib
 
     matplotlib.use("Agg")
@@ -422,6 +431,23 @@ def main(argv: list[str] | None = None) -> int:
         res = run_case(tw, model, duration, "subinterval", seed)
         report["subinterval_w"][f"{w:g}"] = compare(tw, measure_frames(res))[0]
 
+    # Subinterval width, stimulus-time scheduling: the same run (the policy ignores w)
+    # measured and estimated at finer w.
+    report["width"] = {}
+    for nodes in progress((1, 4, 8, 13), "width"):
+        # one query on one node is the Fig. 4 topology; otherwise a random 5(b) placement
+        t, m = clickstream_topology(
+            1 if nodes == 1 else 3,
+            nodes,
+            np.random.default_rng(seed if nodes == 1 else seed + 100 + nodes),
+            random_placement=nodes > 1,
+        )
+        report["width"][str(nodes)] = {}
+        for w in WIDTHS:
+            tw = t.with_changes(subinterval=w)
+            res = run_case(tw, m, duration, "stimulus", seed + nodes)
+            report["width"][str(nodes)][f"{w:g}"] = compare(tw, measure_frames(res))[0]
+
     report["seconds"] = time.perf_counter() - clock
     (out / "accuracy.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     make_plots(report, out)
@@ -440,6 +466,205 @@ def headline(report: dict[str, Any]) -> dict[str, Any]:
         "fig5b_mace_above_upper_2w": sum(r["mace"]["above_upper_2w"] for r in multi),
         "fig5b_intervals": sum(r["intervals"] for r in multi),
     }
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:+.1f}%".replace("-", "−")
+
+
+def _above(entry: dict[str, Any], intervals: int) -> str:
+    if not entry["above_upper"]:
+        return f"0/{intervals}"
+    return f"{entry['above_upper']}/{intervals} (max {entry['max_excess']:.2f} s)"
+
+
+def _row(cells: Iterable[Any]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def markdown_tables(report: dict[str, Any]) -> str:
+    """The tables of docs/accuracy.md, from an accuracy.json."""
+    out = ["### Fig. 4(a)", ""]
+    out.append(
+        _row(
+            [
+                "training events",
+                "share",
+                "fitted MaceWC (s)",
+                "LatWC (s)",
+                "error",
+                "vs Mace on measured DLTS",
+            ]
+        )
+    )
+    out.append(_row(["---"] * 6))
+    for r in report["fig4a"]:
+        out.append(
+            _row(
+                [
+                    r["training_events"],
+                    f"{100 * r['training_fraction']:.2f}%",
+                    f"{r['mace_wc']:.2f}",
+                    f"{r['lat_wc']:.2f}",
+                    _pct(r["error_wc"]),
+                    _pct(r["error_vs_measured_dlts"]),
+                ]
+            )
+        )
+    single = [("4(b) 1 query", report["fig4b"])]
+    single += [(f"4(c) {k}", v) for k, v in report["fig4c"].items()]
+    single += [
+        (f"5(a) {k} quer{'y' if k == '1' else 'ies'}", v) for k, v in report["fig5a"].items()
+    ]
+    out += ["", "### One node", ""]
+    out.append(
+        _row(
+            [
+                "case",
+                "LatWC (s)",
+                "MaceWC (error)",
+                "Lat > Mace+w+eps",
+                "Lat > Mace+2w+eps",
+                "Mace <= Lat",
+            ]
+        )
+    )
+    out.append(_row(["---"] * 6))
+    for name, v in single:
+        m = v["mace"]
+        out.append(
+            _row(
+                [
+                    name,
+                    f"{v['lat_wc']:.2f}",
+                    f"{m['wc']:.2f} ({_pct(m['error_wc'])})",
+                    _above(m, v["intervals"]),
+                    m["above_upper_2w"],
+                    f"{100 * m['estimate_le_latency']:.0f}%",
+                ]
+            )
+        )
+    out += ["", "### Fig. 5(b)", ""]
+    out.append(
+        _row(
+            [
+                "nodes",
+                "LatWC (s)",
+                "MaceWC (error)",
+                "path WC (error)",
+                "Lat > Mace+w+eps",
+                "Lat > path+w+eps",
+                "Lat > Mace+2w+eps",
+                "Lat > path+2w+eps",
+                "path <= Lat",
+            ]
+        )
+    )
+    out.append(_row(["---"] * 9))
+    for k, v in report["fig5b"].items():
+        m, p = v["mace"], v["path"]
+        out.append(
+            _row(
+                [
+                    k,
+                    f"{v['lat_wc']:.2f}",
+                    f"{m['wc']:.2f} ({_pct(m['error_wc'])})",
+                    f"{p['wc']:.2f} ({_pct(p['error_wc'])})",
+                    _above(m, v["intervals"]),
+                    _above(p, v["intervals"]),
+                    m["above_upper_2w"],
+                    p["above_upper_2w"],
+                    f"{100 * p['estimate_le_latency']:.0f}%",
+                ]
+            )
+        )
+    out += ["", "### Policies", ""]
+    out.append(
+        _row(
+            [
+                "policy",
+                "nodes",
+                "LatWC (s)",
+                "MaceWC (error)",
+                "path WC (error)",
+                "Lat > Mace+w+eps",
+                "Lat > path+w+eps",
+                "Lat > Mace+2w+eps",
+            ]
+        )
+    )
+    out.append(_row(["---"] * 8))
+    for policy, cases in report["policies"].items():
+        for where, v in cases.items():
+            m, p = v["mace"], v["path"]
+            path_wc = "= Mace" if where == "1 node" else f"{p['wc']:.2f} ({_pct(p['error_wc'])})"
+            path_above = "= Mace" if where == "1 node" else _above(p, v["intervals"])
+            out.append(
+                _row(
+                    [
+                        policy,
+                        where.split()[0],
+                        f"{v['lat_wc']:.2f}",
+                        f"{m['wc']:.2f} ({_pct(m['error_wc'])})",
+                        path_wc,
+                        _above(m, v["intervals"]),
+                        path_above,
+                        m["above_upper_2w"],
+                    ]
+                )
+            )
+    out += ["", "### Subinterval width", ""]
+    out.append(
+        _row(
+            [
+                "nodes",
+                "w (s)",
+                "LatWC (s)",
+                "MaceWC (error)",
+                "path WC (error)",
+                "Lat > Mace+w+eps",
+                "Lat > Mace+2w+eps",
+                "Lat > path+2w+eps",
+            ]
+        )
+    )
+    out.append(_row(["---"] * 8))
+    for nodes, by_width in report.get("width", {}).items():
+        for w, v in by_width.items():
+            m, p = v["mace"], v["path"]
+            out.append(
+                _row(
+                    [
+                        nodes,
+                        w,
+                        f"{v['lat_wc']:.2f}",
+                        f"{m['wc']:.2f} ({_pct(m['error_wc'])})",
+                        f"{p['wc']:.2f} ({_pct(p['error_wc'])})",
+                        _above(m, v["intervals"]),
+                        m["above_upper_2w"],
+                        p["above_upper_2w"],
+                    ]
+                )
+            )
+    out += ["", "### Subinterval policy, larger w", ""]
+    out.append(
+        _row(["w (s)", "LatWC (s)", "MaceWC (error)", "Lat > Mace+w+eps", "Lat > Mace+2w+eps"])
+    )
+    out.append(_row(["---"] * 5))
+    for k, v in report["subinterval_w"].items():
+        m = v["mace"]
+        out.append(
+            _row(
+                [
+                    k,
+                    f"{v['lat_wc']:.2f}",
+                    f"{m['wc']:.2f} ({_pct(m['error_wc'])})",
+                    _above(m, v["intervals"]),
+                    m["above_upper_2w"],
+                ]
+            )
+        )
+    return "\n".join(out)
 
 
 def make_plots(report: dict[str, Any], out: Path) -> None:
@@ -464,6 +689,21 @@ def make_plots(report: dict[str, Any], out: Path) -> None:
             {
                 "Mace": [100 * report[key][k]["mace"]["error_wc"] for k in labels],
                 "path-aware": [100 * report[key][k]["path"]["error_wc"] for k in labels],
+            },
+            "error of LatWC (%)",
+        )
+    widths = report.get("width", {})
+    if widths:
+        labels = [f"w = {w} s" for w in next(iter(widths.values()))]
+        plot_bars(
+            out / "width.png",
+            "Mace error of LatWC vs subinterval width (stimulus-time)",
+            labels,
+            {
+                f"{nodes} node{'s' if nodes != '1' else ''}": [
+                    100 * v["mace"]["error_wc"] for v in by_width.values()
+                ]
+                for nodes, by_width in widths.items()
             },
             "error of LatWC (%)",
         )
