@@ -7,7 +7,7 @@ import json
 
 from estimator.loaders import load_arrivals, load_placement, load_topology
 from estimator.mace import Estimate
-from estimator.pathaware import ESTIMATORS, estimator_by_name
+from estimator.pathaware import ESTIMATOR_LABELS, ESTIMATORS, estimator_by_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,13 +41,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json()))
     else:
-        print(format_summary(topology.name, result))
+        print(format_summary(topology.name, result, ESTIMATOR_LABELS[args.estimator]))
     return 0
 
 
-def format_summary(name: str, result: Estimate) -> str:
-    """A readable report: worst case, bounds, quantiles, bottlenecks and per-query figures."""
+def format_summary(name: str, result: Estimate, label: str = "Mace") -> str:
+    """A readable report: worst case, bounds, quantiles, bottlenecks and per-query figures.
+
+    ``label`` names the estimator; the lower bound is always Mace's."""
     summary = result.summary()
+    heading = "MaceWC" if label == "Mace" else f"{label} WC"  # MaceWC: the paper's term
     worst = int(result.mace.argmax()) if result.mace.size else 0
     counts: dict[str, int] = {}
     for resource, value in zip(result.bottleneck, result.mace, strict=True):
@@ -55,8 +58,8 @@ def format_summary(name: str, result: Estimate) -> str:
             counts[resource] = counts.get(resource, 0) + 1
     lines = [
         f"{name}: {result.mace.size} subintervals of {result.subinterval:g} s",
-        f"  MaceWC          {result.mace_wc:.4f} s at subinterval {worst}",
-        f"  latency bounds  [{result.mace_wc:.4f}, {result.upper.max():.4f}] s "
+        f"  {heading:<16}{result.mace_wc:.4f} s at subinterval {worst}",
+        f"  latency bounds  [{result.lower.max():.4f}, {result.upper.max():.4f}] s "
         f"(eps {result.epsilon:.6f} s)",
         f"  mean / p50 / p95 / p99  {summary['mean']:.4f} / {summary['p50']:.4f} / "
         f"{summary['p95']:.4f} / {summary['p99']:.4f} s",
@@ -67,7 +70,7 @@ def format_summary(name: str, result: Estimate) -> str:
             )
             or "none (no backlog)"
         ),
-        "  per query (MaceWC):",
+        f"  per query ({heading}):",
     ]
     for query, series in result.per_query.items():
         lines.append(f"    {query:<14} {float(series.max()) if series.size else 0.0:.4f} s")

@@ -61,6 +61,25 @@ def test_figure3_summary(figure3_dir: Path) -> None:
     assert "N2 (4 subintervals)" in result.stdout
 
 
+def test_figure3_summary_path_aware(figure3_dir: Path) -> None:
+    """Path-aware by hand (w = 2, T = 2, 4, 6, 8, 10). N2 releases at T + CE/C =
+    3, 9, 9, 10, 11 (also behind N1, which releases 2, 6, 6, 8, 10); N3 then releases
+    R_p = max(A_p, max(R_{p-1}, A_{p-1}) + x_p) with A = N2's releases and x = 3, 4, 1,
+    1, 5: R = 3, 9, 10, 11, 16, lag 1, 5, 4, 3, 6. WC 6 at subinterval 4; the bounds
+    are [Mace's WC 5, 6 + w + eps], eps = 1 + (0.5 + 1) + (0.5 + 0.25) = 3.25."""
+    result = run_cli(
+        "estimate",
+        str(figure3_dir / "topology.yaml"),
+        "--arrivals",
+        str(figure3_dir / "arrivals.csv"),
+        "--estimator",
+        "path",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "path-aware WC   6.0000 s at subinterval 4" in result.stdout
+    assert "latency bounds  [5.0000, 11.2500] s" in result.stdout
+
+
 def test_user_mistake_is_one_line_without_traceback(tmp_path: Path, figure3_dir: Path) -> None:
     broken = tmp_path / "topology.yaml"
     broken.write_text(
