@@ -173,28 +173,39 @@ def _plain_line(times: np.ndarray, values: np.ndarray, name: str, color: str) ->
 
 
 def mace_comparison_figure(
-    times: np.ndarray, current: np.ndarray, scenario: np.ndarray, scenario_times: np.ndarray
+    times: np.ndarray,
+    current: np.ndarray,
+    scenario: np.ndarray,
+    scenario_times: np.ndarray,
+    label: str = "Mace",
 ) -> dict[str, Any]:
-    """The scenario's Mace curve over the current one (their time grids may differ)."""
+    """The scenario's estimate (named ``label``) over the current one (their time grids
+    may differ)."""
     return {
         "data": [
-            _plain_line(times, current, "current Mace", PREDICTED),
-            _plain_line(scenario_times, scenario, "scenario Mace", SCENARIO),
+            _plain_line(times, current, f"current {label}", PREDICTED),
+            _plain_line(scenario_times, scenario, f"scenario {label}", SCENARIO),
         ],
         "layout": _plain_layout(
-            "Predicted Mace: scenario vs current",
+            f"Predicted {label}: scenario vs current",
             "time since run start (s)",
-            "Mace (s)",
+            f"{label} (s)",
             "whatif",
         ),
     }
 
 
 def query_change_figure(
-    queries: Sequence[str], current: Sequence[float], scenario: Sequence[float]
+    queries: Sequence[str],
+    current: Sequence[float],
+    scenario: Sequence[float],
+    label: str = "Mace",
 ) -> dict[str, Any]:
-    """Per-query MaceWC, current vs scenario, as grouped bars."""
-    layout = _plain_layout("Worst-case latency per query (MaceWC)", "query", "MaceWC (s)", "q")
+    """Per-query worst case of the estimate (named ``label``), current vs scenario, as
+    grouped bars."""
+    layout = _plain_layout(
+        f"Worst-case latency per query ({label} WC)", "query", f"{label} WC (s)", "q"
+    )
     layout["barmode"] = "group"
     return {
         "data": [

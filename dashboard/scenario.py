@@ -25,6 +25,7 @@ from estimator.errors import MaceError, ModelError
 from estimator.evaluator import PlacementEvaluator
 from estimator.mace import Estimate
 from estimator.model import Topology
+from estimator.pathaware import estimator_by_name, machine_paths, path_aware_from_dlts
 from estimator.propagation import LoadModel, build_load_model
 from estimator.whatif import MAX_RATE_SCALE, Scenario, apply_scenario
 
@@ -165,7 +166,24 @@ class WhatIfEngine:
                     self._models.popitem(last=False)
         return PlacementEvaluator(topology, model)
 
-    def evaluate(self, inputs: RunInputs, scenario: Scenario) -> Evaluation:
+    def evaluate(
+        self, inputs: RunInputs, scenario: Scenario, estimator: str = "mace"
+    ) -> Evaluation:
+        """The scenario's estimate with ``estimator`` (the Mace evaluation is cached;
+        the path-aware one is derived from it)."""
+        result = self._evaluate_mace(inputs, scenario)
+        if estimator == "mace":
+            return result
+        if estimator != "path":
+            try:
+                estimator_by_name(estimator)
+            except ModelError as exc:
+                raise ScenarioError(str(exc)) from None
+        est = result.estimate
+        paths = machine_paths(result.topology, est.resources)
+        return Evaluation(result.topology, path_aware_from_dlts(est, paths))
+
+    def _evaluate_mace(self, inputs: RunInputs, scenario: Scenario) -> Evaluation:
         if is_empty(scenario):
             with self._lock:
                 cached = self._baselines.get(inputs.key)

@@ -25,6 +25,7 @@ from dashboard.scenario import (
 )
 from estimator.fitting import fit_operator_stats
 from estimator.loaders import dump_topology
+from estimator.pathaware import ESTIMATOR_LABELS
 from estimator.whatif import MAX_RATE_SCALE
 
 MAX_ID_LENGTH = 64
@@ -41,13 +42,14 @@ class WhatIfView:
     current_wc: float
     scenario_wc: float
     per_query: dict[str, tuple[float, float]]
+    heading: str = "MaceWC"
 
     @property
     def summary(self) -> str:
         change = self.scenario_wc - self.current_wc
         percent = f" ({change / self.current_wc:+.1%})" if self.current_wc > 0 else ""
         return (
-            f"MaceWC: scenario {self.scenario_wc:.4f} s, current {self.current_wc:.4f} s, "
+            f"{self.heading}: scenario {self.scenario_wc:.4f} s, current {self.current_wc:.4f} s, "
             f"change {change:+.4f} s{percent}"
         )
 
@@ -165,21 +167,24 @@ def render(
     inputs: RunInputs,
     data: Mapping[str, Any] | None,
     selected: str | None = None,
+    estimator: str = "mace",
 ) -> WhatIfView:
-    """Evaluate the scenario next to the current deployment and build the page's content."""
+    """Evaluate the scenario next to the current deployment with ``estimator`` and build
+    the page's content."""
     scenario = scenario_from_json(data or {})
-    base = engine.evaluate(inputs, scenario_from_json({}))
-    result = engine.evaluate(inputs, scenario)
+    base = engine.evaluate(inputs, scenario_from_json({}), estimator)
+    result = engine.evaluate(inputs, scenario, estimator)
+    label = ESTIMATOR_LABELS[estimator]
     placement = dict(result.topology.placement)
     current_q = base.per_query_wc()
     scenario_q = result.per_query_wc()
     queries = list(inputs.topology.queries)
     return WhatIfView(
         mace_figure=figures.mace_comparison_figure(
-            base.times, base.estimate.mace, result.estimate.mace, result.times
+            base.times, base.estimate.mace, result.estimate.mace, result.times, label
         ),
         query_figure=figures.query_change_figure(
-            queries, [current_q[q] for q in queries], [scenario_q[q] for q in queries]
+            queries, [current_q[q] for q in queries], [scenario_q[q] for q in queries], label
         ),
         elements=figures.operator_graph_elements(result.topology, placement, selected),
         table_rows=[
@@ -191,7 +196,13 @@ def render(
         current_wc=base.estimate.mace_wc,
         scenario_wc=result.estimate.mace_wc,
         per_query={q: (current_q[q], scenario_q[q]) for q in queries},
+        heading=wc_heading(estimator),
     )
+
+
+def wc_heading(estimator: str) -> str:
+    """The name of the worst case of ``estimator``: MaceWC, the paper's term, for Mace."""
+    return "MaceWC" if estimator == "mace" else f"{ESTIMATOR_LABELS[estimator]} WC"
 
 
 def export_topology(inputs: RunInputs, data: Mapping[str, Any] | None) -> str:
@@ -203,17 +214,22 @@ def export_topology(inputs: RunInputs, data: Mapping[str, Any] | None) -> str:
 
 
 def compare_rows(
-    engine: WhatIfEngine, inputs: RunInputs, named: Sequence[tuple[str, Mapping[str, Any]]]
+    engine: WhatIfEngine,
+    inputs: RunInputs,
+    named: Sequence[tuple[str, Mapping[str, Any]]],
+    estimator: str = "mace",
 ) -> list[dict[str, Any]]:
-    """One row per scenario: MaceWC and per-query MaceWC, for the comparison table."""
+    """One row per scenario: the worst case and per-query worst cases of ``estimator``,
+    for the comparison table."""
+    heading = wc_heading(estimator)
     rows = []
     for name, data in [("current", {}), *named]:
         try:
-            result = engine.evaluate(inputs, scenario_from_json(data))
+            result = engine.evaluate(inputs, scenario_from_json(data), estimator)
         except ScenarioError as exc:
-            rows.append({"scenario": name, "MaceWC": f"invalid: {exc}"})
+            rows.append({"scenario": name, heading: f"invalid: {exc}"})
             continue
-        row: dict[str, Any] = {"scenario": name, "MaceWC": round(result.estimate.mace_wc, 4)}
+        row: dict[str, Any] = {"scenario": name, heading: round(result.estimate.mace_wc, 4)}
         row.update({q: round(v, 4) for q, v in result.per_query_wc().items()})
         rows.append(row)
     return rows

@@ -241,12 +241,17 @@ def _action(trigger: Any, v: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     Input(ids.RUN, "value"),
     Input(ids.WI_SCENARIO, "data"),
     Input(ids.WI_OPERATOR, "value"),
+    Input(ids.ESTIMATOR, "value"),
     prevent_initial_call="initial_duplicate",
 )
-def show(run_id: str | None, data: dict[str, Any] | None, selected: str | None) -> tuple:
+def show(
+    run_id: str | None, data: dict[str, Any] | None, selected: str | None, estimator: str | None
+) -> tuple:
     try:
         inputs = _inputs(run_id)
-        view = whatif_view.render(context.current().engine, inputs, data, selected)
+        view = whatif_view.render(
+            context.current().engine, inputs, data, selected, estimator or "mace"
+        )
         with context.current().database.cursor() as cur:
             saved = scenarios.list_scenarios(cur, run_id or "")
     except MaceError as exc:
@@ -365,9 +370,12 @@ def save(_: Any, run_id: str | None, data: Any, name: str | None) -> tuple:
     State(ids.RUN, "value"),
     State(ids.WI_SCENARIO, "data"),
     State(ids.WI_SAVED, "value"),
+    State(ids.ESTIMATOR, "value"),
     prevent_initial_call=True,
 )
-def compare(_: Any, run_id: str | None, data: Any, saved: list[str] | None) -> tuple:
+def compare(
+    _: Any, run_id: str | None, data: Any, saved: list[str] | None, estimator: str | None
+) -> tuple:
     try:
         inputs = _inputs(run_id)
         named: list[tuple[str, Any]] = [("this scenario", data or {})]
@@ -375,7 +383,9 @@ def compare(_: Any, run_id: str | None, data: Any, saved: list[str] | None) -> t
             for scenario_id in saved or []:
                 stored = scenarios.load_scenario(cur, scenario_id)
                 named.append((stored.name, stored.scenario))
-        rows = whatif_view.compare_rows(context.current().engine, inputs, named)
+        rows = whatif_view.compare_rows(
+            context.current().engine, inputs, named, estimator or "mace"
+        )
     except MaceError as exc:
         return no_update, no_update, str(exc), True
     columns = [{"name": k, "id": k} for k in dict.fromkeys(k for r in rows for k in r)]

@@ -159,3 +159,28 @@ def test_path_estimator_uses_the_paths_of_each_placement_version(tmp_path: Path)
 def test_unknown_estimator_is_a_clear_error(cache: RunCache) -> None:
     with pytest.raises(MaceError, match="unknown estimator 'exact'"):
         views.overview(cache.get("small"), "all", "exact")
+
+
+def test_whatif_with_the_path_aware_estimator(tandem_db: Path) -> None:
+    """What-if honours the estimator choice: on the tandem run (q1 spans n1 -> n2) the
+    path-aware estimate is never below Mace; once every operator is on n1 each path has
+    one stage, so both estimators agree exactly."""
+    run = RunCache(Database(tandem_db)).get("tandem")
+    inputs = whatif_view.inputs_for_run(run)
+    engine = WhatIfEngine()
+    mace = whatif_view.render(engine, inputs, {})
+    path = whatif_view.render(engine, inputs, {}, estimator="path")
+    assert path.current_wc >= mace.current_wc - 1e-12
+    assert path.summary.startswith("path-aware WC: scenario")
+    assert mace.summary.startswith("MaceWC: scenario")
+    assert path.mace_figure["data"][0]["name"] == "current path-aware"
+    table = {"rows": [{"operator": o, "node": "n1"} for o in ("a", "b", "c")]}
+    merged = whatif_view.apply_edit(inputs, {}, "table", table)
+    assert whatif_view.render(engine, inputs, merged, estimator="path").scenario_wc == (
+        pytest.approx(whatif_view.render(engine, inputs, merged).scenario_wc, abs=1e-12)
+    )
+    rows = whatif_view.compare_rows(engine, inputs, [("all on n1", merged)], "path")
+    assert [r["scenario"] for r in rows] == ["current", "all on n1"]
+    assert rows[0]["path-aware WC"] == pytest.approx(path.current_wc, abs=1e-4)
+    with pytest.raises(ScenarioError, match="unknown estimator 'exact'"):
+        whatif_view.render(engine, inputs, {}, estimator="exact")
