@@ -43,10 +43,16 @@ def build_inputs(nodes: int, intervals: int, seed: int) -> RunInputs:
     return RunInputs("bench", topology, Arrivals(topology.source_ids, counts))
 
 
-def step(engine: WhatIfEngine, inputs: RunInputs, action: str, values: dict[str, Any]) -> float:
-    """One form action end to end; returns the resulting scenario MaceWC."""
+def step(
+    engine: WhatIfEngine,
+    inputs: RunInputs,
+    action: str,
+    values: dict[str, Any],
+    estimator: str = "mace",
+) -> float:
+    """One form action end to end; returns the resulting scenario worst case."""
     data = apply_edit(inputs, {}, action, values)
-    view = render(engine, inputs, data, values.get("operator"))
+    view = render(engine, inputs, data, values.get("operator"), estimator)
     payload = to_json_plotly(
         [view.mace_figure, view.query_figure, view.elements, view.table_rows, view.summary]
     )
@@ -84,6 +90,10 @@ def main() -> None:
         op, node = ops[rng.integers(len(ops))], nodes[rng.integers(len(nodes))]
         return lambda: step(engine, inputs, "move", {"operator": op, "node": node})
 
+    def move_path() -> Callable[[], object]:
+        op, node = ops[rng.integers(len(ops))], nodes[rng.integers(len(nodes))]
+        return lambda: step(engine, inputs, "move", {"operator": op, "node": node}, "path")
+
     def capacity() -> Callable[[], object]:
         node, value = nodes[rng.integers(len(nodes))], float(rng.uniform(0.5, 3.0))
         return lambda: step(engine, inputs, "capacity", {"node": node, "capacity": value})
@@ -104,6 +114,7 @@ def main() -> None:
         "intervals": args.intervals,
         "repeat": args.repeat,
         "move_ms": median_ms([move() for _ in range(args.repeat)]),
+        "move_path_aware_ms": median_ms([move_path() for _ in range(args.repeat)]),
         "capacity_ms": median_ms([capacity() for _ in range(args.repeat)]),
         "rate_scale_ms": median_ms([rate() for _ in range(args.repeat)]),
         "reference_evaluate_scenario_ms": median_ms([reference() for _ in range(args.repeat)]),
