@@ -43,8 +43,9 @@ import pandas as pd
 from estimator.evaluator import epsilon, estimate
 from estimator.fitting import fit_operator_stats
 from estimator.mace import Estimate, estimate_from_dlts
-from estimator.model import Topology, topology_from_dict
+from estimator.model import Topology, topology_from_dict, version_starts
 from estimator.pathaware import machine_paths, path_aware_from_dlts
+from estimator.runs import measured_node_dlts
 from simulator.plan import POLICIES
 from simulator.run import Result, simulate
 from simulator.workloads import (
@@ -168,7 +169,13 @@ def measure_store(result: Result, workdir: Path, run_id: str) -> Measured:
         if span is None:
             raise RuntimeError(f"run '{run_id}' has no statistics after ingestion")
         start, stop = 0, span[1]
-        dlts = reads.node_dlts(con, run_id, start, stop).matrix
+        run_topology = reads.run_topology(con, run_id)
+        versions = reads.placement_versions(con, run_id)
+        info = reads.get_run(con, run_id)
+        starts = version_starts([v.valid_from for v in versions], info.origin, info.subinterval)
+        cpu = reads.operator_cpu_frame(con, run_id, 0, stop)
+        placements = [v.placement for v in versions]
+        dlts = measured_node_dlts(run_topology, cpu, placements, starts, stop)
         lat_frame = reads.latency_stats_frame(con, run_id, start=start, stop=stop)
         stats = reads.operator_stats_frame(con, run_id)
     finally:

@@ -9,7 +9,6 @@ version (see :func:`storage.dashboard_reads.data_version`) changes.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from estimator.arrivals import Arrivals
-from estimator.model import Topology
+from estimator.model import Topology, version_starts
+from estimator.runs import measured_node_dlts
 from storage import reads
 from storage.dashboard_reads import data_version
 from storage.db import connect
@@ -119,16 +119,6 @@ def _nanmax(matrix: np.ndarray) -> np.ndarray:
     return np.where(finite.any(axis=0), values, np.nan)
 
 
-def version_starts(info: reads.RunInfo, versions: list[reads.PlacementVersion]) -> tuple[int, ...]:
-    """First interval of each placement version (a version holds from the interval whose
-    start time is at or after its valid_from; the first version starts at 0)."""
-    starts = [0]
-    for version in versions[1:]:
-        offset = (version.valid_from - info.origin) / info.subinterval
-        starts.append(max(0, math.ceil(offset - 1e-9)))
-    return tuple(starts)
-
-
 def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
     """Read a run's topology, placements and statistics over intervals [0, last]."""
     info = reads.get_run(con, run_id)
@@ -136,9 +126,11 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
     stop = 0 if info.last_interval is None else info.last_interval + 1
     topology = reads.run_topology(con, run_id)
     versions = reads.placement_versions(con, run_id)
+    starts = version_starts([v.valid_from for v in versions], info.origin, info.subinterval)
     arrivals = reads.source_arrivals(con, run_id, 0, stop)
     stats = reads.operator_stats_frame(con, run_id, 0, stop)
-    dlts = reads.node_dlts(con, run_id, 0, stop).matrix
+    cpu = reads.operator_cpu_frame(con, run_id, 0, stop)
+    dlts = measured_node_dlts(topology, cpu, [v.placement for v in versions], starts, stop)
     node_index = {n: k for k, n in enumerate(topology.node_ids)}
     busy = np.zeros((len(node_index), stop))
     busy_frame = reads.node_busy_frame(con, run_id, 0, stop)
@@ -163,7 +155,7 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
         version=version,
         topology=topology,
         versions=tuple(versions),
-        version_starts=version_starts(info, versions),
+        version_starts=starts,
         arrivals=arrivals,
         operator_stats=stats,
         node_dlts=dlts,

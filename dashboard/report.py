@@ -28,14 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.analysis import (
+from dashboard.data import RunData
+from estimator.runs import (
     DEFAULT_TRAINING_SHARE,
-    MaceAnalysis,
+    RunAnalysis,
     analyse,
     node_loads,
     predicted_operator_dlts,
 )
-from dashboard.data import RunData
 
 SYSTEM = "system"
 FIGURES = ("wc", "p99", "mean")
@@ -46,14 +46,14 @@ TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class RunAnalyses:
-    estimated: MaceAnalysis
-    predicted: MaceAnalysis
+    estimated: RunAnalysis
+    predicted: RunAnalysis
 
 
 def analyses(
     run: RunData, share: float = DEFAULT_TRAINING_SHARE, estimator: str = "mace"
 ) -> RunAnalyses:
-    """Estimated and predicted latency of a run with ``estimator`` (``mace`` or ``path``),
+    """Estimated and predicted latency of a run with the registered ``estimator``,
     placement versions respected."""
     placements = [v.placement for v in run.versions]
     estimated = analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator)
@@ -157,8 +157,8 @@ def build_report(
     )
     system_measured = run.measured_system().lat_max
     system = _entry(
-        result.estimated.mace,
-        result.predicted.mace,
+        result.estimated.estimate,
+        result.predicted.estimate,
         system_measured,
         system_objective,
         system_compliance,

@@ -66,7 +66,7 @@ def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> Ov
         times,
         measured.lat_max[part],
         measured.lat_p99[part],
-        est.mace[part],
+        est.estimate[part],
         est.upper[part],
         starts,
         uirevision=f"{run.info.run_id}-{range_key}",
@@ -75,8 +75,8 @@ def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> Ov
     )
     finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
     measured_wc = float(finite.max()) if finite.size else None
-    estimated_wc = float(est.mace[part].max())
-    predicted_wc = float(result.predicted.mace[part].max())
+    estimated_wc = float(est.estimate[part].max())
+    predicted_wc = float(result.predicted.estimate[part].max())
     error = (
         100.0 * (estimated_wc - measured_wc) / measured_wc
         if measured_wc is not None and measured_wc > 0
@@ -84,11 +84,11 @@ def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> Ov
     )
     # the newest intervals are still filling up while ingestion runs (their executions
     # lag their arrivals), so report the bottleneck of the newest interval with a backlog
-    backlog = np.flatnonzero(est.mace[part] > 0)
+    backlog = np.flatnonzero(est.estimate[part] > 0)
     if backlog.size:
         last = part.start + int(backlog[-1])
         bottleneck = (
-            f"{est.node_ids[est.bottleneck[last]]} (CE/C {est.mace[last]:.3f} s "
+            f"{est.node_ids[est.bottleneck[last]]} (CE/C {est.estimate[last]:.3f} s "
             f"at t = {run.times[last]:g} s)"
         )
     else:
@@ -126,7 +126,7 @@ def nodes_view(
         figures.dlts_capacity_figure(
             times, run.node_dlts[k, part], capacity * run.subinterval, node
         ),
-        figures.bottleneck_figure(times, est.bottleneck_nodes[part], est.mace[part], nodes),
+        figures.bottleneck_figure(times, est.bottleneck_nodes[part], est.estimate[part], nodes),
         figures.busy_vs_dlts_figure(
             times, run.busy[k, part], run.node_dlts[k, part], capacity, node
         ),

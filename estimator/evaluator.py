@@ -15,7 +15,7 @@ import numpy as np
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
 from estimator.kernels import node_pass, scatter_rows
-from estimator.mace import Estimate, cumulative_excess, estimate_from_dlts
+from estimator.mace import Estimate, cumulative_excess, estimate_from_dlts, per_query_max
 from estimator.model import Topology
 from estimator.propagation import LoadModel, build_load_model
 
@@ -115,7 +115,8 @@ class PlacementEvaluator:
 
     The state is the (nodes x basis) load coefficients of the current
     placement; one fused pass (:func:`estimator.kernels.node_pass`) turns it into
-    node DLTS, CE/C, the per-subinterval top-3 of CE/C and per-query maxima.
+    node DLTS, CE/C and the per-subinterval top-3 of CE/C; per-query Mace comes from
+    :func:`estimator.mace.per_query_max` when a full estimate is asked for.
     A move is evaluated from the two touched rows and the top-3 alone.
     """
 
@@ -145,13 +146,9 @@ class PlacementEvaluator:
     def _refresh(self) -> None:
         query_mask = np.zeros((len(self.topology.queries), len(self.node_ids)), dtype=np.bool_)
         query_mask[self._op_query, self._assignment] = True
-        (
-            self.node_dlts,
-            self.ce_seconds,
-            self._top_values,
-            self._top_rows,
-            self._query_max,
-        ) = node_pass(self._node_coef, self.model.basis, self._service, self.capacities, query_mask)
+        self.node_dlts, self.ce_seconds, self._top_values, self._top_rows = node_pass(
+            self._node_coef, self.model.basis, self._service, self.capacities
+        )
         self._query_mask = query_mask
         # Finite-bandwidth links are resources too: their CE enters Mace.
         self.mace = (
@@ -184,7 +181,10 @@ class PlacementEvaluator:
                 lower=mace.copy(),
                 upper=mace + topology.subinterval + eps,
                 epsilon=eps,
-                per_query={q: self._query_max[k] for k, q in enumerate(topology.queries)},
+                per_query={
+                    q: per_query_max(self.ce_seconds, self._query_mask[k])
+                    for k, q in enumerate(topology.queries)
+                },
             )
         names, link_load, bandwidth = _link_resources(topology, self.placement, self.model)
         resources = [*self.node_ids, *names]

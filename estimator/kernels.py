@@ -33,9 +33,8 @@ def node_pass(
     basis: np.ndarray,
     service: np.ndarray,
     capacity: np.ndarray,
-    query_mask: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """DLTS, CE/C, top-3 values and rows per subinterval, and per-query maxima.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """DLTS, CE/C, and the top-3 values and rows of CE/C per subinterval.
 
     Top-3 entries not filled by a node hold value -1 and row -1 (CE is never
     negative); ties keep the lower node index first, like ``argmax``.
@@ -46,8 +45,6 @@ def node_pass(
     ce_seconds = np.empty((n, d))
     top_values = np.full((3, d), -1.0)
     top_rows = np.full((3, d), -1, dtype=np.int64)
-    n_queries = query_mask.shape[0]
-    query_max = np.zeros((n_queries, d))
     for i in range(n):
         ce = 0.0
         for p in range(d):
@@ -76,9 +73,4 @@ def node_pass(
                 else:
                     top_values[2, p] = value
                     top_rows[2, p] = i
-        for q in range(n_queries):
-            if query_mask[q, i]:
-                for p in range(d):
-                    if ce_seconds[i, p] > query_max[q, p]:
-                        query_max[q, p] = ce_seconds[i, p]
-    return dlts, ce_seconds, top_values, top_rows, query_max
+    return dlts, ce_seconds, top_values, top_rows

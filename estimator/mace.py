@@ -38,6 +38,20 @@ def mace_series(ce_seconds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mace, bottleneck
 
 
+def per_query_max(ce_seconds: np.ndarray, hosts: np.ndarray) -> np.ndarray:
+    """A query's Mace per subinterval: the maximum of CE/C over the resources hosting it.
+
+    ``hosts`` is the boolean mask of those resources, either fixed (resources,) or per
+    subinterval (resources x subintervals, when the placement changes over time); a
+    subinterval where no resource hosts the query gives 0. This is the one rule for
+    per-query Mace (DESIGN 7.3); the evaluator and the run analysis call it.
+    """
+    mask = np.asarray(hosts, dtype=bool)
+    if mask.ndim == 1:
+        mask = mask[:, None]
+    return np.max(ce_seconds, axis=0, where=mask, initial=0.0)
+
+
 def series_summary(series: np.ndarray) -> dict[str, float]:
     """Worst case, mean and quantiles across time of a per-subinterval series."""
     if series.size == 0:
@@ -118,8 +132,8 @@ def estimate_from_dlts(
     """CE, Mace, bottlenecks, bounds and per-query Mace from a resource DLTS matrix.
 
     ``capacities`` are per second (CPU-s/s or bytes/s); ``query_rows`` maps a
-    query to the boolean mask of resources that host it; ``delay_min`` and
-    ``delay_max`` are per-resource propagation delays on source-to-sink paths
+    query to the boolean mask of resources that host it (see :func:`per_query_max`);
+    ``delay_min`` and ``delay_max`` are per-resource propagation delays on source-to-sink paths
     (section VII-B), zero when omitted.
     """
     dlts = np.asarray(dlts, dtype=float)
@@ -134,10 +148,7 @@ def estimate_from_dlts(
         upper = mace + subinterval + epsilon
     else:
         upper = np.max(ce_seconds + delay_max[:, None], axis=0) + subinterval + epsilon
-    per_query = {
-        q: np.max(ce_seconds, axis=0, where=mask[:, None], initial=0.0)
-        for q, mask in (query_rows or {}).items()
-    }
+    per_query = {q: per_query_max(ce_seconds, mask) for q, mask in (query_rows or {}).items()}
     return Estimate(
         subinterval=subinterval,
         resources=tuple(resources),

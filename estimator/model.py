@@ -8,6 +8,7 @@ graph being acyclic and all numbers being finite and in range.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -453,3 +454,37 @@ def replace_capacities(topology: Topology, capacities: Mapping[str, float]) -> T
         replace(n, capacity=float(capacities.get(n.id, n.capacity))) for n in topology.nodes
     )
     return replace(topology, nodes=nodes)
+
+
+# -- placement versions over time ------------------------------------------------
+BOUNDARY_TOLERANCE = 1e-9
+"""Relative slack (in subintervals) under which a version time counts as on a boundary."""
+
+
+def first_interval_from(valid_from: float, origin: float, subinterval: float) -> int:
+    """The first subinterval a placement version valid from ``valid_from`` covers.
+
+    Subinterval k covers [origin + k*w, origin + (k+1)*w) and takes the version in
+    force at its start, so a version covers k when valid_from <= origin + k*w. A
+    valid_from within :data:`BOUNDARY_TOLERANCE` subintervals of a boundary counts as
+    on it, so the float rounding of origin + k*w cannot move a change by one interval.
+    This is the one rule for "which version covers interval k" (see
+    :func:`version_at`); storage and the dashboard both use it.
+    """
+    return max(0, math.ceil((valid_from - origin) / subinterval - BOUNDARY_TOLERANCE))
+
+
+def version_starts(
+    valid_from: Sequence[float], origin: float, subinterval: float
+) -> tuple[int, ...]:
+    """First subinterval of each version (sorted by valid_from); the first starts at 0."""
+    return tuple(
+        0 if k == 0 else first_interval_from(t, origin, subinterval)
+        for k, t in enumerate(valid_from)
+    )
+
+
+def version_at(starts: Sequence[int], interval: int) -> int:
+    """Index of the version covering ``interval``: the last one starting at or before it
+    (the first version also covers anything before it)."""
+    return max(0, bisect.bisect_right(list(starts), interval) - 1)

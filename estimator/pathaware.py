@@ -46,7 +46,7 @@ but can miss the wait of the return trip.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -240,26 +240,69 @@ def path_aware_from_dlts(
     )
 
 
-def estimate_path_aware(topology: Topology, arrivals: Arrivals | np.ndarray) -> Estimate:
-    """Model DLTS from the arrivals (as :func:`estimator.evaluator.estimate`), then the
-    path-aware fluid tandem estimate over the placement's machine paths."""
-    base = mace_estimate(topology, arrivals)
+def _path_aware(topology: Topology, base: Estimate) -> Estimate:
+    """The path-aware estimate from Mace's Estimate over the placement's machine paths."""
     return path_aware_from_dlts(base, machine_paths(topology, base.resources))
 
 
-def estimate_mace(topology: Topology, arrivals: Arrivals | np.ndarray) -> Estimate:
-    """Mace as in the paper (the default estimator)."""
-    return mace_estimate(topology, arrivals)
+def _mace(topology: Topology, base: Estimate) -> Estimate:
+    """Mace as in the paper: the base estimate itself."""
+    return base
 
 
-Estimator = Callable[[Topology, "Arrivals | np.ndarray"], Estimate]
+@dataclass(frozen=True)
+class Estimator:
+    """A registered latency estimator: its label and how it refines Mace's estimate.
+
+    ``refine(topology, base)`` turns the Mace :class:`Estimate` of some DLTS (model or
+    measured, resources being the topology's nodes then any link resources) into this
+    estimator's Estimate under ``topology.placement``. Every estimator starts from
+    Mace, so one cached Mace evaluation serves all of them, and a run analysis can
+    apply the refinement per placement version. Calling the estimator evaluates a
+    topology and arrival series from scratch.
+    """
+
+    label: str
+    refine: Callable[[Topology, Estimate], Estimate]
+
+    def __call__(self, topology: Topology, arrivals: Arrivals | np.ndarray) -> Estimate:
+        return self.refine(topology, mace_estimate(topology, arrivals))
+
+    @property
+    def worst_case_heading(self) -> str:
+        """The name of the worst case: MaceWC, the paper's term, for Mace."""
+        return "MaceWC" if self.refine is _mace else f"{self.label} WC"
+
+
+estimate_mace = Estimator("Mace", _mace)
+"""Mace as in the paper (the default estimator)."""
+
+estimate_path_aware = Estimator("path-aware", _path_aware)
+"""Model DLTS from the arrivals (as :func:`estimator.evaluator.estimate`), then the
+path-aware fluid tandem estimate over the placement's machine paths."""
 
 ESTIMATORS: dict[str, Estimator] = {"mace": estimate_mace, "path": estimate_path_aware}
-ESTIMATOR_LABELS: dict[str, str] = {"mace": "Mace", "path": "path-aware"}
+"""The estimator registry: every layer picks an estimator by name from here."""
+
+
+class _Labels(Mapping[str, str]):
+    """Label of each registered estimator, read live from :data:`ESTIMATORS`."""
+
+    def __getitem__(self, name: str) -> str:
+        return ESTIMATORS[name].label
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ESTIMATORS)
+
+    def __len__(self) -> int:
+        return len(ESTIMATORS)
+
+
+ESTIMATOR_LABELS: Mapping[str, str] = _Labels()
 
 
 def estimator_by_name(name: str) -> Estimator:
-    """The estimator function registered under ``name``; a clear error otherwise."""
+    """The estimator registered under ``name``; a clear error otherwise."""
     try:
         return ESTIMATORS[name]
     except KeyError:

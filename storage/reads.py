@@ -6,7 +6,6 @@ Frames come back sorted by their key. Unknown runs raise :class:`StorageError`.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from estimator.arrivals import Arrivals
-from estimator.model import Topology, topology_from_dict
+from estimator.model import Topology, topology_from_dict, version_at, version_starts
 from storage.db import StorageError, storage_errors
 from storage.histogram import quantile_from_histogram
 
@@ -39,16 +38,6 @@ class PlacementVersion:
     version: int
     valid_from: float
     placement: dict[str, str]
-
-
-@dataclass(frozen=True)
-class NodeDlts:
-    """Measured node DLTS: ``matrix[i, k]`` = CPU-seconds of node ``node_ids[i]`` in
-    interval ``start + k`` (operators mapped by the placement valid at that interval)."""
-
-    node_ids: tuple[str, ...]
-    start: int
-    matrix: np.ndarray
 
 
 def _query(con: duckdb.DuckDBPyConnection, what: str, sql: str, params: list[Any]) -> pd.DataFrame:
@@ -129,13 +118,6 @@ def placement_versions(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Plac
     return list(versions.values())
 
 
-def version_index_at(versions: list[PlacementVersion], time: float) -> int:
-    """Index of the version valid at ``time``: the last one with valid_from <= time
-    (the first version also covers anything before it)."""
-    starts = [v.valid_from for v in versions]
-    return max(0, bisect.bisect_right(starts, time) - 1)
-
-
 def run_topology(
     con: duckdb.DuckDBPyConnection, run_id: str, interval: int | None = None
 ) -> Topology:
@@ -170,7 +152,8 @@ def run_topology(
     if interval is None:
         chosen = versions[-1]
     else:
-        chosen = versions[version_index_at(versions, run.origin + interval * run.subinterval)]
+        starts = version_starts([v.valid_from for v in versions], run.origin, run.subinterval)
+        chosen = versions[version_at(starts, interval)]
     document: dict[str, Any] = {
         "name": run.name,
         "subinterval": run.subinterval,
@@ -260,43 +243,23 @@ def operator_stats_frame(
     )
 
 
-def node_dlts(
+def operator_cpu_frame(
     con: duckdb.DuckDBPyConnection,
     run_id: str,
     start: int | None = None,
     stop: int | None = None,
-) -> NodeDlts:
-    """Measured node DLTS: operator_stats.cpu_seconds summed per node, each interval's
-    operators assigned by the placement version valid at the interval's start."""
-    run = get_run(con, run_id)
-    start, stop = _default_range(con, run_id, start, stop)
-    topology = run_topology(con, run_id)
-    versions = placement_versions(con, run_id)
+) -> pd.DataFrame:
+    """operator, interval, cpu: operator_stats.cpu_seconds summed over ports (the
+    measured operator DLTS; :func:`estimator.runs.node_loads` maps it to nodes)."""
     params: list[Any] = [run_id]
-    frame = _query(
+    return _query(
         con,
         f"reading operator_stats of run '{run_id}'",
         "SELECT operator, interval, sum(cpu_seconds) AS cpu FROM operator_stats"
-        " WHERE run_id = ?" + _range_clause(start, stop, params) + " GROUP BY ALL",
+        " WHERE run_id = ?" + _range_clause(start, stop, params) + " GROUP BY ALL"
+        " ORDER BY operator, interval",
         params,
     )
-    node_index = {n: k for k, n in enumerate(topology.node_ids)}
-    matrix = np.zeros((len(node_index), max(0, stop - start)))
-    if not frame.empty:
-        intervals = frame["interval"].to_numpy(dtype=np.int64)
-        times = run.origin + intervals * run.subinterval
-        which = np.array([version_index_at(versions, float(t)) for t in times])
-        for k, version in enumerate(versions):
-            rows = which == k
-            if not rows.any():
-                continue
-            nodes = frame.loc[rows, "operator"].map(version.placement).map(node_index)
-            np.add.at(
-                matrix,
-                (nodes.to_numpy(dtype=np.int64), intervals[rows] - start),
-                frame.loc[rows, "cpu"].to_numpy(dtype=float),
-            )
-    return NodeDlts(topology.node_ids, start, matrix)
 
 
 def node_busy_frame(

@@ -149,11 +149,11 @@ def test_path_estimator_uses_the_paths_of_each_placement_version(tmp_path: Path)
     path = views.analyses(run, estimator="path").estimated
     mace = views.analyses(run, estimator="mace").estimated
     np.testing.assert_allclose(path.per_query["q1"], [1.25, 3.25, 3.65, 2.65, 5.65])
-    np.testing.assert_allclose(path.mace, [1.25, 3.25, 3.65, 2.65, 5.65])
-    np.testing.assert_allclose(mace.mace, [1.25, 2.65, 3.65, 2.65, 5.65])
+    np.testing.assert_allclose(path.estimate, [1.25, 3.25, 3.65, 2.65, 5.65])
+    np.testing.assert_allclose(mace.estimate, [1.25, 2.65, 3.65, 2.65, 5.65])
     # Mace stays the lower bound, the upper bound follows the chosen estimate
-    np.testing.assert_allclose(path.lower, mace.mace)
-    np.testing.assert_allclose(path.upper - path.mace, mace.upper - mace.mace)
+    np.testing.assert_allclose(path.lower, mace.estimate)
+    np.testing.assert_allclose(path.upper - path.estimate, mace.upper - mace.estimate)
 
 
 def test_unknown_estimator_is_a_clear_error(cache: RunCache) -> None:

@@ -14,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from estimator.loaders import topology_from_text
+from estimator.model import version_starts
+from estimator.runs import measured_node_dlts
 from storage import reads, writes
 from storage.db import DatabaseLockedError, StorageError, connect, transaction
 from storage.histogram import BUCKETS, bucket_bounds, histogram_of, quantile_from_histogram
@@ -108,6 +110,28 @@ def test_topology_round_trip_and_placement_versions(db: Path) -> None:
         reads.run_topology(con, "nope")
 
 
+def test_storage_and_dashboard_agree_on_the_version_at_a_boundary(tmp_path: Path) -> None:
+    """A version valid from 0.9 s with w = 0.3 s starts at interval 3 (0 + 3 * 0.3 is
+    0.8999999999999999 in floats): storage's topology for interval 3 and the dashboard's
+    version starts use the same rule."""
+    from dashboard.data import Database, RunCache
+
+    topology = topology_from_text(TOPOLOGY.replace("subinterval: 1.0", "subinterval: 0.3"))
+    topology = topology.with_changes(origin=0.0)
+    path = tmp_path / "boundary.duckdb"
+    con = connect(path)
+    moved = {"a": "n2", "b": "n2"}
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", topology, [(0.9, moved)])
+        writes.merge_source_arrivals(
+            con, pd.DataFrame({"run_id": "r1", "source": "s", "interval": [0, 4], "events": 1})
+        )
+    assert reads.run_topology(con, "r1", interval=2).placement == {"a": "n1", "b": "n2"}
+    assert reads.run_topology(con, "r1", interval=3).placement == moved
+    con.close()
+    assert RunCache(Database(path)).get("r1").version_starts == (0, 3)
+
+
 def test_merges_add_and_node_dlts_follow_the_placement_versions(db: Path) -> None:
     con = connect(db)
     stats = pd.DataFrame(
@@ -127,10 +151,14 @@ def test_merges_add_and_node_dlts_follow_the_placement_versions(db: Path) -> Non
     frame = reads.operator_stats_frame(con, "r1")
     first = frame[(frame.operator == "a") & (frame.interval == 0)].iloc[0]
     assert (first.events_in, first.events_out, first.cpu_seconds) == (2, 2, pytest.approx(0.2))
-    dlts = reads.node_dlts(con, "r1")
-    assert dlts.node_ids == ("n1", "n2") and dlts.start == 0
+    topology = reads.run_topology(con, "r1", interval=0)
+    versions = reads.placement_versions(con, "r1")
+    starts = version_starts([v.valid_from for v in versions], 100.0, 1.0)
+    cpu = reads.operator_cpu_frame(con, "r1")
+    dlts = measured_node_dlts(topology, cpu, [v.placement for v in versions], starts, 3)
+    assert topology.node_ids == ("n1", "n2")
     # interval 0: a on n1, b on n2; interval 2 (t = 102): both on n2
-    np.testing.assert_allclose(dlts.matrix, [[0.2, 0, 0], [0.2, 0, 0.7]])
+    np.testing.assert_allclose(dlts, [[0.2, 0, 0], [0.2, 0, 0.7]])
     arrivals = reads.source_arrivals(con, "r1")
     np.testing.assert_array_equal(arrivals.counts, [[1, 0, 2]])
     assert reads.interval_range(con, "r1") == (0, 3)

@@ -1,0 +1,181 @@
+"""Latency of a measured run: estimated (measured DLTS) and predicted (fitted model).
+
+Placements may change during a run, so node loads and the nodes hosting each
+query are computed per interval from the placement versions (which version
+covers an interval is :func:`estimator.model.version_at`'s rule), and the
+per-query Mace uses a node mask that varies over time. The estimator is any
+entry of :data:`estimator.pathaware.ESTIMATORS`: it refines Mace per placement
+version, with backlogs carried over from one version to the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from estimator.evaluator import epsilon
+from estimator.fitting import fit_operator_stats, training_window
+from estimator.mace import estimate_from_dlts
+from estimator.model import Topology
+from estimator.pathaware import estimator_by_name
+from estimator.propagation import build_load_model
+
+DEFAULT_TRAINING_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class RunAnalysis:
+    """System and per-query estimate per interval, with CE/C per node and the bound width.
+
+    ``estimate`` is the series of ``estimator`` (Mace, or e.g. the path-aware series,
+    never below Mace) and ``upper`` that estimate + w + eps; ``lower`` (Theorem 3's
+    lower bound, Mace itself), ``ce_seconds`` and ``bottleneck`` are Mace's whatever
+    the estimator; ``per_query`` holds the estimator's per-query series.
+    """
+
+    node_ids: tuple[str, ...]
+    ce_seconds: np.ndarray
+    estimate: np.ndarray
+    bottleneck: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    epsilon: float
+    per_query: dict[str, np.ndarray]
+    estimator: str = "mace"
+
+    @property
+    def bottleneck_nodes(self) -> list[str]:
+        return [self.node_ids[k] for k in self.bottleneck]
+
+
+def segments(starts: Sequence[int], intervals: int) -> list[tuple[int, int]]:
+    """The half-open interval range [lo, hi) of each placement version."""
+    bounds = [min(max(0, s), intervals) for s in starts] + [intervals]
+    return [(bounds[k], max(bounds[k], bounds[k + 1])) for k in range(len(starts))]
+
+
+def operator_matrix(topology: Topology, frame: pd.DataFrame, intervals: int) -> np.ndarray:
+    """Operators (topology order) x intervals from rows of ``operator, interval, cpu``
+    (rows of unknown operators or outside [0, intervals) are left out; cells add up)."""
+    out = np.zeros((len(topology.operator_ids), intervals))
+    if frame.empty:
+        return out
+    index = {op: k for k, op in enumerate(topology.operator_ids)}
+    rows = frame["operator"].map(index)
+    cols = frame["interval"].to_numpy(dtype=np.int64)
+    keep = rows.notna().to_numpy() & (cols >= 0) & (cols < intervals)
+    np.add.at(
+        out,
+        (rows[keep].to_numpy(dtype=np.int64), cols[keep]),
+        frame["cpu"].to_numpy(dtype=float)[keep],
+    )
+    return out
+
+
+def node_loads(
+    topology: Topology,
+    operator_dlts: np.ndarray,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+) -> np.ndarray:
+    """Node DLTS (nodes x intervals) from operator DLTS under placement versions."""
+    node_index = {n: k for k, n in enumerate(topology.node_ids)}
+    intervals = operator_dlts.shape[1]
+    out = np.zeros((len(node_index), intervals))
+    for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
+        rows = np.array([node_index[placement[op]] for op in topology.operator_ids], dtype=int)
+        np.add.at(out[:, lo:hi], rows, operator_dlts[:, lo:hi])
+    return out
+
+
+def measured_node_dlts(
+    topology: Topology,
+    cpu: pd.DataFrame,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+    intervals: int,
+) -> np.ndarray:
+    """Measured node DLTS (nodes x intervals 0 .. intervals-1) from rows of
+    ``operator, interval, cpu``, each interval's operators mapped by its placement version."""
+    return node_loads(topology, operator_matrix(topology, cpu, intervals), placements, starts)
+
+
+def query_hosts(
+    topology: Topology,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+    intervals: int,
+) -> dict[str, np.ndarray]:
+    """Per query, the (nodes x intervals) mask of the nodes hosting it in each interval."""
+    node_index = {n: k for k, n in enumerate(topology.node_ids)}
+    masks: dict[str, np.ndarray] = {}
+    for query in topology.queries:
+        mask = np.zeros((len(node_index), intervals), dtype=bool)
+        ops = topology.operators_of_query(query)
+        for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
+            for op in ops:
+                mask[node_index[placement[op]], lo:hi] = True
+        masks[query] = mask
+    return masks
+
+
+def analyse(
+    topology: Topology,
+    node_dlts: np.ndarray,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+    estimator: str = "mace",
+) -> RunAnalysis:
+    """CE, Mace, bottleneck, bounds and per-query series for node loads of a run, with
+    the registered ``estimator`` applied in each placement version's segment."""
+    chosen = estimator_by_name(estimator)
+    caps = np.array([n.capacity for n in topology.nodes], dtype=float)
+    intervals = node_dlts.shape[1]
+    eps = max(epsilon(topology, p) for p in placements)
+    base = estimate_from_dlts(
+        node_dlts,
+        caps,
+        topology.node_ids,
+        topology.subinterval,
+        eps,
+        query_hosts(topology, placements, starts, intervals),
+    )
+    series = base.mace.copy()
+    per_query = {q: s.copy() for q, s in base.per_query.items()}
+    for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
+        if lo == hi:
+            continue
+        refined = chosen.refine(topology.with_placement(placement), base)
+        series[lo:hi] = refined.mace[lo:hi]
+        for query in per_query:
+            per_query[query][lo:hi] = refined.per_query[query][lo:hi]
+    return RunAnalysis(
+        node_ids=topology.node_ids,
+        ce_seconds=base.ce_seconds,
+        estimate=series,
+        bottleneck=base.bottleneck_index,
+        lower=base.lower,
+        upper=series + topology.subinterval + eps,
+        epsilon=eps,
+        per_query=per_query,
+        estimator=estimator,
+    )
+
+
+def predicted_operator_dlts(
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    counts: np.ndarray,
+    intervals: int,
+    share: float = DEFAULT_TRAINING_SHARE,
+) -> np.ndarray:
+    """Operator DLTS predicted from arrivals with costs and selectivities fitted on the
+    first ``share`` of the run (DESIGN 7.5)."""
+    fitted = topology
+    if not operator_stats.empty and intervals:
+        window = training_window(intervals, share)
+        fitted = fit_operator_stats(topology, operator_stats, window).topology
+    return build_load_model(fitted, counts).operator_dlts()
