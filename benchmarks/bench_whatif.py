@@ -24,10 +24,9 @@ from typing import Any
 import numpy as np
 from plotly.io.json import to_json_plotly
 
-from dashboard.scenario import RunInputs, WhatIfEngine, scenario_from_json
 from dashboard.whatif_view import apply_edit, render
 from estimator.arrivals import Arrivals
-from estimator.whatif import evaluate_scenario
+from estimator.whatif import RunInputs, WhatIfEngine, evaluate_scenario, scenario_from_json
 from simulator.workloads import workload
 
 TARGET_MS = 300.0
@@ -54,7 +53,7 @@ def step(
     data = apply_edit(inputs, {}, action, values)
     view = render(engine, inputs, data, values.get("operator"), estimator)
     payload = to_json_plotly(
-        [view.mace_figure, view.query_figure, view.elements, view.table_rows, view.summary]
+        [view.latency_figure, view.query_figure, view.elements, view.table_rows, view.summary]
     )
     assert payload
     return view.scenario_wc

@@ -8,10 +8,12 @@ from typing import Any
 import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
+from dash.background_callback.managers import BaseBackgroundCallbackManager
 
 from dashboard import ids
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.data import Database, RunCache
+from dashboard.optimizer import create_manager
 from estimator.pathaware import ESTIMATOR_LABELS
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -19,12 +21,22 @@ PAGES = Path(__file__).resolve().parent / "pages"
 MAX_REQUEST_BYTES = 2 * 1024 * 1024
 
 
-def create_app(db_path: str | Path, *, refresh_seconds: float = 5.0) -> dash.Dash:
-    """A Dash app reading (and storing scenarios and objectives in) ``db_path``."""
+def create_app(
+    db_path: str | Path,
+    *,
+    refresh_seconds: float = 5.0,
+    background_manager: BaseBackgroundCallbackManager | None = None,
+) -> dash.Dash:
+    """A Dash app reading (and storing scenarios and objectives in) ``db_path``.
+
+    Background callbacks (the optimizer) run through ``background_manager``, by
+    default a fresh diskcache manager (see :mod:`dashboard.optimizer` for the choice).
+    """
     database = Database(db_path)
     app = dash.Dash(
         __name__,
         use_pages=True,
+        background_callback_manager=background_manager or create_manager(),
         pages_folder=str(PAGES),
         assets_folder=str(ASSETS),
         suppress_callback_exceptions=True,

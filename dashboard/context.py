@@ -1,14 +1,14 @@
-"""The per-app state callbacks reach through Flask's ``current_app`` (no globals)."""
+"""The per-app state callbacks reach through the app itself (no module globals)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import dash
 import flask
 
 from dashboard.data import Database, RunCache
-from dashboard.optimizer import OptimizerJobs
-from dashboard.scenario import WhatIfEngine
+from estimator.whatif import WhatIfEngine
 
 CONFIG_KEY = "MACE_DASHBOARD"
 
@@ -19,11 +19,14 @@ class DashboardContext:
     runs: RunCache
     refresh_seconds: float = 5.0
     engine: WhatIfEngine = field(default_factory=WhatIfEngine)
-    jobs: OptimizerJobs = field(default_factory=OptimizerJobs)
 
 
 def current() -> DashboardContext:
-    """The context of the app serving the current request."""
-    context = flask.current_app.config[CONFIG_KEY]
+    """The context of the app serving the current request (or, in a background job's
+    worker process, which has no request, of the app the worker was forked from)."""
+    if flask.has_app_context():
+        context = flask.current_app.config[CONFIG_KEY]
+    else:
+        context = dash.get_app().server.config[CONFIG_KEY]
     assert isinstance(context, DashboardContext)
     return context

@@ -1,121 +1,127 @@
-"""Placement optimization jobs for the What-if page, run in background threads.
+"""Placement optimization for the What-if page, run as a Dash background callback.
 
-A job runs the chosen placement algorithms one after the other within a
-shared time budget and records its progress, which the page polls with a
-``dcc.Interval``. Jobs are kept in memory and bounded in number.
+:func:`optimize` runs the chosen placement algorithms one after the other within
+a shared time budget and reports :class:`Progress` through a callback; the page
+wires it to ``dash.callback(background=True, progress=..., running=...,
+cancel=...)``, so Dash runs it in a worker process, shows its progress and kills
+it when the user presses Cancel.
+
+Background manager: :func:`create_manager` builds a ``DiskcacheManager``. ``mace
+serve`` is one process that owns the DuckDB file (DESIGN 2), and a diskcache
+directory needs no broker or extra service; each job runs in a child process
+forked from the server (so Cancel can kill it without touching the server) and
+reads the run's what-if inputs from the engine it inherits, never the database.
+A deployment with several server processes behind a load balancer needs a
+shared result store instead: pass a ``CeleryManager`` (Redis) to
+``create_app``; the callbacks do not change.
 """
 
 from __future__ import annotations
 
-import threading
-import uuid
+import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
 import numpy as np
+from dash import DiskcacheManager
 
 from estimator.errors import MaceError
+from estimator.model import Topology
 from estimator.placement import ALGORITHMS
 from estimator.placement.common import PlacementProblem
 from estimator.propagation import LoadModel
 
-MAX_JOBS = 8
 MAX_BUDGET = 120.0
 
 
-@dataclass
-class Job:
-    algorithms: tuple[str, ...]
-    fraction: float = 0.0
-    current: str = ""
+class OptimizeError(MaceError, ValueError):
+    """An optimization request is invalid (unknown algorithm, budget out of range)."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a run of the optimizer is: the share done, the algorithm running, the
+    best worst case found so far."""
+
+    fraction: float
+    current: str
     best_wc: float | None = None
-    best_algorithm: str | None = None
-    placement: dict[str, str] | None = None
-    done: bool = False
-    error: str | None = None
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.fraction)
+
+    @property
+    def label(self) -> str:
+        best = "" if self.best_wc is None else f" · best {self.best_wc:.4f} s"
+        return f"{self.current} {self.percent}%{best}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The best placement found, its MaceWC and algorithm, and every algorithm's result."""
+
+    best_wc: float
+    best_algorithm: str
+    placement: dict[str, str]
     results: dict[str, float] = field(default_factory=dict)
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "fraction": self.fraction,
-            "current": self.current,
-            "best_wc": self.best_wc,
-            "best_algorithm": self.best_algorithm,
-            "placement": self.placement,
-            "done": self.done,
-            "error": self.error,
-            "results": dict(self.results),
-        }
+    @property
+    def label(self) -> str:
+        return f"done · best {self.best_algorithm} {self.best_wc:.4f} s"
 
 
-class OptimizerJobs:
-    """Starts optimization threads and reports their status by job id."""
-
-    def __init__(self) -> None:
-        self._jobs: dict[str, Job] = {}
-        self._lock = threading.Lock()
-
-    def start(
-        self,
-        problem_source: tuple[Any, LoadModel],
-        algorithms: list[str],
-        budget: float,
-        seed: int = 0,
-    ) -> str:
-        unknown = [a for a in algorithms if a not in ALGORITHMS]
-        if not algorithms or unknown:
-            raise MaceError(
-                f"optimize: choose algorithms among {', '.join(ALGORITHMS)}"
-                + (f" (unknown: {', '.join(unknown)})" if unknown else "")
-            )
-        if not 0 < budget <= MAX_BUDGET:
-            raise MaceError(f"optimize: the time budget must be in (0, {MAX_BUDGET:g}] seconds")
-        job_id = uuid.uuid4().hex[:10]
-        job = Job(tuple(algorithms))
-        with self._lock:
-            finished = [k for k, j in self._jobs.items() if j.done]
-            for key in finished[: max(0, len(self._jobs) - MAX_JOBS + 1)]:
-                del self._jobs[key]
-            if len(self._jobs) >= MAX_JOBS:
-                raise MaceError("optimize: too many optimizations running; wait for one to end")
-            self._jobs[job_id] = job
-        thread = threading.Thread(
-            target=self._run,
-            args=(job, problem_source, budget, seed),
-            name=f"mace-optimize-{job_id}",
-            daemon=True,
+def check_request(algorithms: Sequence[str], budget: float) -> None:
+    """Raise OptimizeError unless every algorithm is known and the budget is in range."""
+    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    if not algorithms or unknown:
+        raise OptimizeError(
+            f"optimize: choose algorithms among {', '.join(ALGORITHMS)}"
+            + (f" (unknown: {', '.join(unknown)})" if unknown else "")
         )
-        thread.start()
-        return job_id
+    if not 0 < budget <= MAX_BUDGET:
+        raise OptimizeError(f"optimize: the time budget must be in (0, {MAX_BUDGET:g}] seconds")
 
-    def _run(self, job: Job, source: tuple[Any, LoadModel], budget: float, seed: int) -> None:
-        topology, model = source
-        share = budget / len(job.algorithms)
-        try:
-            problem = PlacementProblem(topology, model)
-            for k, name in enumerate(job.algorithms):
-                job.current = name
 
-                def progress(fraction: float, best: float, k: int = k) -> None:
-                    job.fraction = (k + min(max(fraction, 0.0), 1.0)) / len(job.algorithms)
+def optimize(
+    topology: Topology,
+    model: LoadModel,
+    algorithms: Sequence[str],
+    budget: float,
+    report: Callable[[Progress], None] = lambda _: None,
+    seed: int = 0,
+) -> Outcome:
+    """Run ``algorithms`` in turn, each with an equal share of ``budget`` seconds, and
+    return the best placement found (``report`` gets the progress as it goes)."""
+    check_request(algorithms, budget)
+    share = budget / len(algorithms)
+    problem = PlacementProblem(topology, model)
+    results: dict[str, float] = {}
+    found: Outcome | None = None
+    for k, name in enumerate(algorithms):
+        best_wc = None if found is None else found.best_wc
 
-                result = ALGORITHMS[name](
-                    problem, budget=share, rng=np.random.default_rng(seed), progress=progress
-                )
-                job.results[name] = float(result.mace_wc)
-                if job.best_wc is None or result.mace_wc < job.best_wc:
-                    job.best_wc = float(result.mace_wc)
-                    job.best_algorithm = name
-                    job.placement = dict(result.placement)
-                job.fraction = (k + 1) / len(job.algorithms)
-        except Exception as exc:  # a failing algorithm must not kill the server
-            job.error = f"{type(exc).__name__}: {exc}"
-        finally:
-            job.done = True
+        def progress(
+            fraction: float, _: float, k: int = k, name: str = name, best: float | None = best_wc
+        ) -> None:
+            done = (k + min(max(fraction, 0.0), 1.0)) / len(algorithms)
+            report(Progress(done, name, best))
 
-    def status(self, job_id: str | None) -> dict[str, Any] | None:
-        if not job_id:
-            return None
-        with self._lock:
-            job = self._jobs.get(job_id)
-        return job.status() if job else None
+        result = ALGORITHMS[name](
+            problem, budget=share, rng=np.random.default_rng(seed), progress=progress
+        )
+        results[name] = float(result.mace_wc)
+        if found is None or result.mace_wc < found.best_wc:
+            found = Outcome(float(result.mace_wc), name, dict(result.placement))
+        report(Progress((k + 1) / len(algorithms), name, found.best_wc))
+    assert found is not None  # check_request guarantees one algorithm
+    return Outcome(found.best_wc, found.best_algorithm, found.placement, results)
+
+
+def create_manager(cache_dir: str | Path | None = None) -> DiskcacheManager:
+    """The background callback manager of one app (a fresh cache directory by default)."""
+    import diskcache
+
+    directory = cache_dir or tempfile.mkdtemp(prefix="mace-dash-jobs-")
+    return DiskcacheManager(diskcache.Cache(str(directory)))

@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 from dashboard import figures
 from dashboard.data import RunData
 from dashboard.report import analyses, bound_coverage, build_report, violating_intervals
-from dashboard.scenario import ScenarioError
 from estimator.pathaware import ESTIMATOR_LABELS
+from estimator.whatif import ScenarioError
 
 RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
 

@@ -1,20 +1,25 @@
 """Logic of the What-if page as plain functions (the page's callbacks only call these).
 
-:func:`apply_edit` validates one form action and returns the new scenario JSON;
-:func:`render` evaluates a scenario and builds every figure and text of the page.
-Both raise :class:`dashboard.scenario.ScenarioError` with a message for the user.
+:func:`apply_edit` validates one form action and returns the new scenario JSON
+(one handler per action, chosen from :data:`ACTIONS`); :func:`render` evaluates a
+scenario with :class:`estimator.whatif.WhatIfEngine` and builds every figure and
+text of the page. Both raise :class:`estimator.whatif.ScenarioError` with a message
+for the user. Numbers come from the estimator; this module only lays them out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dashboard import figures
 from dashboard.data import RunData
-from dashboard.scenario import (
+from estimator.loaders import dump_topology
+from estimator.model import Topology
+from estimator.whatif import (
     MAX_CAPACITY,
+    MAX_RATE_SCALE,
     RunInputs,
     ScenarioError,
     WhatIfEngine,
@@ -23,17 +28,15 @@ from dashboard.scenario import (
     scenario_from_json,
     scenario_to_json,
 )
-from estimator.fitting import fit_operator_stats
-from estimator.loaders import dump_topology
-from estimator.pathaware import ESTIMATOR_LABELS
-from estimator.whatif import MAX_RATE_SCALE
 
 MAX_ID_LENGTH = 64
 
 
 @dataclass(frozen=True)
 class WhatIfView:
-    mace_figure: dict[str, Any]
+    """Everything the What-if page shows for one scenario, next to the current deployment."""
+
+    latency_figure: dict[str, Any]
     query_figure: dict[str, Any]
     elements: list[dict[str, Any]]
     table_rows: list[dict[str, Any]]
@@ -60,103 +63,154 @@ def _scenario_nodes(inputs: RunInputs, data: Mapping[str, Any]) -> list[str]:
     return nodes + [n for n in (data.get("add_nodes") or {}) if n not in removed]
 
 
+@dataclass(frozen=True)
+class EditForm:
+    """The What-if form's values when an edit button is pressed."""
+
+    operator: str | None
+    target: str | None
+    cap_node: str | None
+    cap_value: Any
+    add_id: str | None
+    add_cap: Any
+    rate: Any
+    factor: Any
+    rows: list[dict[str, Any]] | None
+    optimized: dict[str, Any] | None
+    saved: list[str] | None
+
+
+Edit = Callable[[Topology, list[str], dict[str, Any], Mapping[str, Any]], None]
+"""An action handler: checks ``values`` and changes the scenario JSON in place."""
+
+
+def _move(topology: Topology, nodes: list[str], current: dict[str, Any], v: Mapping) -> None:
+    operator, node = v.get("operator"), v.get("node")
+    if not operator:
+        raise ScenarioError("move: select an operator")
+    if operator not in topology.operator_by_id:
+        raise ScenarioError(f"move: unknown operator '{operator}'")
+    if not node:
+        raise ScenarioError("move: select a target node")
+    if node not in nodes:
+        raise ScenarioError(f"move: unknown node '{node}'")
+    current["placement"][operator] = node
+
+
+def _rows(topology: Topology, nodes: list[str], current: dict[str, Any], rows: Any) -> None:
+    if not rows:
+        raise ScenarioError("placement table: it is empty")
+    for k, row in enumerate(rows):
+        operator, node = str(row.get("operator", "")), str(row.get("node", "")).strip()
+        if operator not in topology.operator_by_id:
+            raise ScenarioError(f"placement table row {k + 1}: unknown operator '{operator}'")
+        if node not in nodes:
+            raise ScenarioError(
+                f"placement table row {k + 1}: unknown node '{node}' for '{operator}'"
+            )
+        current["placement"][operator] = node
+
+
+def _table(topology: Topology, nodes: list[str], current: dict[str, Any], v: Mapping) -> None:
+    _rows(topology, nodes, current, v.get("rows") or [])
+
+
+def _placement(topology: Topology, nodes: list[str], current: dict[str, Any], v: Mapping) -> None:
+    rows = [{"operator": k, "node": n} for k, n in (v.get("placement") or {}).items()]
+    _rows(topology, nodes, current, rows)
+
+
+def _capacity(topology: Topology, nodes: list[str], current: dict[str, Any], v: Mapping) -> None:
+    node = v.get("node")
+    if not node:
+        raise ScenarioError("capacity: select a node")
+    if node not in nodes:
+        raise ScenarioError(f"capacity: unknown node '{node}'")
+    value = parse_positive(v.get("capacity"), f"capacity of '{node}'", upper=MAX_CAPACITY)
+    if node in current["add_nodes"]:
+        current["add_nodes"][node] = value
+    else:
+        current["capacities"][node] = value
+
+
+def _add_node(topology: Topology, nodes: list[str], current: dict[str, Any], v: Mapping) -> None:
+    node = str(v.get("node") or "").strip()
+    if (
+        not node
+        or len(node) > MAX_ID_LENGTH
+        or not node.replace("-", "").replace("_", "").isalnum()
+    ):
+        raise ScenarioError(
+            "add node: enter an id of letters, digits, '-' or '_' "
+            f"(at most {MAX_ID_LENGTH} characters)"
+        )
+    if node in nodes or node in topology.operator_by_id or node in topology.source_ids:
+        raise ScenarioError(f"add node: id '{node}' is already used")
+    value = parse_positive(v.get("capacity"), f"capacity of '{node}'", upper=MAX_CAPACITY)
+    if node in current["remove_nodes"]:
+        current["remove_nodes"].remove(node)
+        current["capacities"][node] = value
+    else:
+        current["add_nodes"][node] = value
+
+
+def _remove_node(topology: Topology, nodes: list[str], current: dict[str, Any], v: Mapping) -> None:
+    node = v.get("node")
+    if not node:
+        raise ScenarioError("remove node: select a node")
+    if node not in nodes:
+        raise ScenarioError(f"remove node: unknown node '{node}'")
+    if len(nodes) == 1:
+        raise ScenarioError("remove node: at least one node must remain")
+    placement = {**dict(topology.placement), **current["placement"]}
+    hosted = sorted(op for op, n in placement.items() if n == node)
+    if hosted:
+        raise ScenarioError(
+            f"remove node: '{node}' still hosts {', '.join(hosted)}; move them first"
+        )
+    if node in current["add_nodes"]:
+        del current["add_nodes"][node]
+    else:
+        current["remove_nodes"].append(node)
+    current["capacities"].pop(node, None)
+
+
+def _load(topology: Topology, nodes: list[str], current: dict[str, Any], v: Mapping) -> None:
+    current["rate_scale"] = parse_positive(v.get("rate_scale"), "rate scale", upper=MAX_RATE_SCALE)
+    current["subinterval_factor"] = parse_factor(v.get("factor"))
+
+
+def _reset(topology: Topology, nodes: list[str], current: dict[str, Any], v: Mapping) -> None:
+    current.clear()
+    current.update(scenario_to_json(scenario_from_json({})))
+
+
+ACTIONS: dict[str, Edit] = {
+    "move": _move,
+    "table": _table,
+    "placement": _placement,
+    "capacity": _capacity,
+    "add_node": _add_node,
+    "remove_node": _remove_node,
+    "load": _load,
+    "reset": _reset,
+}
+"""The page's actions: ``move`` (operator, node), ``table`` (rows of operator/node),
+``placement`` (a whole placement, e.g. from the optimizer), ``capacity`` (node,
+capacity), ``add_node`` (node, capacity), ``remove_node`` (node), ``load``
+(rate_scale, factor) and ``reset``."""
+
+
 def apply_edit(
     inputs: RunInputs, data: Mapping[str, Any] | None, action: str, values: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The scenario JSON after one action of the page; ScenarioError names a bad value.
-
-    Actions: ``move`` (operator, node), ``table`` (rows of operator/node),
-    ``capacity`` (node, capacity), ``add_node`` (node, capacity),
-    ``remove_node`` (node), ``load`` (rate_scale, factor), ``reset``,
-    ``placement`` (a whole placement, e.g. from the optimizer).
-    """
-    current = scenario_to_json(scenario_from_json(data or {}))
-    topology = inputs.topology
-    nodes = _scenario_nodes(inputs, current)
-    if action == "reset":
-        return scenario_to_json(scenario_from_json({}))
-    if action == "move":
-        operator, node = values.get("operator"), values.get("node")
-        if not operator:
-            raise ScenarioError("move: select an operator")
-        if operator not in topology.operator_by_id:
-            raise ScenarioError(f"move: unknown operator '{operator}'")
-        if not node:
-            raise ScenarioError("move: select a target node")
-        if node not in nodes:
-            raise ScenarioError(f"move: unknown node '{node}'")
-        current["placement"][operator] = node
-    elif action in ("table", "placement"):
-        rows = values.get("rows") or []
-        if action == "placement":
-            rows = [{"operator": k, "node": v} for k, v in (values.get("placement") or {}).items()]
-        if not rows:
-            raise ScenarioError("placement table: it is empty")
-        for k, row in enumerate(rows):
-            operator, node = str(row.get("operator", "")), str(row.get("node", "")).strip()
-            if operator not in topology.operator_by_id:
-                raise ScenarioError(f"placement table row {k + 1}: unknown operator '{operator}'")
-            if node not in nodes:
-                raise ScenarioError(
-                    f"placement table row {k + 1}: unknown node '{node}' for '{operator}'"
-                )
-            current["placement"][operator] = node
-    elif action == "capacity":
-        node = values.get("node")
-        if not node:
-            raise ScenarioError("capacity: select a node")
-        if node not in nodes:
-            raise ScenarioError(f"capacity: unknown node '{node}'")
-        value = parse_positive(values.get("capacity"), f"capacity of '{node}'", upper=MAX_CAPACITY)
-        if node in current["add_nodes"]:
-            current["add_nodes"][node] = value
-        else:
-            current["capacities"][node] = value
-    elif action == "add_node":
-        node = str(values.get("node") or "").strip()
-        if (
-            not node
-            or len(node) > MAX_ID_LENGTH
-            or not node.replace("-", "").replace("_", "").isalnum()
-        ):
-            raise ScenarioError(
-                "add node: enter an id of letters, digits, '-' or '_' "
-                f"(at most {MAX_ID_LENGTH} characters)"
-            )
-        if node in nodes or node in topology.operator_by_id or node in topology.source_ids:
-            raise ScenarioError(f"add node: id '{node}' is already used")
-        value = parse_positive(values.get("capacity"), f"capacity of '{node}'", upper=MAX_CAPACITY)
-        if node in current["remove_nodes"]:
-            current["remove_nodes"].remove(node)
-            current["capacities"][node] = value
-        else:
-            current["add_nodes"][node] = value
-    elif action == "remove_node":
-        node = values.get("node")
-        if not node:
-            raise ScenarioError("remove node: select a node")
-        if node not in nodes:
-            raise ScenarioError(f"remove node: unknown node '{node}'")
-        if len(nodes) == 1:
-            raise ScenarioError("remove node: at least one node must remain")
-        placement = {**dict(topology.placement), **current["placement"]}
-        hosted = sorted(op for op, n in placement.items() if n == node)
-        if hosted:
-            raise ScenarioError(
-                f"remove node: '{node}' still hosts {', '.join(hosted)}; move them first"
-            )
-        if node in current["add_nodes"]:
-            del current["add_nodes"][node]
-        else:
-            current["remove_nodes"].append(node)
-        current["capacities"].pop(node, None)
-    elif action == "load":
-        current["rate_scale"] = parse_positive(
-            values.get("rate_scale"), "rate scale", upper=MAX_RATE_SCALE
-        )
-        current["subinterval_factor"] = parse_factor(values.get("factor"))
-    else:
+    """The scenario JSON after one action of the page (see :data:`ACTIONS`);
+    ScenarioError names a bad value."""
+    handler = ACTIONS.get(action)
+    if handler is None:
         raise ScenarioError(f"unknown action '{action}'")
+    current = scenario_to_json(scenario_from_json(data or {}))
+    handler(inputs.topology, _scenario_nodes(inputs, current), current, values)
     # validate the whole result once more (unknown ids, stranded operators, ...)
     scenario_from_json(current)
     return current
@@ -174,13 +228,13 @@ def render(
     scenario = scenario_from_json(data or {})
     base = engine.evaluate(inputs, scenario_from_json({}), estimator)
     result = engine.evaluate(inputs, scenario, estimator)
-    label = ESTIMATOR_LABELS[estimator]
+    label = engine.label(estimator)
     placement = dict(result.topology.placement)
     current_q = base.per_query_wc()
     scenario_q = result.per_query_wc()
     queries = list(inputs.topology.queries)
     return WhatIfView(
-        mace_figure=figures.mace_comparison_figure(
+        latency_figure=figures.mace_comparison_figure(
             base.times, base.estimate.mace, result.estimate.mace, result.times, label
         ),
         query_figure=figures.query_change_figure(
@@ -196,20 +250,18 @@ def render(
         current_wc=base.estimate.mace_wc,
         scenario_wc=result.estimate.mace_wc,
         per_query={q: (current_q[q], scenario_q[q]) for q in queries},
-        heading=wc_heading(estimator),
+        heading=engine.heading(estimator),
     )
 
 
-def wc_heading(estimator: str) -> str:
-    """The name of the worst case of ``estimator``: MaceWC, the paper's term, for Mace."""
-    return "MaceWC" if estimator == "mace" else f"{ESTIMATOR_LABELS[estimator]} WC"
+def validate(engine: WhatIfEngine, inputs: RunInputs, data: Mapping[str, Any] | None) -> None:
+    """Raise ScenarioError unless the scenario applies to the run (no evaluation)."""
+    engine.applied(inputs, scenario_from_json(data or {}))
 
 
-def export_topology(inputs: RunInputs, data: Mapping[str, Any] | None) -> str:
+def export_topology(engine: WhatIfEngine, inputs: RunInputs, data: Mapping[str, Any] | None) -> str:
     """The scenario's deployment as a topology YAML file."""
-    from estimator.whatif import apply_scenario
-
-    topology, _ = apply_scenario(inputs.topology, inputs.arrivals, scenario_from_json(data or {}))
+    topology, _ = engine.applied(inputs, scenario_from_json(data or {}))
     return dump_topology(topology)
 
 
@@ -221,7 +273,7 @@ def compare_rows(
 ) -> list[dict[str, Any]]:
     """One row per scenario: the worst case and per-query worst cases of ``estimator``,
     for the comparison table."""
-    heading = wc_heading(estimator)
+    heading = engine.heading(estimator)
     rows = []
     for name, data in [("current", {}), *named]:
         try:
@@ -235,12 +287,11 @@ def compare_rows(
     return rows
 
 
-def inputs_for_run(run: RunData) -> RunInputs:
+def inputs_for_run(engine: WhatIfEngine, run: RunData) -> RunInputs:
     """The What-if baseline of a run: its latest placement, with costs and selectivities
-    fitted on all its measured statistics, and its measured arrivals."""
+    fitted on all its measured statistics (once per run data and placement version),
+    and its measured arrivals."""
     if run.intervals == 0:
         raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
-    topology = run.topology
-    if not run.operator_stats.empty:
-        topology = fit_operator_stats(topology, run.operator_stats).topology
-    return RunInputs(run.key, topology, run.arrivals)
+    key = f"{run.key}/placement-{run.versions[-1].version}"
+    return engine.run_inputs(key, run.topology, run.arrivals, run.operator_stats)

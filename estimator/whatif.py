@@ -5,23 +5,45 @@ capacities, added or removed nodes, scaled source rates, an added query, a
 wider subinterval). :func:`apply_scenario` turns it into a new validated
 topology and arrival series; :func:`evaluate_scenario` estimates both the
 current and the changed deployment and reports the change per query.
+
+This module is the one what-if engine: the dashboard keeps scenarios in their
+JSON form (:func:`scenario_to_json` / :func:`scenario_from_json`, which validate
+every value and keep an added query) and evaluates them through
+:class:`WhatIfEngine`, which caches the fitted baseline per run and placement
+version and the load model per load change (moves and capacity edits do not
+change the operators' load series). Every evaluation is Mace from a
+:class:`PlacementEvaluator`, refined by the estimator chosen by name from
+:data:`estimator.pathaware.ESTIMATORS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import pandas as pd
 
 from estimator.arrivals import Arrivals
-from estimator.errors import ModelError
-from estimator.evaluator import estimate
+from estimator.errors import MaceError, ModelError
+from estimator.evaluator import PlacementEvaluator
+from estimator.fitting import fit_operator_stats
 from estimator.mace import Estimate
 from estimator.model import Topology, topology_from_dict
+from estimator.pathaware import Estimator, estimator_by_name
+from estimator.propagation import LoadModel, build_load_model
 
 MAX_RATE_SCALE = 1000.0
+MAX_SUBINTERVAL_FACTOR = 3600
+MAX_CAPACITY = 1.0e6
+
+
+class ScenarioError(MaceError, ValueError):
+    """A scenario edit is invalid; the message names the offending value."""
 
 
 @dataclass(frozen=True)
@@ -151,19 +173,303 @@ def apply_scenario(
     return topology_from_dict(document), new_arrivals
 
 
+def _worst(series: np.ndarray | None) -> float:
+    return float(series.max()) if series is not None and series.size else 0.0
+
+
+def _evaluate(evaluator: PlacementEvaluator, estimator: Estimator) -> Estimate:
+    """The one evaluation of a deployment: Mace from its placement evaluator, then
+    refined by the chosen estimator."""
+    return estimator.refine(evaluator.topology, evaluator.estimate())
+
+
+def _chosen(estimator: str) -> Estimator:
+    try:
+        return estimator_by_name(estimator)
+    except ModelError as exc:
+        raise ScenarioError(str(exc)) from None
+
+
 def evaluate_scenario(
-    topology: Topology, arrivals: Arrivals, scenario: Scenario, baseline: Estimate | None = None
+    topology: Topology,
+    arrivals: Arrivals,
+    scenario: Scenario,
+    baseline: Estimate | None = None,
+    estimator: str = "mace",
 ) -> ScenarioResult:
-    """Estimate the deployment after ``scenario`` next to the current one."""
-    current = baseline if baseline is not None else estimate(topology, arrivals)
+    """Estimate the deployment after ``scenario`` next to the current one with the
+    registered ``estimator`` (no caching; :class:`WhatIfEngine` caches)."""
+    chosen = _chosen(estimator)
+
+    def fresh(topology: Topology, arrivals: Arrivals) -> Estimate:
+        model = build_load_model(topology, arrivals.for_topology(topology))
+        return _evaluate(PlacementEvaluator(topology, model), chosen)
+
+    current = baseline if baseline is not None else fresh(topology, arrivals)
     changed_topology, changed_arrivals = apply_scenario(topology, arrivals, scenario)
-    changed = estimate(changed_topology, changed_arrivals)
-
-    def worst(series: np.ndarray | None) -> float:
-        return float(series.max()) if series is not None and series.size else 0.0
-
+    changed = fresh(changed_topology, changed_arrivals)
     per_query = {
-        q: QueryChange(worst(current.per_query.get(q)), worst(changed.per_query.get(q)))
+        q: QueryChange(_worst(current.per_query.get(q)), _worst(changed.per_query.get(q)))
         for q in dict.fromkeys([*current.per_query, *changed.per_query])
     }
     return ScenarioResult(changed_topology, changed_arrivals, changed, current, per_query)
+
+
+# -- the JSON form of a scenario ------------------------------------------------------
+
+
+def parse_positive(value: Any, what: str, *, upper: float) -> float:
+    """A form value as a finite number in (0, upper]; raise ScenarioError otherwise."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise ScenarioError(f"{what}: enter a number")
+    if isinstance(value, bool):
+        raise ScenarioError(f"{what}: expected a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{what}: expected a number, got {value!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise ScenarioError(f"{what}: must be a positive number, got {value!r}")
+    if number > upper:
+        raise ScenarioError(f"{what}: {number:g} is out of range (at most {upper:g})")
+    return number
+
+
+def parse_factor(value: Any) -> int:
+    """A subinterval factor: a whole number from 1 to MAX_SUBINTERVAL_FACTOR."""
+    number = parse_positive(value, "subinterval factor", upper=MAX_SUBINTERVAL_FACTOR)
+    if number != int(number):
+        raise ScenarioError(f"subinterval factor: must be a whole number, got {value!r}")
+    return int(number)
+
+
+def _added_query_to_json(added: AddedQuery) -> dict[str, Any]:
+    return {
+        "operators": [dict(op) for op in added.operators],
+        "placement": dict(added.placement),
+        "sources": {s: [float(v) for v in series] for s, series in added.sources.items()},
+    }
+
+
+def _added_query_from_json(data: Any) -> AddedQuery:
+    if not isinstance(data, Mapping):
+        raise ScenarioError("add query: expected a mapping")
+    operators = data.get("operators") or []
+    placement = data.get("placement") or {}
+    sources = data.get("sources") or {}
+    if not isinstance(operators, list) or not all(isinstance(o, Mapping) for o in operators):
+        raise ScenarioError("add query: operators must be a list of operator entries")
+    if not operators:
+        raise ScenarioError("add query: it has no operators")
+    if not isinstance(placement, Mapping) or not isinstance(sources, Mapping):
+        raise ScenarioError("add query: placement and sources must be mappings")
+    counts: dict[str, list[float]] = {}
+    for source, series in sources.items():
+        if not isinstance(series, list):
+            raise ScenarioError(f"add query: arrivals of source '{source}' must be a list")
+        for value in series:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ScenarioError(f"add query: source '{source}' has a non-number {value!r}")
+            if not math.isfinite(value) or value < 0:
+                raise ScenarioError(f"add query: source '{source}' has a bad count {value!r}")
+        counts[str(source)] = [float(v) for v in series]
+    return AddedQuery(
+        operators=[dict(o) for o in operators],
+        placement={str(k): str(v) for k, v in placement.items()},
+        sources=counts,
+    )
+
+
+def scenario_to_json(scenario: Scenario) -> dict[str, Any]:
+    """The JSON form kept in the page's Store and in saved scenarios (``add_query``
+    only when the scenario adds one)."""
+    scale = scenario.rate_scale
+    out: dict[str, Any] = {
+        "placement": dict(scenario.placement),
+        "capacities": dict(scenario.capacities),
+        "add_nodes": dict(scenario.add_nodes),
+        "remove_nodes": list(scenario.remove_nodes),
+        "rate_scale": dict(scale) if isinstance(scale, Mapping) else float(scale),
+        "subinterval_factor": int(scenario.subinterval_factor),
+    }
+    if scenario.add_query is not None:
+        out["add_query"] = _added_query_to_json(scenario.add_query)
+    return out
+
+
+def scenario_from_json(data: Any) -> Scenario:
+    """Rebuild a scenario from its JSON form (a Store or a saved row), validating every value."""
+    if data is None:
+        return Scenario()
+    if not isinstance(data, Mapping):
+        raise ScenarioError("scenario: expected a mapping")
+    placement = data.get("placement") or {}
+    capacities = data.get("capacities") or {}
+    added = data.get("add_nodes") or {}
+    removed = data.get("remove_nodes") or []
+    if not isinstance(placement, Mapping) or not isinstance(capacities, Mapping):
+        raise ScenarioError("scenario: placement and capacities must be mappings")
+    if not isinstance(added, Mapping) or not isinstance(removed, list):
+        raise ScenarioError("scenario: add_nodes must be a mapping, remove_nodes a list")
+    add_query = data.get("add_query")
+    return Scenario(
+        placement={str(k): str(v) for k, v in placement.items()},
+        capacities={
+            str(k): parse_positive(v, f"capacity of '{k}'", upper=MAX_CAPACITY)
+            for k, v in capacities.items()
+        },
+        add_nodes={
+            str(k): parse_positive(v, f"capacity of '{k}'", upper=MAX_CAPACITY)
+            for k, v in added.items()
+        },
+        remove_nodes=tuple(str(n) for n in removed),
+        rate_scale=parse_positive(data.get("rate_scale", 1.0), "rate scale", upper=MAX_RATE_SCALE),
+        add_query=None if add_query is None else _added_query_from_json(add_query),
+        subinterval_factor=parse_factor(data.get("subinterval_factor", 1)),
+    )
+
+
+def is_empty(scenario: Scenario) -> bool:
+    return scenario_to_json(scenario) == scenario_to_json(Scenario())
+
+
+# -- the cached engine ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What a what-if evaluates: a run's deployment (costs and selectivities fitted on
+    its measured statistics) and its measured arrivals; ``key`` names the run and
+    placement version it was built from."""
+
+    key: str
+    topology: Topology
+    arrivals: Arrivals
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A scenario's estimate with the topology it was computed for."""
+
+    topology: Topology
+    estimate: Estimate
+
+    @property
+    def times(self) -> np.ndarray:
+        return np.arange(self.estimate.mace.size) * self.topology.subinterval
+
+    def per_query_wc(self) -> dict[str, float]:
+        return {q: _worst(s) for q, s in self.estimate.per_query.items()}
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Lru(OrderedDict[K, V]):
+    """A small least-recently-used map (callers hold the engine's lock)."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def get_fresh(self, key: K) -> V | None:
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self[key] = value
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
+class WhatIfEngine:
+    """Evaluates scenarios of runs, caching fitted baselines, load models and the
+    baseline estimate of each run (small LRU caches, thread safe)."""
+
+    def __init__(self, max_models: int = 16):
+        self._inputs: _Lru[str, RunInputs] = _Lru(max_models)
+        self._models: _Lru[tuple[str, float | str, int, str], LoadModel] = _Lru(max_models)
+        self._baselines: _Lru[tuple[str, str], Evaluation] = _Lru(max_models)
+        self._lock = threading.Lock()
+
+    def run_inputs(
+        self, key: str, topology: Topology, arrivals: Arrivals, operator_stats: pd.DataFrame
+    ) -> RunInputs:
+        """The baseline of a run: ``topology`` with costs and selectivities fitted on
+        ``operator_stats``, fitted once per ``key`` (run and placement version)."""
+        return self._cached(
+            self._inputs,
+            key,
+            lambda: RunInputs(
+                key,
+                topology
+                if operator_stats.empty
+                else fit_operator_stats(topology, operator_stats).topology,
+                arrivals,
+            ),
+        )
+
+    def cached_inputs(self, key: str) -> RunInputs:
+        """The baseline fitted under ``key`` earlier (ScenarioError if it is not cached,
+        e.g. because the run changed since)."""
+        with self._lock:
+            found = self._inputs.get_fresh(key)
+        if found is None:
+            raise ScenarioError("the run's data changed: wait for the page to refresh")
+        return found
+
+    def _cached(self, cache: _Lru[Any, V], key: Any, build: Callable[[], V]) -> V:
+        with self._lock:
+            found = cache.get_fresh(key)
+        if found is None:
+            found = build()
+            with self._lock:
+                cache.put(key, found)
+        return found
+
+    def applied(self, inputs: RunInputs, scenario: Scenario) -> tuple[Topology, Arrivals]:
+        """The scenario's deployment and arrivals, validated (ScenarioError otherwise)."""
+        try:
+            return apply_scenario(inputs.topology, inputs.arrivals, scenario)
+        except ModelError as exc:
+            raise ScenarioError(str(exc)) from None
+
+    def evaluator(self, inputs: RunInputs, scenario: Scenario) -> PlacementEvaluator:
+        """A placement evaluator for the scenario (for estimates and optimizers)."""
+        topology, arrivals = self.applied(inputs, scenario)
+        scale = scenario.rate_scale
+        key = (
+            inputs.key,
+            repr(sorted(scale.items())) if isinstance(scale, Mapping) else float(scale),
+            scenario.subinterval_factor,
+            repr(scenario_to_json(scenario).get("add_query")),  # new operators and sources
+        )
+        model = self._cached(
+            self._models, key, lambda: build_load_model(topology, arrivals.for_topology(topology))
+        )
+        return PlacementEvaluator(topology, model)
+
+    def evaluate(
+        self, inputs: RunInputs, scenario: Scenario, estimator: str = "mace"
+    ) -> Evaluation:
+        """The scenario's estimate with the registered ``estimator`` (the baseline's
+        estimate is cached per run and estimator)."""
+        chosen = _chosen(estimator)
+
+        def compute() -> Evaluation:
+            evaluator = self.evaluator(inputs, scenario)
+            return Evaluation(evaluator.topology, _evaluate(evaluator, chosen))
+
+        if is_empty(scenario):
+            return self._cached(self._baselines, (inputs.key, estimator), compute)
+        return compute()
+
+    def heading(self, estimator: str) -> str:
+        """The name of the worst case of ``estimator`` (MaceWC for Mace)."""
+        return _chosen(estimator).worst_case_heading
+
+    def label(self, estimator: str) -> str:
+        return _chosen(estimator).label

@@ -4,8 +4,9 @@ A scenario row stores JSON documents: ``placement`` (operator -> node
 overrides), ``capacities`` (the node-side changes: ``{"capacities": {...},
 "add_nodes": {...}, "remove_nodes": [...]}``), ``rate_scale`` (the load-side
 changes: ``{"rate_scale": x, "subinterval_factor": k}``) and ``added_queries``
-(a list). :func:`save_scenario` takes and :func:`load_scenario` returns the
-flat JSON form of :func:`dashboard.scenario.scenario_to_json`.
+(a list holding the scenario's ``add_query``, empty when it adds none).
+:func:`save_scenario` takes and :func:`load_scenario` returns the flat JSON form
+of :func:`estimator.whatif.scenario_to_json`.
 """
 
 from __future__ import annotations
@@ -63,18 +64,21 @@ def save_scenario(
                 json.dumps(scenario.get("placement", {})),
                 json.dumps(nodes),
                 json.dumps(load),
-                json.dumps(scenario.get("added_queries", [])),
+                json.dumps([scenario["add_query"]] if scenario.get("add_query") else []),
             ],
         )
     return scenario_id
 
 
 def _row_to_scenario(row: tuple[Any, ...]) -> SavedScenario:
-    scenario_id, run_id, name, placement, capacities, rate_scale, _added, created_at = row
+    scenario_id, run_id, name, placement, capacities, rate_scale, added, created_at = row
     try:
         nodes = json.loads(capacities)
         load = json.loads(rate_scale)
+        queries = json.loads(added) if added else []
         document = {"placement": json.loads(placement), **nodes, **load}
+        if queries:
+            document["add_query"] = queries[0]
     except (json.JSONDecodeError, TypeError) as exc:
         raise StorageError(f"scenario '{name}': stored document is damaged ({exc})") from None
     return SavedScenario(str(scenario_id), str(run_id), str(name), document, created_at)
@@ -102,11 +106,6 @@ def load_scenario(con: duckdb.DuckDBPyConnection, scenario_id: str) -> SavedScen
     if not rows:
         raise StorageError(f"unknown scenario '{scenario_id}'")
     return _row_to_scenario(rows[0])
-
-
-def delete_scenario(con: duckdb.DuckDBPyConnection, scenario_id: str) -> None:
-    with storage_errors(f"deleting scenario '{scenario_id}'"):
-        con.execute("DELETE FROM scenarios WHERE scenario_id = ?", [scenario_id])
 
 
 def set_objective(

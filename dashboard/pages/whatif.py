@@ -1,7 +1,14 @@
-"""What-if: move operators, change nodes and load, optimize, save and export scenarios."""
+"""What-if: move operators, change nodes and load, optimize, save and export scenarios.
+
+Callbacks are thin: they read the form into typed view models (dict-grouped
+``inputs=``/``state=``), ask :mod:`dashboard.whatif_view` (which asks the
+estimator's what-if engine) and lay out the answer. The optimizer is a Dash
+background callback with progress and a Cancel button (:mod:`dashboard.optimizer`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import dash
@@ -10,10 +17,16 @@ import dash_cytoscape as cyto
 from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 
-from dashboard import context, ids, whatif_view
-from dashboard.scenario import ScenarioError
+from dashboard import context, ids, optimizer, whatif_view
 from estimator.errors import MaceError
 from estimator.placement import ALGORITHMS
+from estimator.whatif import (
+    RunInputs,
+    ScenarioError,
+    parse_positive,
+    scenario_from_json,
+    scenario_to_json,
+)
 from storage import scenarios
 
 dash.register_page(__name__, path="/whatif", name="What-if", order=2)
@@ -66,8 +79,12 @@ def layout(**_: Any) -> html.Div:
                     ),
                     dbc.Input(id=ids.WI_OPT_BUDGET, value="3", size="sm"),
                     dbc.Button("Optimize", id=ids.WI_OPT_START, size="sm", color="success"),
+                    dbc.Button(
+                        "Cancel", id=ids.WI_OPT_CANCEL, size="sm", color="warning", disabled=True
+                    ),
                 ),
                 dbc.Progress(id=ids.WI_OPT_PROGRESS, value=0, label="", className="mb-2"),
+                html.Small(id=ids.WI_OPT_STATUS, className="d-block mb-2"),
                 dbc.Button(
                     "Use optimized placement", id=ids.WI_OPT_APPLY, size="sm", disabled=True
                 ),
@@ -90,8 +107,8 @@ def layout(**_: Any) -> html.Div:
     return html.Div(
         [
             dcc.Store(id=ids.WI_SCENARIO, data={}),
-            dcc.Store(id=ids.WI_OPT_JOB),
-            dcc.Interval(id=ids.WI_OPT_POLL, interval=500, disabled=True),
+            dcc.Store(id=ids.WI_INPUTS_KEY),
+            dcc.Store(id=ids.WI_OPT_RESULT),
             dcc.Download(id=ids.WI_DOWNLOAD),
             dbc.Alert(id=ids.WI_MESSAGE, is_open=False, color="danger", dismissable=True),
             html.H4(id=ids.WI_MACE_WC, className="mb-2"),
@@ -135,145 +152,157 @@ def layout(**_: Any) -> html.Div:
     )
 
 
-def _inputs(run_id: str | None) -> whatif_view.RunInputs:
+MESSAGE = {
+    "text": Output(ids.WI_MESSAGE, "children", allow_duplicate=True),
+    "open": Output(ids.WI_MESSAGE, "is_open", allow_duplicate=True),
+}
+
+
+def _inputs(run_id: str | None) -> RunInputs:
     if not run_id:
         raise ScenarioError("select a run")
-    return whatif_view.inputs_for_run(context.current().runs.get(run_id))
+    app = context.current()
+    return whatif_view.inputs_for_run(app.engine, app.runs.get(run_id))
+
+
+def _optimized(form: whatif_view.EditForm) -> dict[str, Any]:
+    placement = (form.optimized or {}).get("placement")
+    if not placement:
+        raise ScenarioError("optimize: no optimized placement yet")
+    return {"placement": placement}
+
+
+EDITS: dict[str, tuple[str, Callable[[whatif_view.EditForm], dict[str, Any]]]] = {
+    ids.WI_MOVE: ("move", lambda f: {"operator": f.operator, "node": f.target}),
+    ids.WI_SET_CAP: ("capacity", lambda f: {"node": f.cap_node, "capacity": f.cap_value}),
+    ids.WI_REMOVE_NODE: ("remove_node", lambda f: {"node": f.cap_node}),
+    ids.WI_ADD_NODE: ("add_node", lambda f: {"node": f.add_id, "capacity": f.add_cap}),
+    ids.WI_APPLY_RATE: ("load", lambda f: {"rate_scale": f.rate, "factor": f.factor}),
+    ids.WI_RESET: ("reset", lambda f: {}),
+    ids.WI_APPLY_TABLE: ("table", lambda f: {"rows": f.rows}),
+    ids.WI_OPT_APPLY: ("placement", _optimized),
+}
+"""Which page action each button triggers, and the form values it takes."""
+
+
+def _load_saved(form: whatif_view.EditForm) -> tuple[dict[str, Any], str]:
+    if not form.saved:
+        raise ScenarioError("load: select a saved scenario")
+    with context.current().database.cursor() as cur:
+        loaded = scenarios.load_scenario(cur, form.saved[0])
+    scenario = scenario_to_json(scenario_from_json(loaded.scenario))
+    return scenario, f"loaded scenario '{loaded.name}'"
 
 
 @dash.callback(
-    Output(ids.WI_SCENARIO, "data"),
-    Output(ids.WI_MESSAGE, "children"),
-    Output(ids.WI_MESSAGE, "is_open"),
-    Input(ids.WI_MOVE, "n_clicks"),
-    Input(ids.WI_SET_CAP, "n_clicks"),
-    Input(ids.WI_REMOVE_NODE, "n_clicks"),
-    Input(ids.WI_ADD_NODE, "n_clicks"),
-    Input(ids.WI_APPLY_RATE, "n_clicks"),
-    Input(ids.WI_RESET, "n_clicks"),
-    Input(ids.WI_APPLY_TABLE, "n_clicks"),
-    Input(ids.WI_OPT_APPLY, "n_clicks"),
-    Input(ids.WI_LOAD, "n_clicks"),
-    Input(ids.WI_GRAPH, "tapNodeData"),
-    State(ids.RUN, "value"),
-    State(ids.WI_SCENARIO, "data"),
-    State(ids.WI_OPERATOR, "value"),
-    State(ids.WI_TARGET, "value"),
-    State(ids.WI_CAP_NODE, "value"),
-    State(ids.WI_CAP_VALUE, "value"),
-    State(ids.WI_ADD_NODE_ID, "value"),
-    State(ids.WI_ADD_NODE_CAP, "value"),
-    State(ids.WI_RATE, "value"),
-    State(ids.WI_FACTOR, "value"),
-    State(ids.WI_TABLE, "data"),
-    State(ids.WI_OPT_JOB, "data"),
-    State(ids.WI_SAVED, "value"),
+    output={"scenario": Output(ids.WI_SCENARIO, "data"), **MESSAGE},
+    inputs={
+        "clicks": {key: Input(key, "n_clicks") for key in [*EDITS, ids.WI_LOAD]},
+        "tapped": Input(ids.WI_GRAPH, "tapNodeData"),
+    },
+    state={
+        "run_id": State(ids.RUN, "value"),
+        "data": State(ids.WI_SCENARIO, "data"),
+        "form": {
+            "operator": State(ids.WI_OPERATOR, "value"),
+            "target": State(ids.WI_TARGET, "value"),
+            "cap_node": State(ids.WI_CAP_NODE, "value"),
+            "cap_value": State(ids.WI_CAP_VALUE, "value"),
+            "add_id": State(ids.WI_ADD_NODE_ID, "value"),
+            "add_cap": State(ids.WI_ADD_NODE_CAP, "value"),
+            "rate": State(ids.WI_RATE, "value"),
+            "factor": State(ids.WI_FACTOR, "value"),
+            "rows": State(ids.WI_TABLE, "data"),
+            "optimized": State(ids.WI_OPT_RESULT, "data"),
+            "saved": State(ids.WI_SAVED, "value"),
+        },
+    },
     prevent_initial_call=True,
 )
-def edit(*args: Any) -> tuple[Any, Any, bool]:
-    (_, _, _, _, _, _, _, _, _, _, run_id, data, operator, target, cap_node, cap_value,
-     add_id, add_cap, rate, factor, rows, job, saved) = args  # fmt: skip
+def edit(
+    clicks: dict[str, Any],
+    tapped: Any,
+    run_id: str | None,
+    data: dict[str, Any] | None,
+    form: dict[str, Any],
+) -> dict[str, Any]:
     trigger = ctx.triggered_id
     if trigger == ids.WI_GRAPH:
-        return no_update, no_update, False
-    form = {
-        "operator": operator,
-        "target": target,
-        "cap_node": cap_node,
-        "cap_value": cap_value,
-        "add_id": add_id,
-        "add_cap": add_cap,
-        "rate": rate,
-        "factor": factor,
-        "rows": rows,
-        "job": job,
-    }
+        return {"scenario": no_update, "text": no_update, "open": False}
+    values = whatif_view.EditForm(**form)
     try:
         inputs = _inputs(run_id)
         if trigger == ids.WI_LOAD:
-            if not saved:
-                raise ScenarioError("load: select a saved scenario")
-            with context.current().database.cursor() as cur:
-                loaded = scenarios.load_scenario(cur, saved[0])
-            scenario = whatif_view.scenario_to_json(whatif_view.scenario_from_json(loaded.scenario))
-            return scenario, f"loaded scenario '{loaded.name}'", False
-        action, values = _action(trigger, form)
-        return whatif_view.apply_edit(inputs, data, action, values), "", False
+            scenario, note = _load_saved(values)
+            return {"scenario": scenario, "text": note, "open": False}
+        if trigger not in EDITS:
+            raise ScenarioError("unknown action")
+        action, read = EDITS[trigger]
+        scenario = whatif_view.apply_edit(inputs, data, action, read(values))
+        return {"scenario": scenario, "text": "", "open": False}
     except MaceError as exc:
-        return no_update, str(exc), True
-
-
-def _action(trigger: Any, v: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    if trigger == ids.WI_MOVE:
-        return "move", {"operator": v["operator"], "node": v["target"]}
-    if trigger == ids.WI_SET_CAP:
-        return "capacity", {"node": v["cap_node"], "capacity": v["cap_value"]}
-    if trigger == ids.WI_REMOVE_NODE:
-        return "remove_node", {"node": v["cap_node"]}
-    if trigger == ids.WI_ADD_NODE:
-        return "add_node", {"node": v["add_id"], "capacity": v["add_cap"]}
-    if trigger == ids.WI_APPLY_RATE:
-        return "load", {"rate_scale": v["rate"], "factor": v["factor"]}
-    if trigger == ids.WI_RESET:
-        return "reset", {}
-    if trigger == ids.WI_APPLY_TABLE:
-        return "table", {"rows": v["rows"]}
-    if trigger == ids.WI_OPT_APPLY:
-        status = context.current().jobs.status(v["job"])
-        if not status or not status.get("placement"):
-            raise ScenarioError("optimize: no optimized placement yet")
-        return "placement", {"placement": status["placement"]}
-    raise ScenarioError("unknown action")
+        return {"scenario": no_update, "text": str(exc), "open": True}
 
 
 @dash.callback(
-    Output(ids.WI_MACE, "figure"),
-    Output(ids.WI_QUERIES, "figure"),
-    Output(ids.WI_GRAPH, "elements"),
-    Output(ids.WI_TABLE, "data"),
-    Output(ids.WI_MACE_WC, "children"),
-    Output(ids.WI_OPERATOR, "options"),
-    Output(ids.WI_TARGET, "options"),
-    Output(ids.WI_CAP_NODE, "options"),
-    Output(ids.WI_SAVED, "options"),
-    Output(ids.WI_MESSAGE, "children", allow_duplicate=True),
-    Output(ids.WI_MESSAGE, "is_open", allow_duplicate=True),
-    Input(ids.RUN, "value"),
-    Input(ids.WI_SCENARIO, "data"),
-    Input(ids.WI_OPERATOR, "value"),
-    Input(ids.ESTIMATOR, "value"),
+    output={
+        "latency": Output(ids.WI_MACE, "figure"),
+        "queries": Output(ids.WI_QUERIES, "figure"),
+        "elements": Output(ids.WI_GRAPH, "elements"),
+        "table": Output(ids.WI_TABLE, "data"),
+        "summary": Output(ids.WI_MACE_WC, "children"),
+        "operators": Output(ids.WI_OPERATOR, "options"),
+        "targets": Output(ids.WI_TARGET, "options"),
+        "cap_nodes": Output(ids.WI_CAP_NODE, "options"),
+        "saved": Output(ids.WI_SAVED, "options"),
+        "inputs_key": Output(ids.WI_INPUTS_KEY, "data"),
+        **MESSAGE,
+    },
+    inputs={
+        "run_id": Input(ids.RUN, "value"),
+        "data": Input(ids.WI_SCENARIO, "data"),
+        "selected": Input(ids.WI_OPERATOR, "value"),
+        "estimator": Input(ids.ESTIMATOR, "value"),
+    },
     prevent_initial_call="initial_duplicate",
 )
 def show(
     run_id: str | None, data: dict[str, Any] | None, selected: str | None, estimator: str | None
-) -> tuple:
+) -> dict[str, Any]:
     try:
         inputs = _inputs(run_id)
-        view = whatif_view.render(
-            context.current().engine, inputs, data, selected, estimator or "mace"
-        )
-        with context.current().database.cursor() as cur:
+        app = context.current()
+        view = whatif_view.render(app.engine, inputs, data, selected, estimator or "mace")
+        with app.database.cursor() as cur:
             saved = scenarios.list_scenarios(cur, run_id or "")
     except MaceError as exc:
         empty: dict[str, Any] = {}
-        return (empty, empty, [], [], "", [], [], [], [], str(exc), True)
-    saved_options = [
+        return {
+            "latency": empty, "queries": empty, "elements": [], "table": [], "summary": "",
+            "operators": [], "targets": [], "cap_nodes": [], "saved": [],
+            "inputs_key": None, "text": str(exc), "open": True,
+        }  # fmt: skip
+    return {
+        "latency": view.latency_figure,
+        "queries": view.query_figure,
+        "elements": view.elements,
+        "table": view.table_rows,
+        "summary": view.summary,
+        "operators": view.operator_options,
+        "targets": view.node_options,
+        "cap_nodes": view.node_options,
+        "saved": _saved_options(saved),
+        "inputs_key": inputs.key,
+        "text": no_update,
+        "open": no_update,
+    }
+
+
+def _saved_options(saved: list[scenarios.SavedScenario]) -> list[dict[str, str]]:
+    return [
         {"label": f"{s.name} ({s.created_at:%Y-%m-%d %H:%M})", "value": s.scenario_id}
         for s in saved
     ]
-    return (
-        view.mace_figure,
-        view.query_figure,
-        view.elements,
-        view.table_rows,
-        view.summary,
-        view.operator_options,
-        view.node_options,
-        view.node_options,
-        saved_options,
-        no_update,
-        no_update,
-    )
 
 
 @dash.callback(
@@ -288,94 +317,109 @@ def select_from_graph(tapped: dict[str, Any] | None) -> Any:
 
 
 @dash.callback(
-    Output(ids.WI_OPT_JOB, "data"),
-    Output(ids.WI_OPT_POLL, "disabled"),
-    Output(ids.WI_MESSAGE, "children", allow_duplicate=True),
-    Output(ids.WI_MESSAGE, "is_open", allow_duplicate=True),
-    Input(ids.WI_OPT_START, "n_clicks"),
-    State(ids.RUN, "value"),
-    State(ids.WI_SCENARIO, "data"),
-    State(ids.WI_OPT_ALGO, "value"),
-    State(ids.WI_OPT_BUDGET, "value"),
+    output={
+        "result": Output(ids.WI_OPT_RESULT, "data"),
+        "status": Output(ids.WI_OPT_STATUS, "children"),
+        "apply_disabled": Output(ids.WI_OPT_APPLY, "disabled"),
+        **MESSAGE,
+    },
+    inputs={"start": Input(ids.WI_OPT_START, "n_clicks")},
+    state={
+        "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
+        "data": State(ids.WI_SCENARIO, "data"),
+        "algorithms": State(ids.WI_OPT_ALGO, "value"),
+        "budget": State(ids.WI_OPT_BUDGET, "value"),
+    },
+    background=True,
+    progress=[Output(ids.WI_OPT_PROGRESS, "value"), Output(ids.WI_OPT_PROGRESS, "label")],
+    progress_default=[0, ""],
+    running=[
+        (Output(ids.WI_OPT_START, "disabled"), True, False),
+        (Output(ids.WI_OPT_CANCEL, "disabled"), False, True),
+    ],
+    cancel=[Input(ids.WI_OPT_CANCEL, "n_clicks")],
     prevent_initial_call=True,
 )
-def optimize(_: Any, run_id: str | None, data: Any, algorithms: Any, budget: Any) -> tuple:
+def optimize(
+    set_progress: Callable[[tuple[int, str]], None],
+    start: Any,
+    inputs_key: str | None,
+    data: Any,
+    algorithms: Any,
+    budget: Any,
+) -> dict[str, Any]:
+    """Runs in a worker process: the run's inputs come from the engine's cache (filled
+    when the page showed the run), never from the database."""
     try:
-        inputs = _inputs(run_id)
-        seconds = whatif_view.parse_positive(budget, "time budget", upper=120)
-        app = context.current()
-        evaluator = app.engine.evaluator(inputs, whatif_view.scenario_from_json(data))
-        job = app.jobs.start((evaluator.topology, evaluator.model), list(algorithms or []), seconds)
-    except MaceError as exc:
-        return no_update, True, str(exc), True
-    return job, False, no_update, no_update
+        seconds = parse_positive(budget, "time budget", upper=optimizer.MAX_BUDGET)
+        engine = context.current().engine
+        inputs = engine.cached_inputs(inputs_key or "")
+        evaluator = engine.evaluator(inputs, scenario_from_json(data))
+        shown: list[tuple[int, str]] = []
 
+        def report(progress: optimizer.Progress) -> None:
+            update = (progress.percent, progress.label)
+            if not shown or shown[-1] != update:  # one cache write per visible change
+                shown.append(update)
+                set_progress(update)
 
-@dash.callback(
-    Output(ids.WI_OPT_PROGRESS, "value"),
-    Output(ids.WI_OPT_PROGRESS, "label"),
-    Output(ids.WI_OPT_APPLY, "disabled"),
-    Output(ids.WI_OPT_POLL, "disabled", allow_duplicate=True),
-    Input(ids.WI_OPT_POLL, "n_intervals"),
-    State(ids.WI_OPT_JOB, "data"),
-    prevent_initial_call=True,
-)
-def poll(_: Any, job: str | None) -> tuple:
-    status = context.current().jobs.status(job)
-    if status is None:
-        return 0, "", True, True
-    percent = round(100 * status["fraction"])
-    if status["error"]:
-        return percent, f"failed: {status['error']}", True, True
-    best = status["best_wc"]
-    label = f"{status['current']} {percent}%" + (
-        f" · best {best:.4f} s" if best is not None else ""
-    )
-    if status["done"]:
-        label = (
-            f"done · best {status['best_algorithm']} {best:.4f} s" if best is not None else "done"
+        outcome = optimizer.optimize(
+            evaluator.topology, evaluator.model, list(algorithms or []), seconds, report
         )
-    return percent, label, status["placement"] is None, bool(status["done"])
+    except MaceError as exc:
+        return {
+            "result": no_update, "status": "", "apply_disabled": True,
+            "text": str(exc), "open": True,
+        }  # fmt: skip
+    return {
+        "result": {"placement": outcome.placement, "best_wc": outcome.best_wc},
+        "status": outcome.label,
+        "apply_disabled": False,
+        "text": no_update,
+        "open": no_update,
+    }
 
 
 @dash.callback(
-    Output(ids.WI_SAVED, "options", allow_duplicate=True),
-    Output(ids.WI_MESSAGE, "children", allow_duplicate=True),
-    Output(ids.WI_MESSAGE, "is_open", allow_duplicate=True),
-    Input(ids.WI_SAVE, "n_clicks"),
-    State(ids.RUN, "value"),
-    State(ids.WI_SCENARIO, "data"),
-    State(ids.WI_SAVE_NAME, "value"),
+    output={"options": Output(ids.WI_SAVED, "options", allow_duplicate=True), **MESSAGE},
+    inputs={"save": Input(ids.WI_SAVE, "n_clicks")},
+    state={
+        "run_id": State(ids.RUN, "value"),
+        "data": State(ids.WI_SCENARIO, "data"),
+        "name": State(ids.WI_SAVE_NAME, "value"),
+    },
     prevent_initial_call=True,
 )
-def save(_: Any, run_id: str | None, data: Any, name: str | None) -> tuple:
+def save(save: Any, run_id: str | None, data: Any, name: str | None) -> dict[str, Any]:
     try:
-        inputs = _inputs(run_id)
-        whatif_view.render(context.current().engine, inputs, data)  # only valid scenarios
-        with context.current().database.cursor() as cur:
+        app = context.current()
+        whatif_view.validate(app.engine, _inputs(run_id), data)  # only valid scenarios
+        with app.database.cursor() as cur:
             scenarios.save_scenario(cur, run_id or "", name or "", data or {})
             saved = scenarios.list_scenarios(cur, run_id or "")
     except MaceError as exc:
-        return no_update, str(exc), True
-    options = [{"label": s.name, "value": s.scenario_id} for s in saved]
-    return options, no_update, no_update
+        return {"options": no_update, "text": str(exc), "open": True}
+    return {"options": _saved_options(saved), "text": no_update, "open": no_update}
 
 
 @dash.callback(
-    Output(ids.WI_COMPARE_TABLE, "data"),
-    Output(ids.WI_COMPARE_TABLE, "columns"),
-    Output(ids.WI_MESSAGE, "children", allow_duplicate=True),
-    Output(ids.WI_MESSAGE, "is_open", allow_duplicate=True),
-    Input(ids.WI_COMPARE, "n_clicks"),
-    State(ids.RUN, "value"),
-    State(ids.WI_SCENARIO, "data"),
-    State(ids.WI_SAVED, "value"),
-    State(ids.ESTIMATOR, "value"),
+    output={
+        "rows": Output(ids.WI_COMPARE_TABLE, "data"),
+        "columns": Output(ids.WI_COMPARE_TABLE, "columns"),
+        **MESSAGE,
+    },
+    inputs={"compare": Input(ids.WI_COMPARE, "n_clicks")},
+    state={
+        "run_id": State(ids.RUN, "value"),
+        "data": State(ids.WI_SCENARIO, "data"),
+        "saved": State(ids.WI_SAVED, "value"),
+        "estimator": State(ids.ESTIMATOR, "value"),
+    },
     prevent_initial_call=True,
 )
 def compare(
-    _: Any, run_id: str | None, data: Any, saved: list[str] | None, estimator: str | None
-) -> tuple:
+    compare: Any, run_id: str | None, data: Any, saved: list[str] | None, estimator: str | None
+) -> dict[str, Any]:
     try:
         inputs = _inputs(run_id)
         named: list[tuple[str, Any]] = [("this scenario", data or {})]
@@ -387,23 +431,21 @@ def compare(
             context.current().engine, inputs, named, estimator or "mace"
         )
     except MaceError as exc:
-        return no_update, no_update, str(exc), True
+        return {"rows": no_update, "columns": no_update, "text": str(exc), "open": True}
     columns = [{"name": k, "id": k} for k in dict.fromkeys(k for r in rows for k in r)]
-    return rows, columns, no_update, no_update
+    return {"rows": rows, "columns": columns, "text": no_update, "open": no_update}
 
 
 @dash.callback(
-    Output(ids.WI_DOWNLOAD, "data"),
-    Output(ids.WI_MESSAGE, "children", allow_duplicate=True),
-    Output(ids.WI_MESSAGE, "is_open", allow_duplicate=True),
-    Input(ids.WI_EXPORT, "n_clicks"),
-    State(ids.RUN, "value"),
-    State(ids.WI_SCENARIO, "data"),
+    output={"download": Output(ids.WI_DOWNLOAD, "data"), **MESSAGE},
+    inputs={"export": Input(ids.WI_EXPORT, "n_clicks")},
+    state={"run_id": State(ids.RUN, "value"), "data": State(ids.WI_SCENARIO, "data")},
     prevent_initial_call=True,
 )
-def export(_: Any, run_id: str | None, data: Any) -> tuple:
+def export(export: Any, run_id: str | None, data: Any) -> dict[str, Any]:
     try:
-        text = whatif_view.export_topology(_inputs(run_id), data)
+        text = whatif_view.export_topology(context.current().engine, _inputs(run_id), data)
     except MaceError as exc:
-        return no_update, str(exc), True
-    return dict(content=text, filename=f"{run_id}-scenario.yaml"), no_update, no_update
+        return {"download": no_update, "text": str(exc), "open": True}
+    content = {"content": text, "filename": f"{run_id}-scenario.yaml"}
+    return {"download": content, "text": no_update, "open": no_update}

@@ -18,8 +18,10 @@ from tests.dashboard.builders import SMALL_TOPOLOGY
 def test_decimate_max_keeps_each_bucket_max(values: list[float], max_points: int) -> None:
     series = np.array(values)
     index, picked = figures.decimate_max(series, max_points)
-    assert len(index) == len(picked) <= max(max_points, 1) or len(values) <= max_points
     size = 1 if len(values) <= max_points else -(-len(values) // max_points)
+    # one point per bucket of `size` values, never more than max_points
+    assert len(index) == len(picked) == -(-len(values) // size)
+    assert len(index) <= max_points
     for k, (i, v) in enumerate(zip(index, picked, strict=True)):
         bucket = series[k * size : (k + 1) * size]
         finite = bucket[np.isfinite(bucket)]

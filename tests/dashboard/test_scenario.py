@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
-from dashboard.scenario import (
+from estimator import whatif
+from estimator.arrivals import Arrivals
+from estimator.evaluator import estimate
+from estimator.model import replace_capacities, topology_from_dict
+from estimator.propagation import build_load_model
+from estimator.whatif import (
     RunInputs,
     ScenarioError,
     WhatIfEngine,
@@ -14,9 +21,6 @@ from dashboard.scenario import (
     scenario_from_json,
     scenario_to_json,
 )
-from estimator.arrivals import Arrivals
-from estimator.evaluator import estimate
-from estimator.model import replace_capacities, topology_from_dict
 from tests.dashboard.builders import SMALL_TOPOLOGY
 
 
@@ -56,7 +60,14 @@ def test_scenario_json_round_trip() -> None:
         scenario_from_json({**data, "capacities": {"n1": -1}})
 
 
-def test_engine_matches_full_estimate(inputs: RunInputs) -> None:
+def test_engine_matches_full_estimate(inputs: RunInputs, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[object] = []
+
+    def counting(*args: Any) -> Any:
+        built.append(args)
+        return build_load_model(*args)
+
+    monkeypatch.setattr(whatif, "build_load_model", counting)
     engine = WhatIfEngine()
     scenario = scenario_from_json(
         {"placement": {"a": "n1"}, "capacities": {"n2": 0.5}, "rate_scale": 1.5}
@@ -77,6 +88,10 @@ def test_engine_matches_full_estimate(inputs: RunInputs) -> None:
     placement = {"a": "n2", "b": "n1", "c": "n1"}
     ref2 = estimate(inputs.topology.with_placement(placement), inputs.arrivals.scaled(1.5))
     np.testing.assert_allclose(again.estimate.mace, ref2.mace, rtol=1e-12)
+    assert len(built) == 1
+    # a different rate scale is another load: one more model
+    engine.evaluate(inputs, scenario_from_json({"rate_scale": 2.0}))
+    assert len(built) == 2
 
 
 def test_engine_subinterval_factor(inputs: RunInputs) -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from dashboard import views, whatif_view
 from dashboard.data import Database, RunCache
-from dashboard.scenario import ScenarioError, WhatIfEngine
 from estimator.errors import MaceError
+from estimator.whatif import ScenarioError, WhatIfEngine
 from storage import scenarios
 
 
@@ -57,13 +57,19 @@ def test_cache_reloads_after_new_data(cache: RunCache, small_db: Path) -> None:
 
 
 def test_whatif_edits_and_messages(cache: RunCache) -> None:
-    inputs = whatif_view.inputs_for_run(cache.get("small"))
     engine = WhatIfEngine()
+    inputs = whatif_view.inputs_for_run(engine, cache.get("small"))
     base = whatif_view.render(engine, inputs, {})
     assert base.scenario_wc == pytest.approx(base.current_wc)
     moved = whatif_view.apply_edit(inputs, {}, "move", {"operator": "b", "node": "n1"})
     view = whatif_view.render(engine, inputs, moved)
-    assert view.scenario_wc != pytest.approx(base.current_wc)
+    # By hand, costs fitted on all intervals (ratio of sums): a 3.45 / 32 = 0.1078125,
+    # b 0.2, c 0.1, s = [5, 12, 5, 0, 10]. Current: n2 (C = 2) carries a + b, load
+    # 0.3078125 s, CE/C [0, 0.846875, 0.61640625, 0, 0.5390625]; n1 carries c, CE/C
+    # at most 0.2: MaceWC 0.846875. Moved: n1 (C = 1) carries b + c, load
+    # [1.5, 3.6, 1.5, 0, 3.0], CE [0.5, 3.1, 3.6, 2.6, 4.6]; n2 keeps a below capacity.
+    assert view.current_wc == pytest.approx(0.846875)
+    assert view.scenario_wc == pytest.approx(4.6)
     assert {r["operator"]: r["node"] for r in view.table_rows}["b"] == "n1"
     bad: list[tuple[str, dict[str, Any], str]] = [
         ("move", {"operator": None, "node": "n1"}, "select an operator"),
@@ -85,11 +91,11 @@ def test_whatif_edits_and_messages(cache: RunCache) -> None:
     grown = whatif_view.apply_edit(inputs, {}, "add_node", {"node": "n3", "capacity": "2"})
     grown = whatif_view.apply_edit(inputs, grown, "move", {"operator": "b", "node": "n3"})
     assert "n3" in whatif_view.render(engine, inputs, grown).node_options
-    assert "n3" in whatif_view.export_topology(inputs, grown)
+    assert "n3" in whatif_view.export_topology(engine, inputs, grown)
 
 
 def test_scenarios_are_saved_and_compared(cache: RunCache) -> None:
-    inputs = whatif_view.inputs_for_run(cache.get("small"))
+    inputs = whatif_view.inputs_for_run(WhatIfEngine(), cache.get("small"))
     moved = whatif_view.apply_edit(inputs, {}, "move", {"operator": "b", "node": "n1"})
     with cache.database.cursor() as cur:
         scenario_id = scenarios.save_scenario(cur, "small", "b on n1", moved)
@@ -166,14 +172,14 @@ def test_whatif_with_the_path_aware_estimator(tandem_db: Path) -> None:
     path-aware estimate is never below Mace; once every operator is on n1 each path has
     one stage, so both estimators agree exactly."""
     run = RunCache(Database(tandem_db)).get("tandem")
-    inputs = whatif_view.inputs_for_run(run)
     engine = WhatIfEngine()
+    inputs = whatif_view.inputs_for_run(engine, run)
     mace = whatif_view.render(engine, inputs, {})
     path = whatif_view.render(engine, inputs, {}, estimator="path")
     assert path.current_wc >= mace.current_wc - 1e-12
     assert path.summary.startswith("path-aware WC: scenario")
     assert mace.summary.startswith("MaceWC: scenario")
-    assert path.mace_figure["data"][0]["name"] == "current path-aware"
+    assert path.latency_figure["data"][0]["name"] == "current path-aware"
     table = {"rows": [{"operator": o, "node": "n1"} for o in ("a", "b", "c")]}
     merged = whatif_view.apply_edit(inputs, {}, "table", table)
     assert whatif_view.render(engine, inputs, merged, estimator="path").scenario_wc == (
@@ -184,3 +190,54 @@ def test_whatif_with_the_path_aware_estimator(tandem_db: Path) -> None:
     assert rows[0]["path-aware WC"] == pytest.approx(path.current_wc, abs=1e-4)
     with pytest.raises(ScenarioError, match="unknown estimator 'exact'"):
         whatif_view.render(engine, inputs, {}, estimator="exact")
+
+
+def test_a_third_registered_estimator_in_the_run_analysis(
+    cache: RunCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dummy estimator (Mace + 1 s) registered in ESTIMATORS drives the run analysis,
+    the overview and the What-if page by name; Mace stays the lower bound."""
+    import dataclasses
+
+    from estimator import pathaware
+    from estimator.mace import Estimate
+
+    def plus_one(topology: object, base: Estimate) -> Estimate:
+        return dataclasses.replace(
+            base,
+            mace=base.mace + 1.0,
+            per_query={q: s + 1.0 for q, s in base.per_query.items()},
+        )
+
+    monkeypatch.setitem(pathaware.ESTIMATORS, "plus1", pathaware.Estimator("plus-one", plus_one))
+    run = cache.get("small")
+    mace = views.analyses(run).estimated
+    third = views.analyses(run, estimator="plus1").estimated
+    np.testing.assert_allclose(third.estimate, mace.estimate + 1.0)
+    np.testing.assert_allclose(third.per_query["q1"], mace.per_query["q1"] + 1.0)
+    np.testing.assert_allclose(third.lower, mace.estimate)
+    assert views.overview(run, "all", "plus1").estimated_wc == pytest.approx(0.8 + 1.0)
+    engine = WhatIfEngine()
+    view = whatif_view.render(engine, whatif_view.inputs_for_run(engine, run), {}, None, "plus1")
+    assert view.current_wc == pytest.approx(0.846875 + 1.0)
+    assert view.summary.startswith("plus-one WC: scenario")
+
+
+def test_saved_scenario_keeps_its_added_query(cache: RunCache) -> None:
+    added = {
+        "operators": [{"id": "k", "query": "q3", "inputs": ["s"], "cost": 0.05}],
+        "placement": {"k": "n2"},
+        "sources": {},
+    }
+    data = {
+        **whatif_view.apply_edit(
+            whatif_view.inputs_for_run(WhatIfEngine(), cache.get("small")),
+            {},
+            "move",
+            {"operator": "b", "node": "n1"},
+        ),
+        "add_query": added,
+    }
+    with cache.database.cursor() as cur:
+        stored = scenarios.load_scenario(cur, scenarios.save_scenario(cur, "small", "k", data))
+    assert stored.scenario == data
