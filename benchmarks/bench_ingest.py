@@ -38,7 +38,6 @@ operators:
 placement: {o1: n1, o2: n2, o3: n3, o4: n3}
 """
 PLACEMENT = {"o1": "n1", "o2": "n2", "o3": "n3", "o4": "n3"}
-CAPACITY = {"n1": 1.0, "n2": 1.0, "n3": 2.0}
 
 
 def write_landing(landing: Path, run_id: str, rows: int, files: int, seed: int) -> None:

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import yaml
 
@@ -88,15 +87,6 @@ def load_arrivals(path: str | Path, topology: Topology | None = None) -> Arrival
         return arrivals_from_frame(frame, topology)
     except ModelError as exc:
         raise ModelError(f"{file}: {exc}") from None
-
-
-def write_arrivals_csv(arrivals: Arrivals, path: str | Path) -> None:
-    """Write an arrival series in the file format (long form, one row per source and interval)."""
-    sources = np.repeat(np.array(arrivals.sources, dtype=object), arrivals.intervals)
-    intervals = np.tile(np.arange(arrivals.intervals), len(arrivals.sources))
-    pd.DataFrame(
-        {"source": sources, "interval": intervals, "events": arrivals.counts.reshape(-1)}
-    ).to_csv(path, index=False)
 
 
 def dump_topology(topology: Topology, *, fmt: str = "yaml") -> str:

@@ -29,6 +29,7 @@ import numpy as np
 
 from estimator.loaders import load_topology
 from estimator.model import Topology, topology_from_dict
+from estimator.placement.workload import zipf_probabilities
 from estimator.propagation import build_load_model
 from simulator.plan import SimulationError
 
@@ -375,8 +376,7 @@ RANDOM_OPERATORS_PER_NODE = 10
 
 
 def _zipf_choice(rng: np.random.Generator, n: int, skew: float, size: int) -> np.ndarray:
-    weights = 1.0 / np.arange(1, n + 1) ** skew
-    return rng.choice(n, size=size, p=weights / weights.sum())
+    return rng.choice(n, size=size, p=zipf_probabilities(n, skew))
 
 
 def _random(nodes: int, load: float, rng: np.random.Generator) -> tuple[Topology, ArrivalModel]:

@@ -351,32 +351,3 @@ def ingested_paths(con: duckdb.DuckDBPyConnection) -> set[str]:
     """Paths of every file in the manifest (already ingested)."""
     with storage_errors("reading ingest_files"):
         return {r[0] for r in con.execute("SELECT path FROM ingest_files").fetchall()}
-
-
-def quarantine_frame(
-    con: duckdb.DuckDBPyConnection, run_id: str | None = None, limit: int = 1000
-) -> pd.DataFrame:
-    """The latest quarantined rows (run_id, record_set, file, row_number, reason, raw)."""
-    params: list[Any] = []
-    where = ""
-    if run_id is not None:
-        where = " WHERE run_id = ?"
-        params.append(run_id)
-    params.append(int(limit))
-    return _query(
-        con,
-        "reading quarantine",
-        "SELECT run_id, record_set, file, row_number, reason, raw, batch_id FROM quarantine"
-        f"{where} ORDER BY batch_id DESC, file, row_number LIMIT ?",
-        params,
-    )
-
-
-def ingest_batches_frame(con: duckdb.DuckDBPyConnection, limit: int = 100) -> pd.DataFrame:
-    """The latest ingestion batches, newest first."""
-    return _query(
-        con,
-        "reading ingest_batches",
-        "SELECT * FROM ingest_batches ORDER BY batch_id DESC LIMIT ?",
-        [int(limit)],
-    )

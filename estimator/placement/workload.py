@@ -44,6 +44,7 @@ class WorkloadParameters:
 
 
 def zipf_probabilities(count: int, skew: float) -> np.ndarray:
+    """Probabilities of ranks 1..count under Zipf(skew) (also used by the simulator)."""
     weights = 1.0 / np.arange(1, count + 1) ** skew
     return weights / weights.sum()
 
