@@ -14,10 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
 import pandas as pd
 
 from estimator.errors import MaceError
@@ -29,13 +28,16 @@ from ingest.transforms import (
     bad_rows,
     block_stats,
     execution_aggregates,
+    latency_rows,
+    node_busy_rows,
+    operator_stat_rows,
     output_histograms,
     output_latency,
+    source_arrival_rows,
     with_reason,
 )
 from storage import writes
 from storage.db import connect, transaction
-from storage.histogram import BUCKETS
 from storage.reads import ingested_paths
 
 if TYPE_CHECKING:
@@ -206,7 +208,10 @@ def compute_run(spark: SparkSession, run: RunFolder, progress: Progress | None) 
         rows_read = 0
         if parsed is not None:
             rows = with_reason(parsed, record_set, spec)
-            counts = _AGGREGATE[record_set](spark, rows, spec, run.run_id, result)
+            aggregated = _AGGREGATE[record_set](rows, spec, run.run_id)
+            for table, frame in aggregated.tables.items():
+                getattr(result, table).append(frame)
+            counts = aggregated.cells
             by_name = {f.name: f for f in files if all(f is not u for u, _ in unreadable)}
             bad_by_file = counts[counts["bad"]].groupby("file")["rows"].sum()
             read_by_file = counts.groupby("file")["rows"].sum()
@@ -254,61 +259,40 @@ def _quarantine(
     return bad[list(writes.QUARANTINE_COLUMNS)].sort_values(["file", "row_number"])
 
 
-def _arrivals(
-    spark: SparkSession, rows: DataFrame, spec: RunSpec, run_id: str, result: RunResult
-) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Aggregated:
+    """One record set reduced: its per-file cells (for the manifest and quarantine
+    counts) and the table rows it contributes."""
+
+    cells: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
+
+
+def _arrivals(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
     counts = arrival_aggregates(rows, spec).toPandas()
-    good = counts[~counts["bad"]]
-    frame = good.groupby(["source", "interval"])["rows"].sum().reset_index(name="events")
-    frame = frame.assign(run_id=run_id)
-    result.source_arrivals.append(frame)
-    return counts
+    return Aggregated(counts, {"source_arrivals": source_arrival_rows(counts, run_id)})
 
 
-def _executions(
-    spark: SparkSession, rows: DataFrame, spec: RunSpec, run_id: str, result: RunResult
-) -> pd.DataFrame:
+def _executions(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
     cells = execution_aggregates(rows, spec).toPandas()
-    good = cells[~cells["bad"]]
-    stats = good.groupby(["operator", "port", "interval"], as_index=False)[
-        ["rows", "events_out", "cpu_seconds"]
-    ].sum()
-    stats = stats.rename(columns={"rows": "events_in"}).assign(run_id=run_id)
-    busy = good.groupby(["node", "wall_interval"])["busy_seconds"].sum().reset_index()
-    busy = busy.rename(columns={"wall_interval": "interval"}).assign(run_id=run_id)
-    result.operator_stats.append(stats[stats["events_in"] > 0])
-    result.node_busy.append(busy)
-    return cells
+    return Aggregated(
+        cells,
+        {
+            "operator_stats": operator_stat_rows(cells, run_id),
+            "node_busy": node_busy_rows(cells, run_id),
+        },
+    )
 
 
-def _outputs(
-    spark: SparkSession, rows: DataFrame, spec: RunSpec, run_id: str, result: RunResult
-) -> pd.DataFrame:
+def _outputs(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
     cells = output_histograms(rows, spec).toPandas()
-    good = cells[~cells["bad"]]
-    if not good.empty:
-        latency = output_latency(rows, spec).toPandas()
-        histograms = {}
-        for key, group in good.groupby(["query", "interval"]):
-            query, interval = cast(tuple[str, int], key)
-            counts = np.zeros(BUCKETS, dtype=np.int64)
-            np.add.at(counts, group["bucket"].to_numpy(dtype=np.int64), group["rows"].to_numpy())
-            histograms[(query, int(interval))] = counts
-        latency["histogram"] = pd.Series(
-            [
-                histograms[(q, int(i))]
-                for q, i in zip(latency["query"], latency["interval"], strict=True)
-            ],
-            index=latency.index,
-            dtype=object,
-        )
-        result.latency.append(latency.assign(run_id=run_id))
-    return cells
+    if cells[~cells["bad"]].empty:
+        return Aggregated(cells, {})
+    latency = output_latency(rows, spec).toPandas()
+    return Aggregated(cells, {"latency": latency_rows(cells, latency, run_id)})
 
 
-_AGGREGATE: dict[
-    str, Callable[[SparkSession, DataFrame, RunSpec, str, RunResult], pd.DataFrame]
-] = {
+_AGGREGATE: dict[str, Callable[[DataFrame, RunSpec, str], Aggregated]] = {
     "arrivals": _arrivals,
     "executions": _executions,
     "outputs": _outputs,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +38,9 @@ def get_spark(
     Spark's own logging at ERROR (set ``quiet=False`` for Spark's defaults)."""
     from pyspark.sql import SparkSession
 
+    # Python UDFs (the histogram bucket) run in workers: locally, the driver's interpreter
+    # and packages; on a cluster, set PYSPARK_PYTHON to the workers' environment.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     partitions = shuffle_partitions or max(2, 2 * (os.cpu_count() or 1))
     builder = (
         SparkSession.builder.master(master)

@@ -1,4 +1,10 @@
-"""Pure Spark transforms: parsed record sets -> validated rows -> aggregates.
+"""Pure transforms: parsed record sets -> validated rows -> aggregates.
+
+The pipeline reads extract (:mod:`ingest.extract`), transform (this module), load
+(:mod:`ingest.job` into :mod:`storage.writes`). The Spark functions here reduce
+raw rows to small per-file cells; the pandas steps at the end (``*_rows``) turn
+collected cells into the rows of the DuckDB tables. Every function takes frames
+and plain scalars and returns a frame.
 
 Input contract (built by :mod:`ingest.extract`): one row per record with
 ``file`` (file name), ``block`` and ``mid`` (for row numbers), ``raw`` (the
@@ -16,9 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from storage.histogram import BUCKETS, LOWEST, PER_DECADE
+import numpy as np
+import pandas as pd
+
+from storage.histogram import BUCKETS, buckets_of
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -213,11 +222,15 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
 
 
 def _bucket(latency: Column) -> Column:
-    """Histogram bucket of storage.histogram (same formula, evaluated in Spark)."""
+    """Histogram bucket of each latency: :func:`storage.histogram.buckets_of` itself, run
+    on Arrow batches, so the bucket formula exists once (a log10 evaluated by the JVM
+    can land an exact bucket edge in the bucket below)."""
     from pyspark.sql import functions as F
 
-    raw = F.lit(1) + F.floor(F.lit(PER_DECADE) * F.log10(latency / F.lit(LOWEST)))
-    return F.when(latency < LOWEST, F.lit(0)).otherwise(F.least(F.lit(BUCKETS - 1), raw))
+    def buckets(values: pd.Series) -> pd.Series:
+        return pd.Series(buckets_of(values.to_numpy(dtype=float)), index=values.index)
+
+    return F.pandas_udf(buckets, "int")(latency)
 
 
 def output_histograms(rows: DataFrame, spec: RunSpec) -> DataFrame:
@@ -288,3 +301,48 @@ def block_stats(numbered: DataFrame, files: Sequence[str]) -> DataFrame:
 def union_all(frames: Sequence[DataFrame]) -> DataFrame:
     """Union by column name."""
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+# -- pandas steps: collected cells -> table rows --------------------------------------
+
+
+def source_arrival_rows(counts: pd.DataFrame, run_id: str) -> pd.DataFrame:
+    """source_arrivals rows (run_id, source, interval, events) from arrival cells."""
+    good = counts[~counts["bad"]]
+    frame = good.groupby(["source", "interval"])["rows"].sum().reset_index(name="events")
+    return frame.assign(run_id=run_id)
+
+
+def operator_stat_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:
+    """operator_stats rows (events_in, events_out, cpu_seconds per operator, port and
+    interval) from execution cells; cells that only hold busy time are left out."""
+    good = cells[~cells["bad"]]
+    stats = good.groupby(["operator", "port", "interval"], as_index=False)[
+        ["rows", "events_out", "cpu_seconds"]
+    ].sum()
+    stats = stats.rename(columns={"rows": "events_in"}).assign(run_id=run_id)
+    return stats[stats["events_in"] > 0]
+
+
+def node_busy_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:
+    """node_busy rows (busy_seconds per node and wall-clock interval) from execution cells."""
+    good = cells[~cells["bad"]]
+    busy = good.groupby(["node", "wall_interval"])["busy_seconds"].sum().reset_index()
+    return busy.rename(columns={"wall_interval": "interval"}).assign(run_id=run_id)
+
+
+def latency_rows(cells: pd.DataFrame, latency: pd.DataFrame, run_id: str) -> pd.DataFrame:
+    """latency_stats rows: :func:`output_latency` with the histogram of each (query,
+    interval) assembled from the :func:`output_histograms` cells of the good rows."""
+    good = cells[~cells["bad"]]
+    histograms: dict[tuple[str, int], np.ndarray] = {}
+    for key, group in good.groupby(["query", "interval"]):
+        query, interval = cast(tuple[str, int], key)
+        counts = np.zeros(BUCKETS, dtype=np.int64)
+        np.add.at(counts, group["bucket"].to_numpy(dtype=np.int64), group["rows"].to_numpy())
+        histograms[(str(query), int(interval))] = counts
+    keys = zip(latency["query"], latency["interval"], strict=True)
+    column = pd.Series(
+        [histograms[(str(q), int(i))] for q, i in keys], index=latency.index, dtype=object
+    )
+    return latency.assign(histogram=column, run_id=run_id)

@@ -25,15 +25,10 @@ HISTOGRAM_SCHEME = (
 )
 
 
-def bucket_of(latency: float) -> int:
-    """The bucket index of one latency (seconds, not negative)."""
-    if latency < LOWEST:
-        return 0
-    return min(BUCKETS - 1, 1 + math.floor(PER_DECADE * math.log10(latency / LOWEST)))
-
-
 def buckets_of(latencies: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`bucket_of`."""
+    """The bucket index of each latency (seconds, not negative): 0 below ``LOWEST``,
+    else 1 + floor(PER_DECADE * log10(latency / LOWEST)), capped at the last bucket.
+    The one bucket formula: ingestion runs it on Spark's Arrow batches."""
     values = np.asarray(latencies, dtype=float)
     out = np.zeros(values.shape, dtype=np.int64)
     positive = values >= LOWEST

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.transforms import RunSpec, arrival_aggregates, execution_aggregates, with_reason
+from ingest.transforms import (
+    RunSpec,
+    arrival_aggregates,
+    execution_aggregates,
+    output_histograms,
+    output_latency,
+    with_reason,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -114,3 +121,122 @@ def test_arrival_intervals_use_origin_and_subinterval(spark) -> None:  # type: i
         "file string, bad boolean, source string, interval long, rows long",
     )
     assertDataFrameEqual(actual, expected, checkRowOrder=False)
+
+
+OUT_COLUMNS = (
+    "file string, block long, mid long, raw string, query string, query__problem string, "
+    "operator string, operator__problem string, stimulus_time double, "
+    "stimulus_time__problem string, egress_time double, egress_time__problem string"
+)
+# latencies 0.125, 0.5, 0.75 in interval 0 ([10, 12)), 0.25 in interval 1, one bad row
+OUTPUTS = [
+    ("o.parquet", 0, 0, "{}", "q", None, "a", None, 10.5, None, 10.625, None),
+    ("o.parquet", 0, 1, "{}", "q", None, "a", None, 11.0, None, 11.5, None),
+    ("o.parquet", 0, 2, "{}", "q", None, "a", None, 11.25, None, 12.0, None),
+    ("o.parquet", 0, 3, "{}", "q", None, "a", None, 12.0, None, 12.25, None),
+    ("o.parquet", 0, 4, "{}", "q", None, "a", None, 13.0, None, 12.0, None),
+]
+
+
+def test_output_histograms_count_rows_per_bucket(spark) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.testing import assertDataFrameEqual
+
+    rows = with_reason(spark.createDataFrame(OUTPUTS, OUT_COLUMNS), "outputs", SPEC)
+    # bucket = 1 + floor(20 log10(latency / 1e-6)): 0.125 -> 1 + floor(101.94) = 102,
+    # 0.5 -> 1 + floor(113.98) = 114, 0.75 -> 1 + floor(117.50) = 118, 0.25 -> 108
+    expected = spark.createDataFrame(
+        [
+            ("o.parquet", False, "q", 0, 102, 1),
+            ("o.parquet", False, "q", 0, 114, 1),
+            ("o.parquet", False, "q", 0, 118, 1),
+            ("o.parquet", False, "q", 1, 108, 1),
+            ("o.parquet", True, None, None, None, 1),
+        ],
+        "file string, bad boolean, query string, interval long, bucket int, rows long",
+    )
+    assertDataFrameEqual(output_histograms(rows, SPEC), expected, checkRowOrder=False)
+
+
+def test_output_latency_over_good_rows(spark) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.testing import assertDataFrameEqual
+
+    rows = with_reason(spark.createDataFrame(OUTPUTS, OUT_COLUMNS), "outputs", SPEC)
+    # interval 0: sorted [0.125, 0.5, 0.75]; p95 at rank 1.9 -> 0.5 + 0.9 * 0.25 = 0.725,
+    # p99 at rank 1.98 -> 0.745. The row with egress before stimulus is left out.
+    expected = spark.createDataFrame(
+        [
+            ("q", 0, 3, 1.375, 0.75, 0.5, 0.725, 0.745),
+            ("q", 1, 1, 0.25, 0.25, 0.25, 0.25, 0.25),
+        ],
+        "query string, interval long, outputs long, lat_sum double, lat_max double, "
+        "lat_p50 double, lat_p95 double, lat_p99 double",
+    )
+    assertDataFrameEqual(output_latency(rows, SPEC), expected, checkRowOrder=False, atol=1e-12)
+
+
+def test_spark_and_numpy_histogram_buckets_agree(spark) -> None:  # type: ignore[no-untyped-def]
+    """The bucket formula runs in Spark at ingestion and in numpy in storage.histogram:
+    both give the same bucket at, just below and just above every bucket edge."""
+    from pyspark.sql import functions as F
+
+    from ingest.transforms import _bucket
+    from storage.histogram import BUCKETS, bucket_bounds, buckets_of
+
+    values = [0.0, 1e-9, 5e-7, 1e12]
+    for k in range(1, BUCKETS):
+        edge = bucket_bounds(k)[0]
+        values += [edge, edge * (1 - 1e-12), edge * (1 + 1e-12)]
+    frame = spark.createDataFrame([(k, v) for k, v in enumerate(values)], "k long, v double")
+    spark_buckets = [
+        r["b"] for r in frame.select("k", _bucket(F.col("v")).alias("b")).orderBy("k").collect()
+    ]
+    assert spark_buckets == buckets_of(values).tolist()
+
+
+def test_pandas_steps_build_table_rows() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from ingest.transforms import latency_rows, operator_stat_rows, source_arrival_rows
+
+    counts = pd.DataFrame(
+        {
+            "file": ["x", "y", "y"],
+            "bad": [False, False, True],
+            "source": ["s", "s", None],
+            "interval": [0, 0, None],
+            "rows": [2, 3, 4],
+        }
+    )
+    arrivals = source_arrival_rows(counts, "r")
+    assert arrivals.to_dict("records") == [
+        {"source": "s", "interval": 0, "events": 5, "run_id": "r"}
+    ]
+    cells = pd.DataFrame(
+        {
+            "bad": [False, False, False],
+            "operator": ["a", "a", "a"],
+            "port": [0, 0, 0],
+            "interval": [0, 0, 1],
+            "rows": [2, 1, 0],
+            "events_out": [2, 1, 0],
+            "cpu_seconds": [0.5, 0.25, 0.0],
+        }
+    )
+    stats = operator_stat_rows(cells, "r")  # interval 1 only held busy time
+    assert stats[["interval", "events_in", "cpu_seconds"]].values.tolist() == [[0, 3, 0.75]]
+    hist_cells = pd.DataFrame(
+        {
+            "bad": [False, False, True],
+            "query": ["q", "q", None],
+            "interval": [0, 0, None],
+            "bucket": [102, 114, None],
+            "rows": [1, 2, 5],
+        }
+    )
+    latency = pd.DataFrame({"query": ["q"], "interval": [0], "outputs": [3]})
+    out = latency_rows(hist_cells, latency, "r")
+    expected = np.zeros(202, dtype=np.int64)
+    expected[[102, 114]] = [1, 2]
+    np.testing.assert_array_equal(out["histogram"].iloc[0], expected)
+    assert out["run_id"].tolist() == ["r"]
