@@ -227,10 +227,11 @@ def _bucket(latency: Column) -> Column:
     can land an exact bucket edge in the bucket below)."""
     from pyspark.sql import functions as F
 
+    @F.pandas_udf("int")  # type: ignore[call-overload]
     def buckets(values: pd.Series) -> pd.Series:
         return pd.Series(buckets_of(values.to_numpy(dtype=float)), index=values.index)
 
-    return F.pandas_udf(buckets, "int")(latency)
+    return buckets(latency)
 
 
 def output_histograms(rows: DataFrame, spec: RunSpec) -> DataFrame:
