@@ -417,3 +417,14 @@ def ingest_batches_frame(con: duckdb.DuckDBPyConnection, limit: int = 100) -> pd
         "SELECT * FROM ingest_batches ORDER BY batch_id DESC LIMIT ?",
         [int(limit)],
     )
+
+
+def sample_state_frame(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
+    """The stored newest counter sample of each (operator, subtask, port) of a run."""
+    return _query(
+        con,
+        "reading sample_state",
+        "SELECT operator, subtask, port, time, node, records_in, records_out, busy_seconds"
+        " FROM sample_state WHERE run_id = ? ORDER BY operator, subtask, port",
+        [run_id],
+    )
