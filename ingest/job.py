@@ -22,6 +22,7 @@ import pandas as pd
 
 from estimator.errors import MaceError
 from ingest.extract import LandingFile, RunFolder, discover, read_record_set
+from ingest.samples import STATE_COLUMNS, last_samples, sample_deltas, sample_totals
 from ingest.session import DEFAULT_MASTER, get_spark
 from ingest.transforms import (
     RunSpec,
@@ -36,7 +37,7 @@ from ingest.transforms import (
 from storage import writes
 from storage.db import connect, transaction
 from storage.histogram import BUCKETS
-from storage.reads import ingested_paths
+from storage.reads import ingested_paths, sample_state_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -92,6 +93,8 @@ class RunResult:
     quarantine: list[pd.DataFrame] = field(default_factory=list)
     manifest: list[writes.ManifestEntry] = field(default_factory=list)
     rows_kept: int = 0
+    sample_state: pd.DataFrame | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 def run_spec(run: RunFolder) -> RunSpec:
@@ -134,7 +137,9 @@ def ingest_once(
                 continue
             if run.files:
                 spark = spark or get_spark(master)
-                results[run.run_id] = compute_run(spark, run, progress)
+                state = sample_state_frame(con, run.run_id)
+                results[run.run_id] = compute_run(spark, run, progress, state)
+                summary.warnings += results[run.run_id].warnings
         with transaction(con, "loading ingestion batch"):
             for run in runs:
                 if run.topology is not None:
@@ -167,6 +172,8 @@ def _load(
         writes.merge_node_busy(con, _concat(result.node_busy))
         writes.merge_latency_stats(con, _concat(result.latency))
         writes.add_quarantine(con, batch_id, _concat(result.quarantine))
+        if result.sample_state is not None:
+            writes.replace_sample_state(con, result.sample_state.assign(run_id=run_id))
         manifest += result.manifest
         summary.rows_kept += result.rows_kept
         summary.runs.append(run_id)
@@ -186,11 +193,18 @@ def _load(
     )
 
 
-def compute_run(spark: SparkSession, run: RunFolder, progress: Progress | None) -> RunResult:
-    """Run the Spark transforms for the new files of one run; collect only aggregates."""
+def compute_run(
+    spark: SparkSession,
+    run: RunFolder,
+    progress: Progress | None,
+    sample_state: pd.DataFrame | None = None,
+) -> RunResult:
+    """Run the Spark transforms for the new files of one run; collect only aggregates.
+
+    ``sample_state`` is the stored newest counter sample per key (``samples/`` only)."""
     spec = run_spec(run)
-    result = RunResult()
-    for record_set in ("arrivals", "executions", "outputs"):
+    result = RunResult(sample_state=sample_state)
+    for record_set in ("arrivals", "executions", "outputs", "samples"):
         files = [f for f in run.files if f.record_set == record_set]
         if not files:
             continue
@@ -292,7 +306,8 @@ def _outputs(
         for key, group in good.groupby(["query", "interval"]):
             query, interval = cast(tuple[str, int], key)
             counts = np.zeros(BUCKETS, dtype=np.int64)
-            np.add.at(counts, group["bucket"].to_numpy(dtype=np.int64), group["rows"].to_numpy())
+            weights = group["outputs"].to_numpy(dtype=np.int64)
+            np.add.at(counts, group["bucket"].to_numpy(dtype=np.int64), weights)
             histograms[(query, int(interval))] = counts
         latency["histogram"] = pd.Series(
             [
@@ -306,10 +321,53 @@ def _outputs(
     return cells
 
 
+def _samples(
+    spark: SparkSession, rows: DataFrame, spec: RunSpec, run_id: str, result: RunResult
+) -> pd.DataFrame:
+    """Counter deltas -> source_arrivals (a source's records out), operator_stats (port 0:
+    Flink counts per operator, not per input) and node_busy; the newest samples become
+    the state the next batch differences against."""
+    from pyspark.sql import functions as F
+
+    state = result.sample_state
+    if state is None or state.empty:
+        schema = rows.select(*STATE_COLUMNS).schema
+        previous = spark.createDataFrame([], schema)
+    else:
+        previous = spark.createDataFrame(state[list(STATE_COLUMNS)]).select(
+            *[F.col(f.name).cast(f.dataType) for f in rows.select(*STATE_COLUMNS).schema]
+        )
+    totals = sample_totals(sample_deltas(rows, previous, spec)).toPandas()
+    sources = totals["operator"].isin(spec.sources)
+    per_source = totals[sources].groupby(["operator", "interval"])["events_out"].sum()
+    arrivals = per_source.reset_index(name="events").rename(columns={"operator": "source"})
+    result.source_arrivals.append(arrivals.assign(run_id=run_id))
+    ops = totals[~sources]
+    stats = ops.groupby(["operator", "interval"], as_index=False)[
+        ["events_in", "events_out", "busy_seconds"]
+    ].sum()
+    stats = stats.rename(columns={"busy_seconds": "cpu_seconds"}).assign(port=0, run_id=run_id)
+    result.operator_stats.append(stats[(stats["events_in"] > 0) | (stats["cpu_seconds"] > 0)])
+    busy = ops.groupby(["node", "interval"], as_index=False)["busy_seconds"].sum()
+    result.node_busy.append(busy.assign(run_id=run_id))
+    result.sample_state = last_samples(rows, previous).toPandas()
+    problems = {
+        "counter restart(s)": int(totals["restart"].sum()),
+        "NaN busy time(s) counted as 0": int(totals["busy_nan"].sum()),
+        "negative busy-time delta(s) clamped to 0": int(totals["busy_negative"].sum()),
+    }
+    noted = ", ".join(f"{n} {what}" for what, n in problems.items() if n)
+    if noted:
+        result.warnings.append(f"run '{run_id}' samples: {noted}")
+    bad = F.col("reason").isNotNull().alias("bad")
+    return rows.groupBy("file", bad).agg(F.count(F.lit(1)).alias("rows")).toPandas()
+
+
 _AGGREGATE: dict[
     str, Callable[[SparkSession, DataFrame, RunSpec, str, RunResult], pd.DataFrame]
 ] = {
     "arrivals": _arrivals,
     "executions": _executions,
     "outputs": _outputs,
+    "samples": _samples,
 }

@@ -36,7 +36,6 @@ from typing import Any
 DISCOVERY_MS = 100
 BUNDLE_SIZE = 50
 BUNDLE_MS = 50
-QUERY = "clicks"
 
 
 def _burn(seconds: float) -> None:
@@ -111,7 +110,12 @@ def build(args: argparse.Namespace) -> Any:
         .name("count")
     )
     probed = latency_probe(
-        counted, args.landing, args.run_id, query=QUERY, sink="sink", stimulus=lambda e: e[0]
+        counted,
+        args.landing,
+        args.run_id,
+        query=args.job_name,
+        sink="sink",
+        stimulus=lambda e: e[0],
     )
     discard = get_gateway().jvm.org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink()
     probed.sink_to(Sink(discard)).name("sink")
