@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from estimator.errors import MaceError
+from ingest.errors import IngestError
 from ingest.extract import LandingFile, RunFolder, discover, read_record_set
 from ingest.session import DEFAULT_MASTER, get_spark
 from ingest.transforms import (
@@ -43,10 +43,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int, str], None]
 """progress(files_done, rows_done, what): called after each record set of a run."""
-
-
-class IngestError(MaceError):
-    """Ingestion cannot run (e.g. the landing folder does not exist)."""
 
 
 @dataclass
