@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,14 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def figure3_dir() -> Path:
     return ROOT / "examples" / "figure3"
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 (for commands that serve the dashboard)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
