@@ -13,10 +13,11 @@ demo: system-deps $(STAMP)  ## set up, then run the product end to end
 test: system-deps $(STAMP)  ## set up, then run the whole test suite
 	$(PY) -m pytest -q
 
-check: $(STAMP)  ## lint, format check and type check
+check: $(STAMP)  ## lint, format check, type check and the layer contracts (DESIGN section 3)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy estimator simulator ingest storage dashboard mace benchmarks
+	$(VENV)/bin/lint-imports
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"' \

@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from estimator.errors import MaceError
+from ingest.errors import IngestError
 from ingest.extract import LandingFile, RunFolder, discover, read_record_set
 from ingest.samples import STATE_COLUMNS, last_samples, sample_deltas, sample_totals
 from ingest.session import DEFAULT_MASTER, get_spark
@@ -44,10 +44,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int, str], None]
 """progress(files_done, rows_done, what): called after each record set of a run."""
-
-
-class IngestError(MaceError):
-    """Ingestion cannot run (e.g. the landing folder does not exist)."""
 
 
 @dataclass

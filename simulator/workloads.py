@@ -30,7 +30,7 @@ import numpy as np
 from estimator.loaders import load_topology
 from estimator.model import Topology, topology_from_dict
 from estimator.propagation import build_load_model
-from simulator.plan import SimulationError
+from simulator.errors import SimulationError
 
 WORKLOADS = ("clickstream", "clickstream-5q", "stocks", "random")
 DEFAULT_LOAD = 0.85

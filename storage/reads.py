@@ -16,7 +16,8 @@ import pandas as pd
 
 from estimator.arrivals import Arrivals
 from estimator.model import Topology, topology_from_dict
-from storage.db import StorageError, storage_errors
+from storage.db import storage_errors
+from storage.errors import StorageError
 from storage.histogram import quantile_from_histogram
 
 

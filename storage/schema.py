@@ -14,7 +14,8 @@ from pathlib import Path
 
 import duckdb
 
-from storage.db import StorageError, storage_errors, transaction
+from storage.db import storage_errors, transaction
+from storage.errors import StorageError
 
 _V1 = """
 CREATE TABLE runs (

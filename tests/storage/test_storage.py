@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from estimator.loaders import topology_from_text
 from storage import reads, writes
-from storage.db import DatabaseLockedError, StorageError, connect, transaction
+from storage.db import connect, transaction
+from storage.errors import DatabaseLockedError, StorageError
 from storage.histogram import BUCKETS, bucket_bounds, histogram_of, quantile_from_histogram
 from storage.schema import SCHEMA_VERSION
 from tests.ingest.landing import TOPOLOGY
