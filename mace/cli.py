@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from estimator.errors import MaceError
 from mace import (
+    collect_command,
     demo_command,
     estimate_command,
     ingest_command,
@@ -37,6 +38,7 @@ COMMANDS = (
     simulate_command,
     place_command,
     ingest_command,
+    collect_command,
 )
 BROKEN_PIPE_STATUS = 141
 
