@@ -4,19 +4,34 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# PyFlink pins older numpy/pandas/pyarrow: it gets its own environment (connectors/flink).
+FLINK_VENV := .venv-flink
+FLINK_STAMP := $(FLINK_VENV)/.installed
 
-.PHONY: demo test check system-deps clean bench
+.PHONY: demo demo-flink flink-env test check system-deps clean bench
 
-demo: system-deps $(STAMP)  ## set up, then run the product end to end
+demo: system-deps $(STAMP)  ## set up, then run the product end to end (simulator)
 	$(VENV)/bin/mace demo
 
-test: system-deps $(STAMP)  ## set up, then run the whole test suite
+demo-flink: system-deps $(STAMP) $(FLINK_STAMP)  ## the demo on a real Flink job
+	$(VENV)/bin/mace demo --engine flink
+
+flink-env: $(FLINK_STAMP)  ## the PyFlink environment for the Flink demo and tests
+
+test: system-deps $(STAMP) $(FLINK_STAMP)  ## set up, then run the whole test suite
 	$(PY) -m pytest -q
 
-check: $(STAMP)  ## lint, format check and type check
+$(FLINK_STAMP):
+	$(PYTHON) -m venv $(FLINK_VENV)
+	$(FLINK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(FLINK_VENV)/bin/python -m pip install --quiet 'apache-flink>=2.3,<2.4'
+	touch $(FLINK_STAMP)
+
+check: $(STAMP)  ## lint, format check, type check and the layer contracts (DESIGN section 3)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy estimator simulator ingest storage dashboard mace benchmarks
+	$(VENV)/bin/mypy estimator simulator ingest storage dashboard mace connectors benchmarks
+	$(VENV)/bin/lint-imports
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"' \
@@ -31,4 +46,4 @@ system-deps:
 	@bash scripts/system-deps.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(FLINK_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

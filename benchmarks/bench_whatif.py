@@ -4,10 +4,10 @@ Workload: ``clickstream-5q`` on 13 nodes (70 operators, network links) with an
 hour of arrivals (3600 subintervals of 1 s). One timed step is what the server
 does for one form action: validate the edit (:func:`apply_edit`), evaluate the
 scenario and build every figure (:func:`render`), and serialize the response as
-Dash does (``to_json_plotly``). Reported as medians in ms for a move (with Mace, and
-with the path-aware estimator), a capacity change and a rate-scale change (which rebuilds the cached load model),
-next to a reference measured in the same run: the estimator's plain
-``evaluate_scenario`` (no cache, no figures).
+Dash does (``to_json_plotly``). Reported as medians in ms for a move (with Mace,
+and with the path-aware estimator), a capacity change and a rate-scale change
+(which rebuilds the cached load model), next to a reference measured in the same
+run: the estimator's plain ``evaluate_scenario`` (no cache, no figures).
 
     .venv/bin/python benchmarks/bench_whatif.py --json
 """

@@ -16,7 +16,7 @@ from dashboard.data import Database, RunCache
 from dashboard.optimizer import create_manager
 from estimator.pathaware import ESTIMATOR_LABELS
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parent / "assets"  # package data: ships with the wheel
 PAGES = Path(__file__).resolve().parent / "pages"
 MAX_REQUEST_BYTES = 2 * 1024 * 1024
 

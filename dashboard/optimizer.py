@@ -26,17 +26,13 @@ from pathlib import Path
 import numpy as np
 from dash import DiskcacheManager
 
-from estimator.errors import MaceError
+from dashboard.errors import OptimizeError
 from estimator.model import Topology
 from estimator.placement import ALGORITHMS
 from estimator.placement.common import PlacementProblem
 from estimator.propagation import LoadModel
 
 MAX_BUDGET = 120.0
-
-
-class OptimizeError(MaceError, ValueError):
-    """An optimization request is invalid (unknown algorithm, budget out of range)."""
 
 
 @dataclass(frozen=True)

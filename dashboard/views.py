@@ -11,9 +11,9 @@ import plotly.graph_objects as go
 
 from dashboard import figures
 from dashboard.data import RunData
+from dashboard.errors import ViewError
 from dashboard.report import analyses, bound_coverage, build_report, violating_intervals
 from estimator.pathaware import ESTIMATOR_LABELS
-from estimator.whatif import ScenarioError
 
 RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
 
@@ -21,7 +21,7 @@ RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
 def window(run: RunData, range_key: str | None) -> slice:
     """The intervals of the chosen time range (the latest ones)."""
     if range_key not in RANGES:
-        raise ScenarioError(f"time range: unknown choice {range_key!r}")
+        raise ViewError(f"time range: unknown choice {range_key!r}")
     seconds = RANGES[range_key]
     if seconds is None:
         return slice(0, run.intervals)
@@ -54,7 +54,7 @@ class OverviewView:
 def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> OverviewView:
     """Measured vs predicted latency in the window, with its KPIs, for ``estimator``."""
     if run.intervals == 0:
-        raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
+        raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     part = window(run, range_key)
     result = analyses(run, estimator=estimator)
     label = ESTIMATOR_LABELS[estimator]
@@ -110,12 +110,12 @@ def nodes_view(
 ) -> tuple[go.Figure, go.Figure, go.Figure, go.Figure]:
     """CE heatmap, DLTS vs capacity, bottleneck over time, utilization vs DLTS."""
     if run.intervals == 0:
-        raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
+        raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     nodes = run.topology.node_ids
     if node is None:
         node = nodes[0]
     if node not in nodes:
-        raise ScenarioError(f"unknown node '{node}'")
+        raise ViewError(f"unknown node '{node}'")
     k = nodes.index(node)
     part = window(run, range_key)
     est = analyses(run).estimated
@@ -153,7 +153,7 @@ def report_view(
 ) -> tuple[dict[str, Any], go.Figure, list[int]]:
     """The report, a compliance figure of one query and its violating intervals."""
     if run.intervals == 0:
-        raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
+        raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     computed = analyses(run, share, estimator)
     report = build_report(run, objectives, share, computed)
     if query is None or query not in run.latency:

@@ -9,3 +9,7 @@ class MaceError(Exception):
 
 class ModelError(MaceError, ValueError):
     """A topology, placement or arrival series is invalid; the message names the entry."""
+
+
+class ScenarioError(MaceError, ValueError):
+    """A what-if scenario edit is invalid; the message names the offending value."""

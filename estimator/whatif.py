@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from estimator.arrivals import Arrivals
-from estimator.errors import MaceError, ModelError
+from estimator.errors import ModelError, ScenarioError
 from estimator.evaluator import PlacementEvaluator
 from estimator.fitting import fit_operator_stats
 from estimator.mace import Estimate
@@ -40,10 +40,6 @@ from estimator.propagation import LoadModel, build_load_model
 MAX_RATE_SCALE = 1000.0
 MAX_SUBINTERVAL_FACTOR = 3600
 MAX_CAPACITY = 1.0e6
-
-
-class ScenarioError(MaceError, ValueError):
-    """A scenario edit is invalid; the message names the offending value."""
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,16 @@ from typing import TYPE_CHECKING
 import duckdb
 import pandas as pd
 
-from estimator.errors import MaceError
+from ingest.errors import IngestError
 from ingest.extract import LandingFile, RunFolder, discover, read_record_set
+from ingest.samples import (
+    STATE_COLUMNS,
+    last_samples,
+    sample_deltas,
+    sample_table_rows,
+    sample_totals,
+    sample_warnings,
+)
 from ingest.session import DEFAULT_MASTER, get_spark
 from ingest.transforms import (
     RunSpec,
@@ -38,17 +46,13 @@ from ingest.transforms import (
 )
 from storage import writes
 from storage.db import connect, transaction
-from storage.reads import ingested_paths
+from storage.reads import ingested_paths, sample_state_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 Progress = Callable[[int, int, str], None]
 """progress(files_done, rows_done, what): called after each record set of a run."""
-
-
-class IngestError(MaceError):
-    """Ingestion cannot run (e.g. the landing folder does not exist)."""
 
 
 @dataclass
@@ -94,6 +98,8 @@ class RunResult:
     quarantine: list[pd.DataFrame] = field(default_factory=list)
     manifest: list[writes.ManifestEntry] = field(default_factory=list)
     rows_kept: int = 0
+    sample_state: pd.DataFrame | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 def run_spec(run: RunFolder) -> RunSpec:
@@ -136,7 +142,9 @@ def ingest_once(
                 continue
             if run.files:
                 spark = spark or get_spark(master)
-                results[run.run_id] = compute_run(spark, run, progress)
+                state = sample_state_frame(con, run.run_id)
+                results[run.run_id] = compute_run(spark, run, progress, state)
+                summary.warnings += results[run.run_id].warnings
         with transaction(con, "loading ingestion batch"):
             for run in runs:
                 if run.topology is not None:
@@ -169,6 +177,8 @@ def _load(
         writes.merge_node_busy(con, _concat(result.node_busy))
         writes.merge_latency_stats(con, _concat(result.latency))
         writes.add_quarantine(con, batch_id, _concat(result.quarantine))
+        if result.sample_state is not None:
+            writes.replace_sample_state(con, result.sample_state.assign(run_id=run_id))
         manifest += result.manifest
         summary.rows_kept += result.rows_kept
         summary.runs.append(run_id)
@@ -188,11 +198,18 @@ def _load(
     )
 
 
-def compute_run(spark: SparkSession, run: RunFolder, progress: Progress | None) -> RunResult:
-    """Run the Spark transforms for the new files of one run; collect only aggregates."""
+def compute_run(
+    spark: SparkSession,
+    run: RunFolder,
+    progress: Progress | None,
+    sample_state: pd.DataFrame | None = None,
+) -> RunResult:
+    """Run the Spark transforms for the new files of one run; collect only aggregates.
+
+    ``sample_state`` is the stored newest counter sample per key (``samples/`` only)."""
     spec = run_spec(run)
-    result = RunResult()
-    for record_set in ("arrivals", "executions", "outputs"):
+    result = RunResult(sample_state=sample_state)
+    for record_set in ("arrivals", "executions", "outputs", "samples"):
         files = [f for f in run.files if f.record_set == record_set]
         if not files:
             continue
@@ -208,7 +225,12 @@ def compute_run(spark: SparkSession, run: RunFolder, progress: Progress | None) 
         rows_read = 0
         if parsed is not None:
             rows = with_reason(parsed, record_set, spec)
-            aggregated = _AGGREGATE[record_set](rows, spec, run.run_id)
+            if record_set == "samples":  # counters are differenced against stored state
+                aggregated = _samples(rows, spec, run.run_id, result.sample_state)
+                result.sample_state = aggregated.state
+            else:
+                aggregated = _AGGREGATE[record_set](rows, spec, run.run_id)
+            result.warnings += aggregated.warnings
             for table, frame in aggregated.tables.items():
                 getattr(result, table).append(frame)
             counts = aggregated.cells
@@ -266,6 +288,8 @@ class Aggregated:
 
     cells: pd.DataFrame
     tables: dict[str, pd.DataFrame]
+    state: pd.DataFrame | None = None  # samples/ only: the newest sample per key
+    warnings: tuple[str, ...] = ()
 
 
 def _arrivals(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
@@ -290,6 +314,26 @@ def _outputs(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
         return Aggregated(cells, {})
     latency = output_latency(rows, spec).toPandas()
     return Aggregated(cells, {"latency": latency_rows(cells, latency, run_id)})
+
+
+def _samples(rows: DataFrame, spec: RunSpec, run_id: str, state: pd.DataFrame | None) -> Aggregated:
+    """Counter samples -> deltas against ``state`` (the newest stored sample per key) ->
+    source_arrivals, operator_stats and node_busy rows; the newest samples become the
+    next state."""
+    from pyspark.sql import functions as F
+
+    schema = rows.select(*STATE_COLUMNS).schema
+    previous = rows.sparkSession.createDataFrame(
+        [] if state is None else state[list(STATE_COLUMNS)], schema
+    )
+    totals = sample_totals(sample_deltas(rows, previous, spec)).toPandas()
+    cells = rows.groupBy("file", F.col("reason").isNotNull().alias("bad")).count()
+    return Aggregated(
+        cells.withColumnRenamed("count", "rows").toPandas(),
+        sample_table_rows(totals, spec, run_id),
+        state=last_samples(rows, previous).toPandas(),
+        warnings=sample_warnings(totals, run_id),
+    )
 
 
 _AGGREGATE: dict[str, Callable[[DataFrame, RunSpec, str], Aggregated]] = {

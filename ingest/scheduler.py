@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from estimator.errors import MaceError
+from ingest.errors import IngestError
 from ingest.job import BatchSummary, ingest_once
 from ingest.session import DEFAULT_MASTER
 
@@ -39,7 +40,7 @@ def _job(
 
 def _add_job(scheduler: BaseScheduler, every: float, args: list[Any]) -> None:
     if every <= 0:
-        raise MaceError(f"--every must be a positive number of seconds, got {every:g}")
+        raise IngestError(f"--every must be a positive number of seconds, got {every:g}")
     scheduler.add_job(
         _job,
         "interval",

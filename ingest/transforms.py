@@ -51,8 +51,23 @@ RECORD_SETS: dict[str, dict[str, str]] = {
         "operator": STRING,
         "stimulus_time": DOUBLE,
         "egress_time": DOUBLE,
+        "weight": LONG,
+    },
+    "samples": {
+        "time": DOUBLE,
+        "node": STRING,
+        "operator": STRING,
+        "subtask": LONG,
+        "port": LONG,
+        "records_in": DOUBLE,
+        "records_out": DOUBLE,
+        "busy_seconds": DOUBLE,
     },
 }
+OPTIONAL_FIELDS: dict[str, set[str]] = {"outputs": {"weight"}}
+"""Fields a file may leave out: ``weight`` defaults to 1 (DESIGN section 5)."""
+NAN_ALLOWED: dict[str, set[str]] = {"samples": {"busy_seconds"}}
+"""Fields whose NaN is data: Flink reports a source's busy time as NaN."""
 
 
 @dataclass(frozen=True)
@@ -79,18 +94,22 @@ def _first_reason(checks: Sequence[tuple[Column, Column | str]]) -> Column:
     return expr
 
 
-def _field_checks(fields: Mapping[str, str]) -> list[tuple[Column, Column | str]]:
+def _field_checks(record_set: str) -> list[tuple[Column, Column | str]]:
     from pyspark.sql import functions as F
 
+    fields = RECORD_SETS[record_set]
+    optional = OPTIONAL_FIELDS.get(record_set, set())
     checks: list[tuple[Column, Column | str]] = []
     for name in fields:
         problem = F.col(f"{name}__problem")
+        if name in optional:
+            problem = F.when(problem != MISSING, problem)
         reason = F.when(problem == MALFORMED, F.lit("malformed JSON line")).otherwise(
             F.concat(problem, F.lit(f" '{name}'"))
         )
         checks.append((problem.isNotNull(), reason))
     for name, kind in fields.items():
-        if kind == DOUBLE:
+        if kind == DOUBLE and name not in NAN_ALLOWED.get(record_set, set()):
             value = F.col(name)
             checks.append((F.isnan(value), f"NaN in '{name}'"))
             checks.append((value.isin(float("inf"), float("-inf")), f"infinite value in '{name}'"))
@@ -110,8 +129,7 @@ def with_reason(parsed: DataFrame, record_set: str, spec: RunSpec) -> DataFrame:
     """Add ``reason``: why the row is quarantined, or null for a good row."""
     from pyspark.sql import functions as F
 
-    fields = RECORD_SETS[record_set]
-    checks = _field_checks(fields)
+    checks = _field_checks(record_set)
     if record_set == "arrivals":
         checks.append(_unknown("source", spec.sources, "source"))
     elif record_set == "executions":
@@ -134,6 +152,14 @@ def with_reason(parsed: DataFrame, record_set: str, spec: RunSpec) -> DataFrame:
             (F.col("egress_time") < F.col("stimulus_time"), "egress before stimulus"),
             _unknown("operator", list(spec.ports_by_operator), "operator"),
             _unknown("query", spec.queries, "query"),
+            (F.col("weight") < 1, "weight below 1"),
+        ]
+    elif record_set == "samples":
+        counters = ("records_in", "records_out", "busy_seconds")
+        checks += [
+            *[(F.col(c) < 0, f"negative counter '{c}'") for c in counters],
+            (F.col("subtask") < 0, "negative subtask"),
+            _unknown("operator", [*spec.ports_by_operator, *spec.sources], "operator"),
         ]
     else:
         raise ValueError(f"unknown record set {record_set!r}")
@@ -234,8 +260,16 @@ def _bucket(latency: Column) -> Column:
     return buckets(latency)
 
 
+def _weight() -> Column:
+    """A sampled output row stands for ``weight`` outputs (1 when the file has none)."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.col("weight"), F.lit(1)).cast("long")
+
+
 def output_histograms(rows: DataFrame, spec: RunSpec) -> DataFrame:
-    """(file, bad, query, interval, bucket, rows): latency histogram cells per file."""
+    """(file, bad, query, interval, bucket, rows, outputs): latency histogram cells per
+    file; ``rows`` counts records, ``outputs`` the outputs they stand for (weights)."""
     from pyspark.sql import functions as F
 
     good = ~_bad()
@@ -246,12 +280,16 @@ def output_histograms(rows: DataFrame, spec: RunSpec) -> DataFrame:
         F.when(good, F.col("query")).alias("query"),
         F.when(good, _interval("stimulus_time", spec.origin, spec.subinterval)).alias("interval"),
         F.when(good, _bucket(latency)).cast("int").alias("bucket"),
-    ).agg(F.count(F.lit(1)).alias("rows"))
+    ).agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.sum(F.when(good, _weight())).alias("outputs"),
+    )
 
 
 def output_latency(rows: DataFrame, spec: RunSpec) -> DataFrame:
     """(query, interval, outputs, lat_sum, lat_max, lat_p50, lat_p95, lat_p99) over the
-    good rows; quantiles are exact (linear interpolation between order statistics)."""
+    good rows, each standing for ``weight`` outputs; quantiles are exact (linear
+    interpolation between order statistics, a row repeated ``weight`` times)."""
     from pyspark.sql import functions as F
 
     latency = (F.col("egress_time") - F.col("stimulus_time")).alias("latency")
@@ -259,13 +297,16 @@ def output_latency(rows: DataFrame, spec: RunSpec) -> DataFrame:
         "query",
         _interval("stimulus_time", spec.origin, spec.subinterval).alias("interval"),
         latency,
+        _weight().alias("weight"),
     )
-    quantiles = F.percentile(F.col("latency"), F.array(F.lit(0.5), F.lit(0.95), F.lit(0.99)))
+    quantiles = F.percentile(
+        F.col("latency"), F.array(F.lit(0.5), F.lit(0.95), F.lit(0.99)), F.col("weight")
+    )
     return (
         good.groupBy("query", "interval")
         .agg(
-            F.count(F.lit(1)).alias("outputs"),
-            F.sum("latency").alias("lat_sum"),
+            F.sum("weight").alias("outputs"),
+            F.sum(F.col("latency") * F.col("weight")).alias("lat_sum"),
             F.max("latency").alias("lat_max"),
             quantiles.alias("q"),
         )
@@ -340,7 +381,8 @@ def latency_rows(cells: pd.DataFrame, latency: pd.DataFrame, run_id: str) -> pd.
     for key, group in good.groupby(["query", "interval"]):
         query, interval = cast(tuple[str, int], key)
         counts = np.zeros(BUCKETS, dtype=np.int64)
-        np.add.at(counts, group["bucket"].to_numpy(dtype=np.int64), group["rows"].to_numpy())
+        weights = group["outputs"].to_numpy(dtype=np.int64)  # a sampled row counts weight times
+        np.add.at(counts, group["bucket"].to_numpy(dtype=np.int64), weights)
         histograms[(str(query), int(interval))] = counts
     keys = zip(latency["query"], latency["interval"], strict=True)
     column = pd.Series(

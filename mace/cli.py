@@ -1,27 +1,46 @@
 """Entry point of the ``mace`` console script.
 
-Each layer registers its subcommands from a ``command`` module that imports
-heavy dependencies (Spark, Dash) only when its subcommand runs, so ``mace
-estimate`` starts fast. User mistakes (:class:`estimator.errors.MaceError`)
-print one line on stderr and exit 2; nothing prints a traceback for them.
+Each subcommand is a module of this package with ``register(subparsers)``; the
+modules import heavy dependencies (Spark, Dash, DuckDB, the numba engine) only
+inside their ``run`` functions, so ``mace estimate`` starts fast.
+
+User mistakes (:class:`estimator.errors.MaceError`) print one line on stderr
+and exit 2; nothing prints a traceback for them. When the reader of stdout goes
+away (``mace ... | head``), the command stops quietly with exit status 141
+(128 + SIGPIPE), as a command killed by SIGPIPE reports in a shell, so that
+``set -o pipefail`` still notices the cut output.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from estimator.errors import MaceError
-
-COMMAND_MODULES = (
-    "mace.estimate_command",
-    "dashboard.command",
-    "simulator.command",
-    "mace.place_command",
-    "ingest.command",
+from mace import (
+    collect_command,
+    demo_command,
+    estimate_command,
+    ingest_command,
+    place_command,
+    report_command,
+    serve_command,
+    simulate_command,
 )
+
+COMMANDS = (
+    estimate_command,
+    report_command,
+    serve_command,
+    demo_command,
+    simulate_command,
+    place_command,
+    ingest_command,
+    collect_command,
+)
+BROKEN_PIPE_STATUS = 141
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,8 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Latency monitoring and what-if for distributed event processing (Mace).",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    for command in COMMANDS:
+        command.register(subparsers)
     return parser
 
 
@@ -39,13 +58,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        status = int(args.run(args) or 0)
+        sys.stdout.flush()  # inside the try: a closed pipe must not surface at exit
+        return status
     except MaceError as exc:
         print(f"mace {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"mace {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Python's recommendation (signal module docs, "Note on SIGPIPE"): point stdout at
+        # devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE_STATUS
 
 
 if __name__ == "__main__":

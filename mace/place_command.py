@@ -7,7 +7,7 @@ import json
 import math
 import sys
 
-from estimator.errors import MaceError
+from mace.errors import UsageError
 
 DEFAULT_SEED = 0
 
@@ -45,10 +45,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-class PlacementOptionError(MaceError):
-    """A ``mace place`` option is out of range."""
-
-
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -57,16 +53,14 @@ def run(args: argparse.Namespace) -> int:
     from estimator.placement import ALGORITHMS, place
 
     if args.algorithm not in ALGORITHMS:
-        raise PlacementOptionError(
+        raise UsageError(
             f"--algorithm: unknown algorithm '{args.algorithm}' "
             f"(expected one of {', '.join(ALGORITHMS)})"
         )
     if not math.isfinite(args.budget) or args.budget <= 0:
-        raise PlacementOptionError(
-            f"--budget: must be a positive number of seconds, got {args.budget}"
-        )
+        raise UsageError(f"--budget: must be a positive number of seconds, got {args.budget}")
     if args.seed < 0:
-        raise PlacementOptionError(f"--seed: must not be negative, got {args.seed}")
+        raise UsageError(f"--seed: must not be negative, got {args.seed}")
     topology = load_topology(args.topology)
     arrivals = load_arrivals(args.arrivals, topology)
     progress = _ProgressBar() if not args.json and sys.stderr.isatty() else None

@@ -22,7 +22,7 @@ from typing import Any
 _EXPORTS = {
     "COST_DISTRIBUTIONS": "simulator.plan",
     "POLICIES": "simulator.plan",
-    "SimulationError": "simulator.plan",
+    "SimulationError": "simulator.errors",
     "Result": "simulator.run",
     "simulate": "simulator.run",
     "Telemetry": "simulator.telemetry",
@@ -36,7 +36,8 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    """Import on first use, so ``mace`` (which imports simulator.command) starts fast."""
+    """Import on first use, so ``mace`` (whose ``simulate`` command imports this package)
+    starts without loading the numba engine."""
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'simulator' has no attribute {name!r}")

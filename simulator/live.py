@@ -28,7 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from estimator.model import Topology
-from simulator.plan import DEFAULT_TRAIN, SimulationError
+from simulator.errors import SimulationError
+from simulator.plan import DEFAULT_TRAIN
 from simulator.run import simulate
 from simulator.telemetry import RECORD_SETS, TIME_COLUMN, write_table, write_topology
 from simulator.workloads import ArrivalModel

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator.errors import MaceError
 from estimator.model import Topology
+from simulator.errors import SimulationError
 
 POLICIES = (
     "stimulus",
@@ -31,10 +31,6 @@ STIMULUS, FIFO, ROUND_ROBIN, LONGEST_QUEUE, MIN_LATENCY, MIN_COST, SUBINTERVAL =
 COST_DISTRIBUTIONS = ("constant", "uniform", "exponential")
 CONSTANT, UNIFORM, EXPONENTIAL = range(3)
 DEFAULT_TRAIN = 10
-
-
-class SimulationError(MaceError):
-    """A bad simulator option or workload (printed as one line by the CLI)."""
 
 
 @dataclass(frozen=True)

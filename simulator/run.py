@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.model import Topology
-from simulator.plan import DEFAULT_TRAIN, Plan, SimulationError, compile_plan
+from simulator.errors import SimulationError
+from simulator.plan import DEFAULT_TRAIN, Plan, compile_plan
 from simulator.reference import simulate_reference
 from simulator.telemetry import Telemetry, build_telemetry
 from simulator.trace import Trace, stream_key

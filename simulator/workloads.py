@@ -31,7 +31,7 @@ from estimator.loaders import load_topology
 from estimator.model import Topology, topology_from_dict
 from estimator.placement.workload import zipf_probabilities
 from estimator.propagation import build_load_model
-from simulator.plan import SimulationError
+from simulator.errors import SimulationError
 
 WORKLOADS = ("clickstream", "clickstream-5q", "stocks", "random")
 DEFAULT_LOAD = 0.85

@@ -2,5 +2,13 @@
 
 Every SQL statement of the project lives in this package. Open a database with
 :func:`storage.db.connect`; it applies the versioned migrations of
-:mod:`storage.schema` on a writable connection.
+:mod:`storage.schema` on a writable connection. The queries live in
+:mod:`storage.reads`, :mod:`storage.writes` and :mod:`storage.scenarios`.
 """
+
+from __future__ import annotations
+
+from storage.db import connect, transaction
+from storage.errors import DatabaseLockedError, StorageError
+
+__all__ = ["DatabaseLockedError", "StorageError", "connect", "transaction"]

@@ -16,22 +16,9 @@ from pathlib import Path
 
 import duckdb
 
-from estimator.errors import MaceError
+from storage.errors import DatabaseLockedError, StorageError
 
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
-
-
-class StorageError(MaceError):
-    """A database problem reported to the user in one line (wraps ``duckdb.Error``)."""
-
-
-class DatabaseLockedError(StorageError):
-    """The database file is locked by another process (another writer)."""
-
-    def __init__(self, message: str, holder_pid: int | None, holder_program: str | None):
-        super().__init__(message)
-        self.holder_pid = holder_pid
-        self.holder_program = holder_program
 
 
 def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:

@@ -15,7 +15,8 @@ import pandas as pd
 
 from estimator.arrivals import Arrivals
 from estimator.model import Topology, topology_from_dict, version_at, version_starts
-from storage.db import StorageError, storage_errors
+from storage.db import storage_errors
+from storage.errors import StorageError
 from storage.histogram import quantile_from_histogram
 
 
@@ -351,3 +352,14 @@ def ingested_paths(con: duckdb.DuckDBPyConnection) -> set[str]:
     """Paths of every file in the manifest (already ingested)."""
     with storage_errors("reading ingest_files"):
         return {r[0] for r in con.execute("SELECT path FROM ingest_files").fetchall()}
+
+
+def sample_state_frame(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
+    """The stored newest counter sample of each (operator, subtask, port) of a run."""
+    return _query(
+        con,
+        "reading sample_state",
+        "SELECT operator, subtask, port, time, node, records_in, records_out, busy_seconds"
+        " FROM sample_state WHERE run_id = ? ORDER BY operator, subtask, port",
+        [run_id],
+    )

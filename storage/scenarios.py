@@ -20,7 +20,8 @@ from typing import Any
 
 import duckdb
 
-from storage.db import StorageError, storage_errors
+from storage.db import storage_errors
+from storage.errors import StorageError
 
 MAX_NAME_LENGTH = 120
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import duckdb
 
-from storage.db import StorageError, storage_errors, transaction
+from storage.db import storage_errors, transaction
+from storage.errors import StorageError
 
 _V1 = """
 CREATE TABLE runs (
@@ -170,7 +171,24 @@ CREATE TABLE latency_objectives (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# The newest counter sample per (run, operator, subtask, port) of the samples/ record set:
+# the predecessor of the next batch's first sample (ingest.samples). Replaced per batch.
+_V2 = """
+CREATE TABLE sample_state (
+    run_id       VARCHAR NOT NULL,
+    operator     VARCHAR NOT NULL,
+    subtask      BIGINT  NOT NULL,
+    port         BIGINT  NOT NULL,
+    time         DOUBLE  NOT NULL,
+    node         VARCHAR NOT NULL,
+    records_in   DOUBLE  NOT NULL,
+    records_out  DOUBLE  NOT NULL,
+    busy_seconds DOUBLE,
+    PRIMARY KEY (run_id, operator, subtask, port)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

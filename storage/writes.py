@@ -323,3 +323,19 @@ def record_batch(
                     for f in files
                 ],
             )
+
+
+SAMPLE_STATE_COLUMNS = (
+    "run_id", "operator", "subtask", "port", "time", "node", "records_in", "records_out",
+    "busy_seconds",
+)  # fmt: skip
+
+
+def replace_sample_state(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None:
+    """Keep the newest counter sample per (run_id, operator, subtask, port)."""
+    _merge(
+        con,
+        _checked(frame, SAMPLE_STATE_COLUMNS, "sample_state"),
+        "sample_state",
+        "INSERT OR REPLACE INTO sample_state SELECT * FROM {incoming}",
+    )

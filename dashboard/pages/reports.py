@@ -11,8 +11,8 @@ from dash.dash_table.DataTable import DataTable
 
 from dashboard import context, ids, views
 from dashboard.report import KEYS, report_csv
-from estimator.errors import MaceError
-from estimator.whatif import ScenarioError, parse_positive
+from estimator.errors import MaceError, ScenarioError
+from estimator.whatif import parse_positive
 from storage import scenarios
 
 dash.register_page(__name__, path="/reports", name="Reports", order=3)

@@ -1,15 +1,10 @@
-"""Headless Chromium for dash_duo, and small test databases written without Spark."""
+"""Headless Chromium for dash_duo (the small test databases are in tests/conftest.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from selenium.webdriver.chrome.options import Options
-
-from storage.db import connect
-from storage.scenarios import set_objective
-from tests.dashboard.builders import TANDEM_CPU, TANDEM_TOPOLOGY, write_small_run
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -31,22 +26,3 @@ def pytest_setup_options() -> Options:
     ):
         options.add_argument(argument)
     return options
-
-
-@pytest.fixture
-def small_db(tmp_path: Path) -> Path:
-    """The hand-computed run of test_report, with an objective of 1 s for q1."""
-    db = tmp_path / "small.duckdb"
-    write_small_run(db)
-    con = connect(db)
-    set_objective(con, "small", "q1", 1.0)
-    con.close()
-    return db
-
-
-@pytest.fixture
-def tandem_db(tmp_path: Path) -> Path:
-    """The hand-computed two-node tandem run of builders.TANDEM_TOPOLOGY."""
-    db = tmp_path / "tandem.duckdb"
-    write_small_run(db, "tandem", document=TANDEM_TOPOLOGY, measured_cpu=TANDEM_CPU)
-    return db

@@ -9,12 +9,12 @@ import pytest
 
 from estimator import whatif
 from estimator.arrivals import Arrivals
+from estimator.errors import ScenarioError
 from estimator.evaluator import estimate
 from estimator.model import replace_capacities, topology_from_dict
 from estimator.propagation import build_load_model
 from estimator.whatif import (
     RunInputs,
-    ScenarioError,
     WhatIfEngine,
     parse_factor,
     parse_positive,

@@ -10,8 +10,9 @@ import pytest
 
 from dashboard import views, whatif_view
 from dashboard.data import Database, RunCache
-from estimator.errors import MaceError
-from estimator.whatif import ScenarioError, WhatIfEngine
+from dashboard.errors import ViewError
+from estimator.errors import MaceError, ScenarioError
+from estimator.whatif import WhatIfEngine
 from storage import scenarios
 
 
@@ -29,7 +30,7 @@ def test_overview_kpis(cache: RunCache) -> None:
     assert view.coverage == pytest.approx(0.75)
     # the newest interval with a backlog is 4, where n2 has CE/C 0.5
     assert view.bottleneck == "n2 (CE/C 0.500 s at t = 4 s)"
-    with pytest.raises(ScenarioError, match="time range"):
+    with pytest.raises(ViewError, match="time range"):
         views.overview(cache.get("small"), "forever")
 
 
@@ -37,7 +38,7 @@ def test_nodes_view_rejects_unknown_node(cache: RunCache) -> None:
     heat, dlts, _, _ = views.nodes_view(cache.get("small"), "n2", "all")
     np.testing.assert_allclose(heat.data[0].z[1], [0, 0.8, 0.55, 0, 0.5], atol=1e-12)
     np.testing.assert_allclose(dlts.data[0].y, [1.75, 3.6, 1.5, 0, 3.0], atol=1e-12)
-    with pytest.raises(ScenarioError, match="unknown node 'zz'"):
+    with pytest.raises(ViewError, match="unknown node 'zz'"):
         views.nodes_view(cache.get("small"), "zz", "all")
 
 

@@ -133,7 +133,8 @@ def test_scenario_codec_round_trip_keeps_an_added_query() -> None:
     ],
 )
 def test_scenario_codec_rejects_a_bad_added_query(added: dict, message: str) -> None:
-    from estimator.whatif import ScenarioError, scenario_from_json
+    from estimator.errors import ScenarioError
+    from estimator.whatif import scenario_from_json
 
     with pytest.raises(ScenarioError, match=message):
         scenario_from_json({"add_query": added})

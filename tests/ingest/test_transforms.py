@@ -126,15 +126,18 @@ def test_arrival_intervals_use_origin_and_subinterval(spark) -> None:  # type: i
 OUT_COLUMNS = (
     "file string, block long, mid long, raw string, query string, query__problem string, "
     "operator string, operator__problem string, stimulus_time double, "
-    "stimulus_time__problem string, egress_time double, egress_time__problem string"
+    "stimulus_time__problem string, egress_time double, egress_time__problem string, "
+    "weight long, weight__problem string"
 )
-# latencies 0.125, 0.5, 0.75 in interval 0 ([10, 12)), 0.25 in interval 1, one bad row
+# latencies 0.125, 0.5 (a sampled row standing for 3 outputs), 0.75 in interval 0
+# ([10, 12)), 0.25 in interval 1, one bad row; rows without weight count once
+NO_WEIGHT = (None, "missing field")
 OUTPUTS = [
-    ("o.parquet", 0, 0, "{}", "q", None, "a", None, 10.5, None, 10.625, None),
-    ("o.parquet", 0, 1, "{}", "q", None, "a", None, 11.0, None, 11.5, None),
-    ("o.parquet", 0, 2, "{}", "q", None, "a", None, 11.25, None, 12.0, None),
-    ("o.parquet", 0, 3, "{}", "q", None, "a", None, 12.0, None, 12.25, None),
-    ("o.parquet", 0, 4, "{}", "q", None, "a", None, 13.0, None, 12.0, None),
+    ("o.parquet", 0, 0, "{}", "q", None, "a", None, 10.5, None, 10.625, None, *NO_WEIGHT),
+    ("o.parquet", 0, 1, "{}", "q", None, "a", None, 11.0, None, 11.5, None, 3, None),
+    ("o.parquet", 0, 2, "{}", "q", None, "a", None, 11.25, None, 12.0, None, *NO_WEIGHT),
+    ("o.parquet", 0, 3, "{}", "q", None, "a", None, 12.0, None, 12.25, None, *NO_WEIGHT),
+    ("o.parquet", 0, 4, "{}", "q", None, "a", None, 13.0, None, 12.0, None, *NO_WEIGHT),
 ]
 
 
@@ -146,13 +149,14 @@ def test_output_histograms_count_rows_per_bucket(spark) -> None:  # type: ignore
     # 0.5 -> 1 + floor(113.98) = 114, 0.75 -> 1 + floor(117.50) = 118, 0.25 -> 108
     expected = spark.createDataFrame(
         [
-            ("o.parquet", False, "q", 0, 102, 1),
-            ("o.parquet", False, "q", 0, 114, 1),
-            ("o.parquet", False, "q", 0, 118, 1),
-            ("o.parquet", False, "q", 1, 108, 1),
-            ("o.parquet", True, None, None, None, 1),
+            ("o.parquet", False, "q", 0, 102, 1, 1),
+            ("o.parquet", False, "q", 0, 114, 1, 3),
+            ("o.parquet", False, "q", 0, 118, 1, 1),
+            ("o.parquet", False, "q", 1, 108, 1, 1),
+            ("o.parquet", True, None, None, None, 1, None),
         ],
-        "file string, bad boolean, query string, interval long, bucket int, rows long",
+        "file string, bad boolean, query string, interval long, bucket int, rows long, "
+        "outputs long",
     )
     assertDataFrameEqual(output_histograms(rows, SPEC), expected, checkRowOrder=False)
 
@@ -161,11 +165,12 @@ def test_output_latency_over_good_rows(spark) -> None:  # type: ignore[no-untype
     from pyspark.testing import assertDataFrameEqual
 
     rows = with_reason(spark.createDataFrame(OUTPUTS, OUT_COLUMNS), "outputs", SPEC)
-    # interval 0: sorted [0.125, 0.5, 0.75]; p95 at rank 1.9 -> 0.5 + 0.9 * 0.25 = 0.725,
-    # p99 at rank 1.98 -> 0.745. The row with egress before stimulus is left out.
+    # interval 0, the weighted row repeated: [0.125, 0.5, 0.5, 0.5, 0.75]; sum 2.375;
+    # p50 at rank 2 -> 0.5; p95 at rank 3.8 -> 0.5 + 0.8 * 0.25 = 0.7; p99 at rank 3.96
+    # -> 0.74. The row with egress before stimulus is left out.
     expected = spark.createDataFrame(
         [
-            ("q", 0, 3, 1.375, 0.75, 0.5, 0.725, 0.745),
+            ("q", 0, 5, 2.375, 0.75, 0.5, 0.7, 0.74),
             ("q", 1, 1, 0.25, 0.25, 0.25, 0.25, 0.25),
         ],
         "query string, interval long, outputs long, lat_sum double, lat_max double, "
@@ -232,11 +237,12 @@ def test_pandas_steps_build_table_rows() -> None:
             "interval": [0, 0, None],
             "bucket": [102, 114, None],
             "rows": [1, 2, 5],
+            "outputs": [1, 4, None],  # weighted: bucket 114's two rows stand for 4
         }
     )
     latency = pd.DataFrame({"query": ["q"], "interval": [0], "outputs": [3]})
     out = latency_rows(hist_cells, latency, "r")
     expected = np.zeros(202, dtype=np.int64)
-    expected[[102, 114]] = [1, 2]
+    expected[[102, 114]] = [1, 4]
     np.testing.assert_array_equal(out["histogram"].iloc[0], expected)
     assert out["run_id"].tolist() == ["r"]

@@ -17,7 +17,8 @@ from estimator.loaders import topology_from_text
 from estimator.model import version_starts
 from estimator.runs import measured_node_dlts
 from storage import reads, writes
-from storage.db import DatabaseLockedError, StorageError, connect, transaction
+from storage.db import connect, transaction
+from storage.errors import DatabaseLockedError, StorageError
 from storage.histogram import BUCKETS, bucket_bounds, histogram_of, quantile_from_histogram
 from storage.schema import SCHEMA_VERSION
 from tests.ingest.landing import TOPOLOGY

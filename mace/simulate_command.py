@@ -12,7 +12,9 @@ from types import FrameType
 
 import numpy as np
 
-from simulator.plan import COST_DISTRIBUTIONS, DEFAULT_TRAIN, POLICIES, SimulationError
+from mace.errors import UsageError
+from simulator.errors import SimulationError
+from simulator.plan import COST_DISTRIBUTIONS, DEFAULT_TRAIN, POLICIES
 from simulator.workloads import DEFAULT_DURATION, DEFAULT_LOAD, WORKLOADS
 
 
@@ -82,7 +84,7 @@ def node_policies(
     for item in overrides:
         node, _, policy = item.partition("=")
         if not node or policy not in POLICIES:
-            raise SimulationError(
+            raise UsageError(
                 f"--node-policy '{item}': expected NODE=POLICY with POLICY one of "
                 f"{', '.join(POLICIES)}"
             )
@@ -94,10 +96,10 @@ def run(args: argparse.Namespace) -> int:
     from simulator.workloads import workload
 
     if args.files < 1:
-        raise SimulationError(f"--files must be at least 1, got {args.files}")
+        raise UsageError(f"--files must be at least 1, got {args.files}")
     run_id = _run_id(args)
     if "/" in run_id or run_id in ("", ".", ".."):
-        raise SimulationError(f"--run-id must be a plain folder name, got '{run_id}'")
+        raise UsageError(f"--run-id must be a plain folder name, got '{run_id}'")
     if args.live:
         return _run_live(args, run_id)
     run_dir = Path(args.out) / run_id

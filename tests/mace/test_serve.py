@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -14,14 +13,8 @@ import pytest
 from mace.cli import main
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def test_serve_answers_on_localhost(small_db: Path) -> None:
-    port = _free_port()
+def test_serve_answers_on_localhost(small_db: Path, free_port: int) -> None:
+    port = free_port
     process = subprocess.Popen(
         [sys.executable, "-m", "mace.cli", "serve", "--db", str(small_db), "--port", str(port)],
         stdout=subprocess.PIPE,

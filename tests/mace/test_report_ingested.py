@@ -19,7 +19,7 @@ from mace.cli import main
 from storage.db import connect
 from storage.scenarios import set_objective
 from tests.dashboard.builders import SMALL_ARRIVALS, SMALL_LATENCY, SMALL_TOPOLOGY
-from tests.dashboard.test_report import EXPECTED_Q1, EXPECTED_Q2
+from tests.mace.test_report import EXPECTED_Q1, EXPECTED_Q2
 
 pytestmark = pytest.mark.spark
 

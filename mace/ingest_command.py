@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from estimator.errors import MaceError
+from mace.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,11 +29,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ingest.errors import IngestError
     from storage.db import connect
 
     db = Path(args.db)
     if not Path(args.landing).is_dir():
-        raise MaceError(f"landing folder {args.landing} does not exist")
+        raise IngestError(f"landing folder {args.landing} does not exist")
     connect(db).close()  # fail fast, before starting Spark, if another process holds the lock
     if args.every is not None:
         return _every(args, db)
@@ -68,7 +69,7 @@ def _every(args: argparse.Namespace, db: Path) -> int:
     from ingest.scheduler import run_every
 
     if args.every <= 0:
-        raise MaceError(f"--every must be a positive number of seconds, got {args.every:g}")
+        raise UsageError(f"--every must be a positive number of seconds, got {args.every:g}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     print(f"ingesting {args.landing} into {db} every {args.every:g} s; Ctrl-C to stop")

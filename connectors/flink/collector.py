@@ -1,0 +1,280 @@
+"""``mace collect flink``: a running Flink job -> ``topology.yaml`` + ``samples/`` files.
+
+The collector discovers the job (the named one, or the newest running one),
+writes its topology (:mod:`connectors.flink.graph`) into ``<out>/<run_id>/``
+and then, every ``every`` seconds, reads the cumulative counters
+``numRecordsIn``, ``numRecordsOut`` and ``accumulateBusyTimeMs`` of every
+subtask (one request per vertex) and keeps them as ``samples/`` rows (DESIGN
+section 5). Every ``flush_every`` seconds the rows taken so far are appended as
+one Parquet file, written under a hidden name and renamed.
+
+It survives REST hiccups (a failed poll is retried at the next tick, and the
+collector gives up only after ``give_up`` seconds without an answer) and job
+restarts (counters that restart from zero are the ingestion's to detect). A
+placement change (subtasks moved to other TaskManagers) is written as a new
+topology version ``topology-<epoch>.yaml``. It stops when the job ends, when
+``stop`` is set (Ctrl-C, SIGTERM), or after ``duration`` seconds, and writes
+every sample it took before returning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from connectors.errors import ConnectorError
+from connectors.flink.graph import JobGraph, job_graph, topology_document
+from connectors.flink.rest import COUNTERS, FlinkRest, FlinkRestError, JobNotFound
+from estimator.model import topology_from_dict
+
+TERMINAL_STATES = ("FINISHED", "CANCELED", "FAILED", "SUSPENDED")
+DEFAULT_EVERY = 1.0
+DEFAULT_FLUSH_EVERY = 5.0
+DEFAULT_GIVE_UP = 60.0
+REDISCOVER_EVERY = 30.0
+SAMPLE_SCHEMA = pa.schema(
+    [
+        ("time", pa.float64()),
+        ("node", pa.string()),
+        ("operator", pa.string()),
+        ("subtask", pa.int64()),
+        ("port", pa.int64()),
+        ("records_in", pa.float64()),
+        ("records_out", pa.float64()),
+        ("busy_seconds", pa.float64()),
+    ]
+)
+
+
+@dataclass
+class CollectStats:
+    """What a collection did (for the terminal and the tests)."""
+
+    job_id: str = ""
+    run_dir: Path | None = None
+    polls: int = 0
+    failed_polls: int = 0
+    rows: int = 0
+    files: int = 0
+    versions: int = 0
+    poll_seconds: list[float] = field(default_factory=list)
+    ended_because: str = ""
+
+
+def find_job(rest: FlinkRest, job_id: str | None) -> str:
+    """The job to follow: ``job_id`` if known, else the newest running job."""
+    jobs = rest.jobs()
+    if job_id is not None:
+        if not any(j.job_id == job_id for j in jobs):
+            known = ", ".join(f"{j.job_id} ({j.name}, {j.state})" for j in jobs) or "none"
+            raise ConnectorError(f"--job {job_id}: no such job at {rest.url} (jobs: {known})")
+        return job_id
+    running = [j for j in jobs if j.state in ("RUNNING", "CREATED", "INITIALIZING", "RESTARTING")]
+    if not running:
+        raise ConnectorError(f"no running job at {rest.url}; start one or name it with --job")
+    return running[0].job_id
+
+
+def read_graph(rest: FlinkRest, job_id: str) -> tuple[JobGraph, str]:
+    """The job's graph and its state, from four kinds of REST answers."""
+    job = rest.job(job_id)
+    details = {v["id"]: rest.vertex(job_id, v["id"]) for v in job.get("vertices", [])}
+    graph = job_graph(job, rest.plan(job_id), details, rest.taskmanagers())
+    return graph, str(job.get("state", "UNKNOWN"))
+
+
+def sample_rows(graph: JobGraph, counters: dict[str, list[dict[str, str]]], now: float,
+                mode: str) -> list[dict[str, object]]:  # fmt: skip
+    """``samples/`` rows from the per-vertex counter answers (vertex id -> metrics)."""
+    rows = []
+    for vertex in graph.vertices:
+        values: dict[str, float] = {}
+        for metric in counters.get(vertex.vertex_id, []):
+            try:
+                values[metric["id"]] = float(metric["value"])
+            except (KeyError, TypeError, ValueError):
+                continue
+        for subtask in range(vertex.parallelism):
+            records_in = values.get(f"{subtask}.{COUNTERS[0]}")
+            records_out = values.get(f"{subtask}.{COUNTERS[1]}")
+            if records_in is None or records_out is None:
+                continue  # not reported yet (subtask still deploying)
+            busy_ms = values.get(f"{subtask}.{COUNTERS[2]}", math.nan)
+            rows.append(
+                {
+                    "time": now,
+                    "node": graph.node_of(vertex, subtask, mode),
+                    "operator": graph.ids[vertex.vertex_id],
+                    "subtask": subtask,
+                    "port": -1,
+                    "records_in": records_in,
+                    "records_out": records_out,
+                    "busy_seconds": busy_ms / 1000.0,
+                }
+            )
+    return rows
+
+
+def _write_atomically(folder: Path, name: str, write: Callable[[Path], object]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / name
+    hidden = folder / f".{name}.inprogress"
+    write(hidden)
+    os.replace(hidden, final)
+    return final
+
+
+def write_topology(run_dir: Path, document: dict[str, object], name: str) -> Path:
+    topology_from_dict(document)  # validate before anything is written
+    text = yaml.safe_dump(document, sort_keys=False)
+    return _write_atomically(run_dir, name, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+class FlinkCollector:
+    """Follows one Flink job and appends its counters to a run folder."""
+
+    def __init__(
+        self,
+        rest: FlinkRest,
+        out: str | Path,
+        *,
+        run_id: str | None = None,
+        job_id: str | None = None,
+        every: float = DEFAULT_EVERY,
+        flush_every: float = DEFAULT_FLUSH_EVERY,
+        give_up: float = DEFAULT_GIVE_UP,
+        mode: str = "subtask",
+        subinterval: float = 1.0,
+        clock: Callable[[], float] = time.time,
+        on_poll: Callable[[CollectStats], None] | None = None,
+    ):
+        if every <= 0 or flush_every <= 0 or give_up <= 0:
+            raise ConnectorError("--every, --flush-every and --give-up must be positive")
+        self.rest = rest
+        self.out = Path(out)
+        self.every = every
+        self.flush_every = flush_every
+        self.give_up = give_up
+        self.mode = mode
+        self.subinterval = subinterval
+        self.clock = clock
+        self.on_poll = on_poll
+        self.job_id = find_job(rest, job_id)
+        self.graph, self.state = read_graph(rest, self.job_id)
+        self.run_id = run_id or f"flink-{self.graph.name}-{self.job_id[:8]}"
+        if "/" in self.run_id or self.run_id in ("", ".", ".."):
+            raise ConnectorError(f"--run-id must be a plain folder name, got {self.run_id!r}")
+        self.run_dir = self.out / self.run_id
+        self.stats = CollectStats(job_id=self.job_id, run_dir=self.run_dir)
+        self._document = topology_document(self.graph, mode, subinterval)
+        self._pending: list[dict[str, object]] = []
+
+    def start(self) -> None:
+        """Write the run's topology (the first version); done once before polling."""
+        write_topology(self.run_dir, self._document, "topology.yaml")
+
+    def poll(self) -> int:
+        """Take one sample of every subtask; returns the number of rows taken."""
+        started = time.perf_counter()
+        counters = {
+            v.vertex_id: self.rest.counters(self.job_id, v.vertex_id, v.parallelism)
+            for v in self.graph.vertices
+        }
+        rows = sample_rows(self.graph, counters, self.clock(), self.mode)
+        self._pending += rows
+        self.stats.polls += 1
+        self.stats.rows += len(rows)
+        self.stats.poll_seconds.append(time.perf_counter() - started)
+        return len(rows)
+
+    def flush(self) -> Path | None:
+        """Append the pending rows as one ``samples/`` Parquet file."""
+        if not self._pending:
+            return None
+        table = pa.Table.from_pylist(self._pending, schema=SAMPLE_SCHEMA)
+        self._pending = []
+        self.stats.files += 1
+        name = f"samples-{self.job_id[:8]}-{self.stats.files:06d}.parquet"
+        return _write_atomically(self.run_dir / "samples", name, lambda p: pq.write_table(table, p))
+
+    def rediscover(self) -> None:
+        """Re-read the job; a placement change becomes a new topology version."""
+        graph, self.state = read_graph(self.rest, self.job_id)
+        document = topology_document(graph, self.mode, self.subinterval)
+        if graph.ids != self.graph.ids:
+            raise ConnectorError(f"job {self.job_id}: its graph changed; start a new run")
+        self.graph = graph
+        if document["placement"] != self._document["placement"]:
+            self._document = {**document, "origin": self._document["origin"]}
+            self.stats.versions += 1
+            write_topology(self.run_dir, self._document, f"topology-{self.clock():.3f}.yaml")
+
+    def run(self, stop: threading.Event, duration: float | None = None) -> CollectStats:
+        """Poll until the job ends, ``stop`` is set or ``duration`` has passed."""
+        self.start()
+        begin = self.clock()
+        last_answer = last_flush = last_discovery = begin
+        try:
+            while True:
+                tick = self.clock()
+                try:
+                    if tick - last_discovery >= REDISCOVER_EVERY:
+                        self.rediscover()
+                        last_discovery = tick
+                    self.poll()
+                    last_answer = tick
+                except JobNotFound:
+                    self.stats.ended_because = "the job is gone from the endpoint"
+                    break
+                except FlinkRestError:
+                    self.stats.failed_polls += 1
+                    if tick - last_answer > self.give_up:
+                        self.stats.ended_because = (
+                            f"no answer from {self.rest.url} for {self.give_up:g} s"
+                        )
+                        break
+                if self.on_poll is not None:
+                    self.on_poll(self.stats)
+                if tick - last_flush >= self.flush_every:
+                    self.flush()
+                    last_flush = tick
+                if self.state in TERMINAL_STATES:
+                    self.stats.ended_because = f"the job is {self.state}"
+                    break
+                if duration is not None and tick - begin >= duration:
+                    self.stats.ended_because = f"{duration:g} s passed"
+                    break
+                if stop.wait(max(0.0, self.every - (self.clock() - tick))):
+                    self.stats.ended_because = "stopped"
+                    break
+                if self._job_ended():
+                    self.stats.ended_because = f"the job is {self.state}"
+                    self.poll_quietly()
+                    break
+        finally:
+            self.flush()
+        return self.stats
+
+    def _job_ended(self) -> bool:
+        try:
+            self.state = next(
+                (j.state for j in self.rest.jobs() if j.job_id == self.job_id), "GONE"
+            )
+        except FlinkRestError:
+            return False
+        return self.state in TERMINAL_STATES or self.state == "GONE"
+
+    def poll_quietly(self) -> None:
+        """One last sample after the job ended, if the endpoint still answers."""
+        with contextlib.suppress(FlinkRestError):
+            self.poll()

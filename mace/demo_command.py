@@ -1,0 +1,193 @@
+"""``mace demo``: a live engine, scheduled ingestion and the dashboard, with zero configuration.
+
+An engine is a function ``start(landing, run_id) -> stop`` that starts a live
+source writing the landing record sets of DESIGN section 5 into
+``landing/run_id`` and returns a function that stops it once the records due
+are written. ``sim`` is the built-in simulator; ``flink`` a real PyFlink job on a local
+MiniCluster (``connectors.flink``), followed over REST by the collector.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+from mace.errors import UsageError
+from mace.serve_command import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    check_port,
+    open_app,
+    sigterm_as_interrupt,
+    start_ingestion,
+    start_server,
+    wait_until_stopped,
+)
+
+DEMO_WORKLOAD = "clickstream-5q"
+DEMO_INGEST_EVERY = 5.0
+DEMO_NODES = 5
+DEMO_FLUSH_EVERY = 2.0
+SOURCE_STOP_TIMEOUT = 60.0
+
+Stop = Callable[[], None]
+Engine = Callable[[Path, str], Stop]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    demo = subparsers.add_parser(
+        "demo",
+        help="run an engine live, ingest it every few seconds and serve the dashboard",
+        description="Zero-configuration demo: a live engine (the built-in simulator running "
+        f"{DEMO_WORKLOAD}) writes telemetry into a landing folder, ingestion runs every "
+        f"{DEMO_INGEST_EVERY:g} s into a DuckDB file and the dashboard is served. With "
+        "--duration, the demo stops after that many seconds, ingests the rest and prints "
+        "the `mace report` summary of the run.",
+    )
+    demo.add_argument(
+        "--engine",
+        choices=sorted(ENGINES),
+        default="sim",
+        help="sim: the built-in simulator (default); flink: a real PyFlink job on a local "
+        "MiniCluster (creates .venv-flink on first use)",
+    )
+    demo.add_argument(
+        "--workdir",
+        metavar="DIR",
+        help="folder for the landing folder and mace.duckdb (default: a new temporary folder)",
+    )
+    demo.add_argument(
+        "--duration",
+        type=float,
+        metavar="SECONDS",
+        help="stop after SECONDS, ingest the rest and print the report (default: until Ctrl+C)",
+    )
+    demo.add_argument("--host", default=DEFAULT_HOST, help=argparse.SUPPRESS)
+    demo.add_argument("--port", type=int, default=DEFAULT_PORT, help=argparse.SUPPRESS)
+    demo.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_port(args.port)
+    if args.duration is not None and not args.duration > 0:
+        raise UsageError(f"--duration must be a positive number of seconds, got {args.duration}")
+    start_engine = ENGINES[args.engine]
+    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="mace-demo-"))
+    landing = workdir / "landing"
+    db = workdir / "mace.duckdb"
+    try:
+        landing.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--workdir: cannot create {landing}: {exc.strerror or exc}") from exc
+    run_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
+    print(f"demo: working in {workdir} (landing folder and {db.name})", flush=True)
+    with sigterm_as_interrupt(), ExitStack() as running:
+        running.callback(start_engine(landing, run_id))
+        app = open_app(db, DEMO_INGEST_EVERY)
+        scheduler = start_ingestion(landing, db, DEMO_INGEST_EVERY)
+        running.callback(scheduler.shutdown, wait=True)  # a batch in progress completes
+        print(f"demo: ingesting every {DEMO_INGEST_EVERY:g} s into {db}", flush=True)
+        running.callback(start_server(app, args.host, args.port))
+        completed = wait_until_stopped(args.duration)
+    if args.duration is not None and completed:
+        _final_report(landing, db, run_id)
+    return 0
+
+
+def _final_report(landing: Path, db: Path, run_id: str) -> None:
+    """Ingest what the scheduler has not yet, then print the ``mace report`` summary."""
+    from ingest.job import ingest_once
+    from mace.report_command import DEFAULT_TRAINING_SHARE, format_report, load_report
+
+    print("demo: final ingestion", flush=True)
+    print(ingest_once(landing, db).describe(), file=sys.stderr, flush=True)
+    print(format_report(load_report(db, run_id, DEFAULT_TRAINING_SHARE, "mace")), flush=True)
+
+
+def start_simulator(landing: Path, run_id: str) -> Stop:
+    """The simulator's live mode for the demo workload, in a daemon thread."""
+    from simulator.live import run_live
+    from simulator.workloads import workload_model
+
+    topology, model = workload_model(DEMO_WORKLOAD, nodes=DEMO_NODES, seed=0)
+    stop = threading.Event()
+
+    def simulate() -> None:
+        try:
+            run_live(topology, model, landing, run_id, stop, flush_every=DEMO_FLUSH_EVERY)
+        except Exception as exc:  # report and end the thread; the dashboard stays up
+            print(f"demo: simulation stopped: {exc}", file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=simulate, name="mace-demo-simulator", daemon=True)
+    thread.start()
+    print(f"demo: simulating {DEMO_WORKLOAD} live into {landing / run_id}", flush=True)
+
+    def stop_simulation() -> None:
+        stop.set()
+        thread.join(timeout=SOURCE_STOP_TIMEOUT)
+
+    return stop_simulation
+
+
+FLINK_JOB = "clickstream"
+FLINK_ENRICH_COST = 0.006  # CPU-s per click in the job's bottleneck operator
+FLINK_ON_OFF = {"rate_ratio": 10.0, "duration_ratio": 0.5, "mean_low_duration": 15.0}
+FLINK_MEAN_RATE = 100.0  # source events per second: 25/s low, 250/s high
+FLINK_HORIZON = 3600.0  # seconds of clicks drawn up front
+FLINK_DRAIN = 15.0
+
+
+def start_flink(landing: Path, run_id: str) -> Stop:
+    """A real PyFlink job on a local MiniCluster, fed On-Off clicks, followed by the
+    collector; stopping drains the job's backlog (up to ``FLINK_DRAIN`` s), takes a last
+    sample and ends the job."""
+    import numpy as np
+
+    from connectors.flink.collector import FlinkCollector
+    from connectors.flink.feeder import feed
+    from connectors.flink.rest import FlinkRest
+    from connectors.flink.runtime import start_demo_job, stop_process
+    from simulator.workloads import OnOff, on_off_times
+
+    work = landing.parent / "flink"
+    inputs = work / "input"
+    inputs.mkdir(parents=True, exist_ok=True)
+    log = work / "job.log"
+    print(f"demo: starting a Flink job on a local MiniCluster (log: {log})", flush=True)
+    process, url = start_demo_job(
+        inputs, landing, run_id, log, enrich_cost=FLINK_ENRICH_COST, job_name=FLINK_JOB
+    )
+    print(f"demo: Flink is running; its web UI and REST API: {url}", flush=True)
+    collector = FlinkCollector(FlinkRest(url), landing, run_id=run_id, flush_every=2.0)
+    stop_feeding, stop_collecting = threading.Event(), threading.Event()
+    rng = np.random.default_rng(0)
+    start = time.time() + 1.0
+    times = start + on_off_times(OnOff(**FLINK_ON_OFF), FLINK_MEAN_RATE, FLINK_HORIZON, rng)
+    feeder = threading.Thread(
+        target=feed, args=(times, inputs, stop_feeding, rng), name="mace-demo-feeder", daemon=True
+    )
+    collecting = threading.Thread(
+        target=collector.run, args=(stop_collecting,), name="mace-demo-collector", daemon=True
+    )
+    collecting.start()
+    feeder.start()
+
+    def stop_flink() -> None:
+        stop_feeding.set()
+        feeder.join(timeout=10)
+        stop_collecting.wait(FLINK_DRAIN)  # let the job work off its backlog
+        stop_collecting.set()
+        collecting.join(timeout=30)
+        stop_process(process)
+        print(f"demo: Flink job stopped ({collector.stats.polls} samples)", flush=True)
+
+    return stop_flink
+
+
+ENGINES: dict[str, Engine] = {"sim": start_simulator, "flink": start_flink}

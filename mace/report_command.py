@@ -1,0 +1,123 @@
+"""``mace report``: per-query latency of a stored run, estimated, predicted and measured."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from estimator.pathaware import ESTIMATOR_LABELS, ESTIMATORS
+from mace.errors import UsageError
+
+DEFAULT_TRAINING_SHARE = 0.1
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    report = subparsers.add_parser(
+        "report",
+        help="per-query latency report of a run (estimated, predicted, measured, objective)",
+        description="Worst case, p99 and mean latency across time per query and for the "
+        "whole system: estimated (Mace from the measured DLTS), predicted (model fitted on "
+        "a training window) and measured, with the stored latency objectives.",
+    )
+    report.add_argument("--db", required=True, help="DuckDB file written by mace ingest")
+    report.add_argument("--run", dest="run_id", help="run id (default: the last run id)")
+    report.add_argument(
+        "--training-share",
+        type=float,
+        default=DEFAULT_TRAINING_SHARE,
+        help="share of the run used to fit the predictive model (default 0.1)",
+    )
+    report.add_argument(
+        "--estimator",
+        choices=sorted(ESTIMATORS),
+        default="mace",
+        help="mace (default): the paper's estimate; path: the path-aware estimate, which "
+        "adds up backlogs along machine paths (see docs/accuracy.md)",
+    )
+    fmt = report.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print one JSON object")
+    fmt.add_argument("--csv", action="store_true", help="print a CSV table")
+    report.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dashboard.report import report_csv
+
+    if not 0 < args.training_share <= 1:
+        raise UsageError(f"--training-share must be in (0, 1], got {args.training_share}")
+    report = load_report(Path(args.db), args.run_id, args.training_share, args.estimator)
+    if args.json:
+        print(json.dumps(report))
+    elif args.csv:
+        sys.stdout.write(report_csv(report))
+    else:
+        print(format_report(report, ESTIMATOR_LABELS[args.estimator]))
+    return 0
+
+
+def load_report(
+    db: Path, run_id: str | None, training_share: float, estimator: str
+) -> dict[str, Any]:
+    """The report of ``run_id`` (default: the last run) read from the DuckDB file ``db``."""
+    from dashboard.data import Database, load_run
+    from dashboard.report import build_report
+    from storage import reads
+    from storage.errors import StorageError
+    from storage.scenarios import objectives
+
+    if not db.is_file():
+        raise StorageError(f"{db}: no such database file")
+    database = Database(db)
+    try:
+        with database.cursor() as cur:
+            chosen = _choose_run([r.run_id for r in reads.list_runs(cur)], run_id)
+            run_data = load_run(cur, chosen)
+            goals = objectives(cur, chosen)
+    finally:
+        database.close()
+    return build_report(run_data, goals, training_share, estimator=estimator)
+
+
+def _choose_run(ids: list[str], wanted: str | None) -> str:
+    from storage.errors import StorageError
+
+    if wanted is not None:
+        if wanted not in ids:
+            known = ", ".join(ids) or "none"
+            raise StorageError(f"unknown run '{wanted}' (runs in the database: {known})")
+        return wanted
+    if not ids:
+        raise StorageError("the database holds no runs yet; ingest a landing folder first")
+    return ids[-1]
+
+
+def format_report(report: dict[str, Any], estimator_label: str = "Mace") -> str:
+    """A readable table of the report (estimated/predicted by ``estimator_label``)."""
+
+    def cell(value: Any, percent: bool = False) -> str:
+        if value is None:
+            return "-"
+        return f"{value:.1%}" if percent else f"{value:.4f}"
+
+    lines = [
+        f"run {report['run']}: latency across time (seconds); "
+        f"estimated and predicted by {estimator_label}"
+    ]
+    header = f"  {'query':<14}{'':>10}{'worst':>10}{'p99':>10}{'mean':>10}"
+    rows = [*report["queries"].items(), ("system", report["system"])]
+    for name, entry in rows:
+        lines.append(header.replace("query", name if len(name) < 14 else name[:13]))
+        for kind in ("estimated", "predicted", "measured"):
+            lines.append(
+                f"  {'':<14}{kind:>10}"
+                + "".join(f"{cell(entry[f'{kind}_{f}']):>10}" for f in ("wc", "p99", "mean"))
+            )
+        lines.append(
+            f"  {'':<14}objective {cell(entry['objective'])} s,"
+            f" compliance {cell(entry['compliance'], True)}"
+        )
+    lines.append(f"  bound coverage {cell(report['system']['bound_coverage'], True)}")
+    return "\n".join(lines)

@@ -1,0 +1,162 @@
+"""``mace serve``: the dashboard through waitress, optionally ingesting in the same process.
+
+Also the serving and ingestion helpers ``mace demo`` shares. Dash, waitress,
+Spark and APScheduler are imported inside the functions so that ``mace``
+starts fast and the ``dashboard`` package never imports ``ingest``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from mace.errors import UsageError
+
+if TYPE_CHECKING:
+    from apscheduler.schedulers.base import BaseScheduler
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8050
+DEFAULT_INGEST_EVERY = 5.0
+SERVER_THREADS = 8
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    serve = subparsers.add_parser(
+        "serve",
+        help="serve the dashboard (optionally ingesting a landing folder in-process)",
+        description="Serve the Dash dashboard through waitress. With --landing, the "
+        "scheduled ingestion runs in the same process (one process owns the database).",
+    )
+    serve.add_argument("--db", required=True, help="DuckDB file")
+    serve.add_argument("--landing", help="landing folder to ingest on a schedule")
+    serve.add_argument(
+        "--every", type=float, default=DEFAULT_INGEST_EVERY, help="ingest period (s)"
+    )
+    serve.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8050)")
+    serve.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_port(args.port)
+    if args.every <= 0:
+        raise UsageError(f"--every must be positive, got {args.every}")
+    if args.landing and not Path(args.landing).is_dir():
+        raise UsageError(f"--landing: {args.landing} is not a folder")
+    with sigterm_as_interrupt(), ExitStack() as running:
+        app = open_app(Path(args.db), max(2.0, args.every))
+        if args.landing:
+            scheduler = start_ingestion(Path(args.landing), Path(args.db), args.every)
+            running.callback(scheduler.shutdown, wait=False)
+        running.callback(start_server(app, args.host, args.port))
+        wait_until_stopped()
+    return 0
+
+
+def check_port(port: int) -> None:
+    if not 0 < port < 65536:
+        raise UsageError(f"--port must be between 1 and 65535, got {port}")
+
+
+def open_app(db: Path, refresh_seconds: float) -> Any:
+    """The app, with its database connection opened (and the schema migrated) before any
+    in-process ingestion starts writing."""
+    from dashboard.app import create_app
+    from dashboard.context import CONFIG_KEY
+
+    app = create_app(db, refresh_seconds=refresh_seconds)
+    with app.server.config[CONFIG_KEY].database.cursor():
+        pass
+    return app
+
+
+def start_server(app: Any, host: str, port: int) -> Callable[[], None]:
+    """Serve ``app`` through waitress in a thread; the returned function stops it.
+
+    Stopping closes every socket from inside waitress's own loop (through its
+    trigger), so the loop ends without racing a ``select`` on a closed socket,
+    then lets the requests in progress finish.
+    """
+    from waitress import create_server
+    from waitress.wasyncore import close_all
+
+    sockets: dict[int, Any] = {}
+    try:
+        server = create_server(
+            app.server, map=sockets, host=host, port=port, threads=SERVER_THREADS
+        )
+    except OSError as exc:  # e.g. the port is taken: a one-line message, not a traceback
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    thread = threading.Thread(target=server.run, name="mace-waitress", daemon=True)
+    thread.start()
+    print(f"dashboard: http://{host}:{port}/  (Ctrl+C to stop)", flush=True)
+
+    def stop() -> None:
+        server.trigger.pull_trigger(lambda: close_all(sockets))
+        thread.join(timeout=10)
+        server.task_dispatcher.shutdown()
+
+    return stop
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM raises KeyboardInterrupt like Ctrl+C (main thread only),
+    so that both end in the callers' cleanup."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def wait_until_stopped(duration: float | None = None) -> bool:
+    """Block for ``duration`` seconds (``None``: forever) or until Ctrl+C (or SIGTERM inside
+    :func:`sigterm_as_interrupt`); returns whether the whole duration elapsed."""
+    try:
+        if duration is None:
+            threading.Event().wait()
+        else:
+            time.sleep(duration)
+    except KeyboardInterrupt:
+        return False
+    return True
+
+
+def start_ingestion(landing: Path, db: Path, every: float) -> BaseScheduler:
+    """Start the ingestion scheduler in this process, reporting batches on stderr."""
+    import logging
+
+    from ingest.job import BatchSummary
+    from ingest.scheduler import start_scheduler
+
+    # a batch longer than the period skips a tick; that is expected, not worth a warning
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
+
+    def report(summary: BatchSummary) -> None:
+        if summary.files:
+            print(
+                f"ingest: batch {summary.batch_id}: {summary.files} file(s), "
+                f"{summary.rows_kept} rows kept, {summary.rows_quarantined} quarantined "
+                f"in {summary.seconds:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return start_scheduler(landing, db, every, on_batch=report)

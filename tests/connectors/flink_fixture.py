@@ -1,0 +1,99 @@
+"""A local HTTP server answering like Flink's REST API, from answers recorded on a real
+Flink 2.3 job (tests/connectors/fixtures/flink): the clickstream demo job."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+FIXTURES = Path(__file__).parent / "fixtures" / "flink"
+
+
+def recorded(name: str) -> Any:
+    return json.loads((FIXTURES / f"{name}.json").read_text())
+
+
+class FakeFlink:
+    """Serves the recorded job; ``polls_until_finished`` counter answers later the job is
+    FINISHED; each counter answer adds ``step`` records to every recorded value."""
+
+    def __init__(self, polls_until_finished: int = 1_000_000, step: float = 10.0):
+        self.job = recorded("job")
+        self.job_id = self.job["jid"]
+        self.overview = recorded("jobs_overview")
+        self.plan = recorded("plan")
+        self.vertices = recorded("vertices")
+        self.counters = recorded("counters")
+        self.taskmanagers = recorded("taskmanagers")
+        self.polls_until_finished = polls_until_finished
+        self.step = step
+        self.counter_requests = 0
+        self.fail_next = 0
+
+    def answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+        if self.fail_next > 0:
+            self.fail_next -= 1
+            return 503, {"errors": ["service unavailable"]}
+        parts = path.strip("/").split("/")
+        state = "FINISHED" if self.counter_requests >= self.polls_until_finished else "RUNNING"
+        if parts == ["jobs", "overview"]:
+            jobs = [{**j, "state": state} for j in self.overview["jobs"]]
+            return 200, {"jobs": jobs}
+        if parts == ["taskmanagers"]:
+            return 200, self.taskmanagers
+        if len(parts) >= 2 and parts[0] == "jobs":
+            if parts[1] != self.job_id:
+                return 404, {"errors": [f"Job {parts[1]} not found"]}
+            if len(parts) == 2:
+                return 200, {**self.job, "state": state}
+            if parts[2:] == ["plan"]:
+                return 200, self.plan
+            if len(parts) == 4 and parts[2] == "vertices":
+                return 200, self.vertices[parts[3]]
+            if len(parts) == 5 and parts[4] == "metrics":
+                return 200, self._counters(parts[3], query.get("get", [""])[0].split(","))
+        return 404, {"errors": ["Not found: " + path]}
+
+    def _counters(self, vertex: str, names: list[str]) -> list[dict[str, str]]:
+        self.counter_requests += 1
+        extra = self.step * (self.counter_requests // len(self.vertices))
+        values = {m["id"]: float(m["value"]) for m in self.counters[vertex]}
+        return [
+            {"id": n, "value": str(values[n] + (extra if "Records" in n else extra / 100))}
+            for n in names
+            if n in values
+        ]
+
+
+@contextmanager
+def serve(fake: FakeFlink) -> Iterator[str]:
+    """Run the fake on 127.0.0.1 (a free port); yield its base URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            url = urlparse(self.path)
+            code, body = fake.answer(url.path, parse_qs(url.query))
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

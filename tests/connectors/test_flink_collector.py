@@ -1,0 +1,120 @@
+"""The Flink connector on REST answers recorded from a real Flink 2.3 job."""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from connectors.errors import ConnectorError
+from connectors.flink.collector import FlinkCollector, sample_rows
+from connectors.flink.graph import JobGraph, job_graph, topology_document, vertex_slug
+from connectors.flink.rest import FlinkRest, FlinkRestError
+from estimator.loaders import load_topology
+from estimator.model import topology_from_dict
+from tests.connectors.flink_fixture import FakeFlink, recorded, serve
+
+
+def _graph() -> JobGraph:
+    return job_graph(
+        recorded("job"), recorded("plan"), recorded("vertices"), recorded("taskmanagers")
+    )
+
+
+def test_vertex_names_become_topology_ids() -> None:
+    assert vertex_slug("Source: clicks") == "clicks"
+    assert vertex_slug("sink: Writer") == "sink"
+    assert vertex_slug("Map -> Filter") == "Map-Filter"
+    assert vertex_slug("count<br/>") == "count"
+
+
+def test_the_job_graph_becomes_the_topology() -> None:
+    document = topology_document(_graph())
+    topology = topology_from_dict(document)
+    assert topology.source_ids == ("clicks",)
+    # the demo job's chain, in the plan's edge order
+    chain = ["parse", "filter", "enrich", "stream_key_by_map_operator", "count", "sink-probe",
+             "sink"]  # fmt: skip
+    assert list(topology.operator_ids) == chain
+    inputs = {o.id: o.inputs for o in topology.operators}
+    assert inputs["parse"] == ("clicks",)
+    for upstream, operator in itertools.pairwise(chain):
+        assert inputs[operator] == (upstream,)
+    assert set(topology.queries) == {"clickstream"}
+    # one node per operator: its subtasks' threads (parallelism 1 -> capacity 1)
+    assert {n.capacity for n in topology.nodes} == {1.0}
+    assert topology.placement["enrich"] == "enrich-threads"
+    assert topology.origin == pytest.approx(recorded("job")["start-time"] / 1000)
+
+
+def test_taskmanager_mode_uses_the_cores_the_machine_has() -> None:
+    document = topology_document(_graph(), mode="taskmanager")
+    tm = recorded("taskmanagers")["taskmanagers"][0]
+    # the MiniCluster advertises 1e6 configured cores; the hardware has 2
+    assert document["nodes"] == [{"id": f"tm-{tm['id'][:8]}", "capacity": 2.0}]
+    assert set(document["placement"].values()) == {f"tm-{tm['id'][:8]}"}
+
+
+def test_counter_answers_become_sample_rows() -> None:
+    graph = _graph()
+    counters = recorded("counters")
+    rows = sample_rows(graph, counters, 123.0, "subtask")
+    by_operator = {r["operator"]: r for r in rows}
+    enrich_vertex = next(v for v, name in graph.ids.items() if name == "enrich")
+    values = {m["id"]: float(m["value"]) for m in counters[enrich_vertex]}
+    assert by_operator["enrich"]["records_in"] == values["0.numRecordsIn"]
+    assert by_operator["enrich"]["busy_seconds"] == values["0.accumulateBusyTimeMs"] / 1000
+    assert by_operator["enrich"]["node"] == "enrich-threads"
+    assert str(by_operator["clicks"]["node"]).startswith("tm-")
+    assert {r["time"] for r in rows} == {123.0}
+    assert len(rows) == len(graph.vertices)
+
+
+def test_a_wrong_url_and_a_missing_job_give_one_line_errors(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(FlinkRestError, match="cannot reach Flink"):
+        FlinkCollector(FlinkRest(f"http://127.0.0.1:{port}", timeout=2), tmp_path)
+    with pytest.raises(FlinkRestError, match="expected a URL"):
+        FlinkRest("ftp://x")
+    with serve(FakeFlink()) as url, pytest.raises(ConnectorError, match="no such job"):
+        FlinkCollector(FlinkRest(url), tmp_path, job_id="0" * 32)
+
+
+def test_collector_writes_topology_and_samples_until_the_job_ends(tmp_path: Path) -> None:
+    fake = FakeFlink(polls_until_finished=8 * 5)  # 8 vertices: FINISHED after 5 polls
+    with serve(fake) as url:
+        collector = FlinkCollector(FlinkRest(url), tmp_path, run_id="r", every=0.05,
+                                   flush_every=0.1)  # fmt: skip
+        fake.fail_next = 2  # a REST hiccup at the start of polling is survived
+        stats = collector.run(threading.Event())
+    assert "FINISHED" in stats.ended_because
+    run = tmp_path / "r"
+    topology = load_topology(run / "topology.yaml")
+    assert "enrich" in topology.operator_ids
+    files = sorted((run / "samples").glob("*.parquet"))
+    assert files and not list((run / "samples").glob(".*"))  # no hidden leftovers
+    table = pq.read_table(files).to_pandas()
+    assert len(table) == stats.rows == stats.polls * 8
+    enrich = table[table["operator"] == "enrich"].sort_values("time")
+    assert enrich["records_in"].is_monotonic_increasing
+    assert enrich["records_in"].iloc[-1] > enrich["records_in"].iloc[0]
+
+
+def test_collector_survives_hiccups_and_stops_on_request(tmp_path: Path) -> None:
+    fake = FakeFlink()
+    stop = threading.Event()
+    with serve(fake) as url:
+        collector = FlinkCollector(FlinkRest(url), tmp_path, run_id="r", every=0.05)
+        fake.fail_next = 3
+        timer = threading.Timer(0.6, stop.set)
+        timer.start()
+        stats = collector.run(stop)
+    assert stats.ended_because == "stopped"
+    assert stats.failed_polls >= 1 and stats.polls >= 2
+    assert len(pq.read_table(sorted((tmp_path / "r" / "samples").glob("*.parquet")))) == stats.rows
