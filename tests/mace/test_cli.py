@@ -59,19 +59,7 @@ def test_head_reads_part_of_the_output() -> None:
         (["report", "--db", "{tmp}/x.duckdb", "--training-share", "0"], "--training-share"),
         (["demo", "--duration", "0"], "--duration must be a positive"),
         (["demo", "--port", "70000"], "--port must be between"),
-        (
-            [
-                "collect",
-                "flink",
-                "--rest",
-                "http://127.0.0.1:9",
-                "--out",
-                "{tmp}",
-                "--duration",
-                "0",
-            ],
-            "--duration must be positive",
-        ),  # fmt: skip
+        (["collect", "flink", "--rest", "x:9", "--out", "{tmp}", "--duration", "0"], "--duration"),
         (["simulate", "stocks", "--out", "{tmp}", "--files", "0"], "--files must be at least 1"),
         (["simulate", "stocks", "--out", "{tmp}", "--run-id", ".."], "--run-id must be"),
         (["simulate", "stocks", "--out", "{tmp}", "--node-policy", "n1"], "--node-policy 'n1'"),
