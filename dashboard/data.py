@@ -21,7 +21,7 @@ import pandas as pd
 
 from estimator.arrivals import Arrivals
 from estimator.model import Topology, version_starts
-from estimator.runs import measured_node_dlts
+from estimator.runs import estimated_node_dlts
 from storage import reads
 from storage.dashboard_reads import data_version
 from storage.db import connect
@@ -129,8 +129,16 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
     starts = version_starts([v.valid_from for v in versions], info.origin, info.subinterval)
     arrivals = reads.source_arrivals(con, run_id, 0, stop)
     stats = reads.operator_stats_frame(con, run_id, 0, stop)
-    cpu = reads.operator_cpu_frame(con, run_id, 0, stop)
-    dlts = measured_node_dlts(topology, cpu, [v.placement for v in versions], starts, stop)
+    dlts = estimated_node_dlts(
+        topology,
+        cpu=reads.operator_cpu_frame(con, run_id, 0, stop),
+        stats=stats,
+        counts=arrivals.for_topology(topology),
+        counters=info.counters,
+        placements=[v.placement for v in versions],
+        starts=starts,
+        intervals=stop,
+    )
     node_index = {n: k for k, n in enumerate(topology.node_ids)}
     busy = np.zeros((len(node_index), stop))
     busy_frame = reads.node_busy_frame(con, run_id, 0, stop)

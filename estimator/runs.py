@@ -57,8 +57,10 @@ def segments(starts: Sequence[int], intervals: int) -> list[tuple[int, int]]:
     return [(bounds[k], max(bounds[k], bounds[k + 1])) for k in range(len(starts))]
 
 
-def operator_matrix(topology: Topology, frame: pd.DataFrame, intervals: int) -> np.ndarray:
-    """Operators (topology order) x intervals from rows of ``operator, interval, cpu``
+def operator_matrix(
+    topology: Topology, frame: pd.DataFrame, intervals: int, column: str = "cpu"
+) -> np.ndarray:
+    """Operators (topology order) x intervals from rows of ``operator, interval, <column>``
     (rows of unknown operators or outside [0, intervals) are left out; cells add up)."""
     out = np.zeros((len(topology.operator_ids), intervals))
     if frame.empty:
@@ -70,7 +72,7 @@ def operator_matrix(topology: Topology, frame: pd.DataFrame, intervals: int) -> 
     np.add.at(
         out,
         (rows[keep].to_numpy(dtype=np.int64), cols[keep]),
-        frame["cpu"].to_numpy(dtype=float)[keep],
+        frame[column].to_numpy(dtype=float)[keep],
     )
     return out
 
@@ -101,6 +103,55 @@ def measured_node_dlts(
     """Measured node DLTS (nodes x intervals 0 .. intervals-1) from rows of
     ``operator, interval, cpu``, each interval's operators mapped by its placement version."""
     return node_loads(topology, operator_matrix(topology, cpu, intervals), placements, starts)
+
+
+def offered_operator_dlts(
+    topology: Topology, operator_stats: pd.DataFrame, counts: np.ndarray, intervals: int
+) -> np.ndarray:
+    """Operator DLTS of a run measured by counters: the work offered to each operator per
+    interval, its measured input arrivals times its cost fitted over the whole run.
+
+    An operator's arrivals on a port are its upstream operator's measured outputs (or
+    the source's measured arrivals, rows of ``counts`` in ``topology.source_ids``
+    order) in that interval. Busy time sampled by wall clock cannot show a backlog: a
+    saturated subtask is busy 100% of every second whatever arrives, so the measured
+    busy time of an overloaded operator equals its capacity and its CE stays near 0.
+    The arrivals do show it (docs/flink.md)."""
+    fitted = topology
+    if not operator_stats.empty:
+        fitted = fit_operator_stats(topology, operator_stats).topology
+    outputs = operator_matrix(topology, operator_stats, intervals, column="events_out")
+    source_row = {s: k for k, s in enumerate(topology.source_ids)}
+    op_row = {o: k for k, o in enumerate(topology.operator_ids)}
+    out = np.zeros((len(topology.operator_ids), intervals))
+    for k, op in enumerate(fitted.operators):
+        for port, upstream in enumerate(op.inputs):
+            if upstream in source_row:
+                arriving = counts[source_row[upstream], :intervals]
+            else:
+                arriving = outputs[op_row[upstream]]
+            out[k, : arriving.size] += op.cost[port] * arriving
+    return out
+
+
+def estimated_node_dlts(
+    topology: Topology,
+    *,
+    cpu: pd.DataFrame,
+    stats: pd.DataFrame,
+    counts: np.ndarray,
+    counters: bool,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+    intervals: int,
+) -> np.ndarray:
+    """The node DLTS the "estimated" latency of a run is computed from: the measured CPU
+    of per-event records, or for a run measured by counters the work offered to each
+    operator (:func:`offered_operator_dlts`)."""
+    if counters:
+        offered = offered_operator_dlts(topology, stats, counts, intervals)
+        return node_loads(topology, offered, placements, starts)
+    return measured_node_dlts(topology, cpu, placements, starts, intervals)
 
 
 def query_hosts(

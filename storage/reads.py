@@ -30,6 +30,7 @@ class RunInfo:
     origin: float
     first_interval: int | None
     last_interval: int | None
+    counters: bool = False  # statistics from counter samples (samples/), not per-event records
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,8 @@ def list_runs(con: duckdb.DuckDBPyConnection) -> list[RunInfo]:
             " UNION ALL SELECT run_id, interval FROM operator_stats"
             " UNION ALL SELECT run_id, interval FROM latency_stats)"
             " SELECT r.run_id, r.name, r.subinterval, r.origin,"
-            " min(s.interval) AS first_interval, max(s.interval) AS last_interval"
+            " min(s.interval) AS first_interval, max(s.interval) AS last_interval,"
+            " EXISTS (SELECT 1 FROM sample_state c WHERE c.run_id = r.run_id) AS counters"
             " FROM runs r LEFT JOIN spans s USING (run_id)"
             " GROUP BY ALL ORDER BY r.run_id"
         ).fetchall()
@@ -78,8 +80,9 @@ def list_runs(con: duckdb.DuckDBPyConnection) -> list[RunInfo]:
             float(origin),
             None if first is None else int(first),
             None if last is None else int(last),
+            bool(counters),
         )
-        for run_id, name, subinterval, origin, first, last in rows
+        for run_id, name, subinterval, origin, first, last, counters in rows
     ]
 
 

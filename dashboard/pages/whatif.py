@@ -111,6 +111,7 @@ def layout(**_: Any) -> html.Div:
             dcc.Store(id=ids.WI_OPT_RESULT),
             dcc.Download(id=ids.WI_DOWNLOAD),
             dbc.Alert(id=ids.WI_MESSAGE, is_open=False, color="danger", dismissable=True),
+            dbc.Alert(COUNTER_RUN_NOTE, id=ids.WI_ENGINE_NOTE, is_open=False, color="info"),
             html.H4(id=ids.WI_MACE_WC, className="mb-2"),
             dbc.Row(
                 [
@@ -150,6 +151,25 @@ def layout(**_: Any) -> html.Div:
             DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13}),
         ]
     )
+
+
+COUNTER_RUN_NOTE = (
+    "This run was measured by an engine's counters (e.g. Apache Flink). A node here is an "
+    "operator's subtask threads (or a TaskManager): moving an operator means giving it its "
+    "own slot-sharing group or TaskManager, and a capacity is a parallelism or a core count. "
+    "Costs are the measured busy time per record, Python bridge included."
+)
+
+
+@dash.callback(Output(ids.WI_ENGINE_NOTE, "is_open"), Input(ids.RUN, "value"))
+def engine_note(run_id: str | None) -> bool:
+    """Say what a what-if edit means on a run measured by counters."""
+    if not run_id:
+        return False
+    try:
+        return context.current().runs.get(run_id).info.counters
+    except MaceError:
+        return False
 
 
 MESSAGE = {

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from estimator.mace import per_query_max
 from estimator.model import first_interval_from, topology_from_dict, version_at, version_starts
@@ -70,3 +72,74 @@ def test_measured_node_dlts_follow_versions_and_skip_unknown_rows() -> None:
     moved = [{"a": "n1", "b": "n2"}, {"a": "n2", "b": "n2"}]
     dlts = measured_node_dlts(topology, cpu, moved, (0, 1), 2)
     np.testing.assert_allclose(dlts, [[0.1, 0.0], [0.2, 0.7]])
+
+
+COUNTER_TOPOLOGY = {
+    "name": "flink",
+    "nodes": [{"id": "a-threads", "capacity": 1.0}, {"id": "b-threads", "capacity": 1.0}],
+    "sources": [{"id": "s"}],
+    "operators": [
+        {"id": "a", "query": "q", "inputs": ["s"], "cost": 0.001, "selectivity": 1.0},
+        {"id": "b", "query": "q", "inputs": ["a"], "cost": 0.001, "selectivity": 1.0},
+    ],
+    "placement": {"a": "a-threads", "b": "b-threads"},
+}
+
+
+def _stats(rows: list[tuple[str, int, int, int, float]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=["operator", "interval", "events_in", "events_out", "cpu"])
+    return frame.rename(columns={"cpu": "cpu_seconds"}).assign(port=0)
+
+
+def test_offered_work_shows_the_backlog_that_busy_time_hides() -> None:
+    """An overloaded thread is busy 1.0 s of every second whatever arrives: its busy time
+    gives no excess, the work offered (arrivals x cost) does."""
+    from estimator.runs import estimated_node_dlts, offered_operator_dlts
+
+    topology = topology_from_dict(COUNTER_TOPOLOGY)
+    # 300 events/s arrive for 3 s at a, which does 100 events/s at 10 ms each (saturated),
+    # then works off the backlog; b receives what a emits.
+    counts = np.array([[300.0, 300.0, 300.0, 0.0, 0.0, 0.0]])
+    stats = _stats(
+        [("a", k, 100, 100, 1.0) for k in range(6)]
+        + [("b", k, 100, 100, 0.2) for k in range(6)]
+    )
+    offered = offered_operator_dlts(topology, stats, counts, 6)
+    # fitted cost of a: 6.0 s / 600 events = 10 ms; b: 1.2 s / 600 = 2 ms
+    np.testing.assert_allclose(offered[0], [3.0, 3.0, 3.0, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(offered[1], [0.2] * 6)
+    placements, starts = [topology.placement], (0,)
+    common = {"stats": stats, "counts": counts, "placements": placements, "starts": starts}
+    busy = stats.rename(columns={"cpu_seconds": "cpu"})
+    by_busy = estimated_node_dlts(topology, cpu=busy, counters=False, intervals=6, **common)
+    by_offer = estimated_node_dlts(topology, cpu=busy, counters=True, intervals=6, **common)
+    np.testing.assert_allclose(by_busy[0], [1.0] * 6)  # never above capacity: CE stays 0
+    np.testing.assert_allclose(by_offer[0], [3.0, 3.0, 3.0, 0.0, 0.0, 0.0])
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_offered_work_matches_a_plain_loop(seed: int) -> None:
+    from estimator.runs import offered_operator_dlts
+
+    rng = np.random.default_rng(seed)
+    topology = topology_from_dict(COUNTER_TOPOLOGY)
+    intervals = 7
+    counts = rng.integers(0, 50, (1, intervals)).astype(float)
+    rows = []
+    for op in ("a", "b"):
+        for k in range(intervals):
+            events = int(rng.integers(1, 40))
+            rows.append((op, k, events, int(rng.integers(0, 40)), float(rng.uniform(0, 0.5))))
+    stats = _stats(rows)
+    cost = {
+        op: stats.loc[stats["operator"] == op, "cpu_seconds"].sum()
+        / stats.loc[stats["operator"] == op, "events_in"].sum()
+        for op in ("a", "b")
+    }
+    expected = np.zeros((2, intervals))
+    for k in range(intervals):
+        expected[0, k] = cost["a"] * counts[0, k]
+        out_a = stats[(stats["operator"] == "a") & (stats["interval"] == k)]["events_out"].sum()
+        expected[1, k] = cost["b"] * out_a
+    np.testing.assert_allclose(offered_operator_dlts(topology, stats, counts, intervals), expected)

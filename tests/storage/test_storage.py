@@ -111,6 +111,27 @@ def test_topology_round_trip_and_placement_versions(db: Path) -> None:
         reads.run_topology(con, "nope")
 
 
+def test_sample_state_keeps_the_newest_sample_and_marks_a_counter_run(db: Path) -> None:
+    con = connect(db)
+    with transaction(con, "test"):
+        writes.write_run(con, "events", _topology(), [])
+        writes.write_run(con, "counted", _topology(), [])
+    state = pd.DataFrame(
+        [("counted", "a", 0, -1, 5.0, "n1", 10.0, 9.0, 0.5)], columns=writes.SAMPLE_STATE_COLUMNS
+    )
+    with transaction(con, "test"):
+        writes.replace_sample_state(con, state)
+        newer = state.assign(time=6.0, records_in=12.0, busy_seconds=float("nan"))
+        writes.replace_sample_state(con, newer)
+    frame = reads.sample_state_frame(con, "counted")
+    assert frame[["time", "records_in"]].values.tolist() == [[6.0, 12.0]]
+    assert np.isnan(frame["busy_seconds"].iloc[0])  # a source's NaN busy time is kept as is
+    assert {r.run_id: r.counters for r in reads.list_runs(con)} == {
+        "counted": True,
+        "events": False,
+    }
+
+
 def test_storage_and_dashboard_agree_on_the_version_at_a_boundary(tmp_path: Path) -> None:
     """A version valid from 0.9 s with w = 0.3 s starts at interval 3 (0 + 3 * 0.3 is
     0.8999999999999999 in floats): storage's topology for interval 3 and the dashboard's
