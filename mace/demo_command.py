@@ -140,13 +140,13 @@ FLINK_ENRICH_COST = 0.006  # CPU-s per click in the job's bottleneck operator
 FLINK_ON_OFF = {"rate_ratio": 10.0, "duration_ratio": 0.5, "mean_low_duration": 15.0}
 FLINK_MEAN_RATE = 100.0  # source events per second: 25/s low, 250/s high
 FLINK_HORIZON = 3600.0  # seconds of clicks drawn up front
-FLINK_DRAIN = 15.0
+FLINK_DRAIN = 120.0  # at most this long for the job to work off its backlog at the end
 
 
 def start_flink(landing: Path, run_id: str) -> Stop:
     """A real PyFlink job on a local MiniCluster, fed On-Off clicks, followed by the
-    collector; stopping drains the job's backlog (up to ``FLINK_DRAIN`` s), takes a last
-    sample and ends the job."""
+    collector; stopping waits until the job has worked off its backlog (at most
+    ``FLINK_DRAIN`` s), so that every event's latency is measured, then ends the job."""
     import numpy as np
 
     from connectors.flink.collector import FlinkCollector
@@ -181,7 +181,9 @@ def start_flink(landing: Path, run_id: str) -> Stop:
     def stop_flink() -> None:
         stop_feeding.set()
         feeder.join(timeout=10)
-        stop_collecting.wait(FLINK_DRAIN)  # let the job work off its backlog
+        deadline = time.monotonic() + FLINK_DRAIN
+        while not collector.drained() and time.monotonic() < deadline:
+            time.sleep(collector.every)  # the job works off its backlog; samples go on
         stop_collecting.set()
         collecting.join(timeout=30)
         stop_process(process)

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -94,7 +95,7 @@ def read_graph(rest: FlinkRest, job_id: str) -> tuple[JobGraph, str]:
 
 
 def sample_rows(graph: JobGraph, counters: dict[str, list[dict[str, str]]], now: float,
-                mode: str) -> list[dict[str, object]]:  # fmt: skip
+                mode: str) -> list[dict[str, Any]]:  # fmt: skip
     """``samples/`` rows from the per-vertex counter answers (vertex id -> metrics)."""
     rows = []
     for vertex in graph.vertices:
@@ -177,7 +178,8 @@ class FlinkCollector:
         self.run_dir = self.out / self.run_id
         self.stats = CollectStats(job_id=self.job_id, run_dir=self.run_dir)
         self._document = topology_document(self.graph, mode, subinterval)
-        self._pending: list[dict[str, object]] = []
+        self._pending: list[dict[str, Any]] = []
+        self._latest: dict[str, tuple[float, float]] = {}
 
     def start(self) -> None:
         """Write the run's topology (the first version); done once before polling."""
@@ -192,10 +194,28 @@ class FlinkCollector:
         }
         rows = sample_rows(self.graph, counters, self.clock(), self.mode)
         self._pending += rows
+        latest: dict[str, tuple[float, float]] = {}
+        for row in rows:
+            op, records_in, records_out = row["operator"], row["records_in"], row["records_out"]
+            before = latest.get(str(op), (0.0, 0.0))
+            latest[str(op)] = (before[0] + float(records_in), before[1] + float(records_out))
+        self._latest = latest
         self.stats.polls += 1
         self.stats.rows += len(rows)
         self.stats.poll_seconds.append(time.perf_counter() - started)
         return len(rows)
+
+    def drained(self) -> bool:
+        """Whether, at the last sample, every operator had read all its inputs had sent
+        (nothing queued inside the job)."""
+        latest = self._latest
+        if not latest:
+            return False
+        for operator in self._document["operators"]:
+            sent = sum(latest.get(u, (0.0, 0.0))[1] for u in operator["inputs"])
+            if latest.get(operator["id"], (0.0, 0.0))[0] < sent:
+                return False
+        return True
 
     def flush(self) -> Path | None:
         """Append the pending rows as one ``samples/`` Parquet file."""

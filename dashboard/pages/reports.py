@@ -31,9 +31,11 @@ def layout(**_: Any) -> html.Div:
             dbc.Alert(id=ids.RP_MESSAGE, is_open=False, color="danger", dismissable=True),
             html.H4("Latency report (seconds, across time)"),
             html.P(
-                "estimated: Mace from the measured DLTS; predicted: model fitted on the first "
-                "10% of the run; measured: max latency per subinterval. Compliance: share of "
-                "measured subintervals meeting the objective.",
+                "estimated: Mace from the measured DLTS (for a run measured by an engine's "
+                "counters, such as Flink: each operator's measured arrivals times its fitted "
+                "cost); predicted: model fitted on the first 10% of the run; measured: max "
+                "latency per subinterval. Compliance: share of measured subintervals meeting "
+                "the objective.",
                 className="text-muted",
             ),
             DataTable(id=ids.RP_TABLE, columns=columns, style_cell={"fontSize": 13}),

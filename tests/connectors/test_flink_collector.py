@@ -118,3 +118,19 @@ def test_collector_survives_hiccups_and_stops_on_request(tmp_path: Path) -> None
     assert stats.ended_because == "stopped"
     assert stats.failed_polls >= 1 and stats.polls >= 2
     assert len(pq.read_table(sorted((tmp_path / "r" / "samples").glob("*.parquet")))) == stats.rows
+
+
+def test_drained_when_every_operator_read_what_its_inputs_sent(tmp_path: Path) -> None:
+    fake = FakeFlink()
+    with serve(fake) as url:
+        collector = FlinkCollector(FlinkRest(url), tmp_path, run_id="r")
+        assert not collector.drained()  # nothing sampled yet
+        collector.poll()
+        # recorded answers: filter read 3000 and sent 2095, each later operator read 2095
+        assert collector.drained()
+        enrich = next(v for v, name in collector.graph.ids.items() if name == "enrich")
+        for metric in fake.counters[enrich]:
+            if metric["id"] == "0.numRecordsIn":
+                metric["value"] = "2000"  # 95 records still queued in front of enrich
+        collector.poll()
+        assert not collector.drained()

@@ -101,8 +101,7 @@ def test_offered_work_shows_the_backlog_that_busy_time_hides() -> None:
     # then works off the backlog; b receives what a emits.
     counts = np.array([[300.0, 300.0, 300.0, 0.0, 0.0, 0.0]])
     stats = _stats(
-        [("a", k, 100, 100, 1.0) for k in range(6)]
-        + [("b", k, 100, 100, 0.2) for k in range(6)]
+        [("a", k, 100, 100, 1.0) for k in range(6)] + [("b", k, 100, 100, 0.2) for k in range(6)]
     )
     offered = offered_operator_dlts(topology, stats, counts, 6)
     # fitted cost of a: 6.0 s / 600 events = 10 ms; b: 1.2 s / 600 = 2 ms
