@@ -7,9 +7,10 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import dcc, html
+from dash import Input, Output, State, dcc, html, no_update
 from dash.background_callback.managers import BaseBackgroundCallbackManager
 
+from dashboard import context as app_context
 from dashboard import ids
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.data import Database, RunCache
@@ -47,6 +48,18 @@ def create_app(
     )
     app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.layout = _layout
+    # The shell's own callback, registered on this app (a module-level dash.callback
+    # would be taken by the first app created in the process only).
+    app.callback(
+        Output(ids.RUN, "options"),
+        Output(ids.RUN, "value"),
+        Output(ids.MESSAGE, "children"),
+        Output(ids.MESSAGE, "is_open"),
+        Input(ids.RUN_REFRESH, "n_intervals"),
+        State(ids.RUN, "options"),
+        State(ids.RUN, "value"),
+        prevent_initial_call=True,
+    )(refresh_runs)
     return app
 
 
@@ -58,7 +71,19 @@ def _run_options(context: DashboardContext) -> tuple[list[dict[str, str]], str |
     options = [{"label": f"{r.run_id} ({r.name})", "value": r.run_id} for r in runs]
     if not runs:
         return [], None, "no runs in the database yet: waiting for ingestion"
-    return options, runs[-1].run_id, ""
+    newest = max(runs, key=lambda r: (r.origin, r.run_id))  # a live run starts latest
+    return options, newest.run_id, ""
+
+
+def refresh_runs(
+    _: int, shown: list[dict[str, str]] | None, chosen: str | None
+) -> tuple[Any, Any, str, bool]:
+    """New runs appear within one refresh; the newest is selected while none is chosen."""
+    options, newest, message = _run_options(app_context.current())
+    if options == (shown or []):
+        return no_update, no_update, message, bool(message)
+    known = {o["value"] for o in options}
+    return options, chosen if chosen in known else newest, message, bool(message)
 
 
 def _layout(**_: Any) -> html.Div:
@@ -66,6 +91,7 @@ def _layout(**_: Any) -> html.Div:
 
     context = flask.current_app.config[CONFIG_KEY]
     options, value, message = _run_options(context)
+    refresh = dcc.Interval(id=ids.RUN_REFRESH, interval=int(context.refresh_seconds * 1000))
     nav = dbc.Navbar(
         dbc.Container(
             [
@@ -112,6 +138,7 @@ def _layout(**_: Any) -> html.Div:
     )
     return html.Div(
         [
+            refresh,
             nav,
             dbc.Container(
                 [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 # app shell
 RUN = "run-select"
+RUN_REFRESH = "run-refresh"
 ESTIMATOR = "estimator-select"
 MESSAGE = "page-message"
 
