@@ -209,12 +209,12 @@ def compare(topology: Topology, measured: Measured) -> tuple[dict[str, Any], Est
         "epsilon": base.epsilon,
     }
     for name, est in (("mace", base), ("path", path)):
-        v, lo, up = est.mace[valid], est.lower[valid], est.upper[valid]
+        v, lo, up = est.series[valid], est.lower[valid], est.upper[valid]
         observed = lat[valid]
         excess = observed - up
         out[name] = {
-            "wc": est.mace_wc,
-            "error_wc": (est.mace_wc - lat_wc) / lat_wc if lat_wc else 0.0,
+            "wc": est.worst_case,
+            "error_wc": (est.worst_case - lat_wc) / lat_wc if lat_wc else 0.0,
             "mean_abs_error": float(np.mean(np.abs(v - observed))) if v.size else 0.0,
             "estimate_le_latency": float(np.mean(v <= observed + 1e-9)) if v.size else 1.0,
             "coverage": float(np.mean((lo <= observed + 1e-9) & (observed <= up + 1e-9)))
@@ -233,10 +233,10 @@ def plot_series(path: Path, title: str, lat: np.ndarray, base: Estimate, pa: Est
     fig, ax = plt.subplots(figsize=(6.4, 3.2), dpi=80)
     x = np.arange(lat.size) * base.subinterval
     ax.plot(x, lat, "k.", ms=3, label="measured max latency")
-    ax.plot(x, base.mace, label="Mace")
+    ax.plot(x, base.series, label="Mace")
     ax.plot(x, base.upper, ":", lw=1, label="Mace + w + eps")
-    if np.any(pa.mace > base.mace + 1e-9):
-        ax.plot(x, pa.mace, "--", label="path-aware")
+    if np.any(pa.series > base.series + 1e-9):
+        ax.plot(x, pa.series, "--", label="path-aware")
     ax.set_xlabel("stimulus time (s)")
     ax.set_ylabel("latency (s)")
     ax.set_title(title, fontsize=10)
@@ -317,10 +317,10 @@ def training_error(
                 "training_events": taken,
                 "training_fraction": taken / total,
                 "unfitted_ports": len(fit.unfitted),
-                "mace_wc": predicted.mace_wc,
+                "mace_wc": predicted.worst_case,
                 "lat_wc": lat_wc,
-                "error_wc": (predicted.mace_wc - lat_wc) / lat_wc,
-                "error_vs_measured_dlts": (predicted.mace_wc - mace_wc) / mace_wc,
+                "error_wc": (predicted.worst_case - lat_wc) / lat_wc,
+                "error_vs_measured_dlts": (predicted.worst_case - mace_wc) / mace_wc,
             }
         )
     return rows
@@ -380,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     report["fig4b"] = figures
     plot_series(out / "fig4b.png", "Fig 4(b): 1 query, 1 node", measured.latency, base, pa)
     sizes = [1000, 2000, 5000, 10000, 20000, 50000]
-    report["fig4a"] = training_error(topology, result, measured, sizes, base.mace_wc)
+    report["fig4a"] = training_error(topology, result, measured, sizes, base.worst_case)
 
     # Fig. 4(c): three chunks with different On-Off patterns.
     patterns = {

@@ -19,12 +19,14 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from estimator.arrivals import Arrivals
+from dashboard.errors import ViewError
+from estimator.arrivals import Arrivals, arrivals_window
 from estimator.model import Topology, version_starts
 from estimator.runs import estimated_node_dlts
 from storage import reads
 from storage.dashboard_reads import data_version
 from storage.db import connect
+from storage.histogram import quantile_from_histogram
 
 
 class Database:
@@ -127,7 +129,9 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
     topology = reads.run_topology(con, run_id)
     versions = reads.placement_versions(con, run_id)
     starts = version_starts([v.valid_from for v in versions], info.origin, info.subinterval)
-    arrivals = reads.source_arrivals(con, run_id, 0, stop)
+    arrivals = arrivals_window(
+        topology.source_ids, reads.source_arrivals_frame(con, run_id, 0, stop), 0, stop
+    )
     stats = reads.operator_stats_frame(con, run_id, 0, stop)
     dlts = estimated_node_dlts(
         topology,
@@ -170,6 +174,37 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
         busy=busy,
         latency=latency,
     )
+
+
+def latency_rollup(rows: pd.DataFrame, *, by_query: bool = True, factor: int = 1) -> pd.DataFrame:
+    """Latency per (query or the whole system) and group of ``factor`` intervals.
+
+    ``rows`` are :func:`storage.reads.latency_stats_frame` rows with their histograms.
+    Counts, mean and max are exact; p50/p95/p99 come from the merged histograms
+    (within one bucket), except that a group made of one stored row keeps that
+    row's quantiles. ``interval`` is the first interval of each group.
+    """
+    if factor < 1:
+        raise ViewError(f"rollup factor must be a positive integer, got {factor}")
+    columns = ["outputs", "lat_max", "lat_mean", "lat_p50", "lat_p95", "lat_p99"]
+    keys = (["query"] if by_query else []) + ["interval"]
+    if rows.empty:
+        return pd.DataFrame(columns=[*keys, *columns])
+    rows = rows.assign(interval=(rows["interval"] // factor) * factor)
+    out = []
+    for key, group in rows.groupby(keys, sort=True):
+        key_values = key if isinstance(key, tuple) else (key,)
+        outputs = int(group["outputs"].sum())
+        lat_max = float(group["lat_max"].max())
+        mean = float(group["lat_sum"].sum()) / outputs
+        if len(group) == 1:
+            first = group.iloc[0]
+            quantiles = [float(first["lat_p50"]), float(first["lat_p95"]), float(first["lat_p99"])]
+        else:
+            histogram = np.sum(np.stack([np.asarray(h) for h in group["histogram"]]), axis=0)
+            quantiles = [quantile_from_histogram(histogram, q, lat_max) for q in (0.5, 0.95, 0.99)]
+        out.append((*key_values, outputs, lat_max, mean, *quantiles))
+    return pd.DataFrame(out, columns=[*keys, *columns])
 
 
 class RunCache:

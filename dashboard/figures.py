@@ -83,7 +83,7 @@ def latency_figure(
     times: np.ndarray,
     measured_max: np.ndarray,
     measured_p99: np.ndarray,
-    mace: np.ndarray,
+    series: np.ndarray,
     upper: np.ndarray,
     change_times: Sequence[float] = (),
     uirevision: str | None = None,
@@ -93,7 +93,7 @@ def latency_figure(
 ) -> go.Figure:
     """Measured max and p99 latency per subinterval under the predicted estimate and its band.
 
-    ``mace`` is the estimator's series (named ``label``); the band is [``lower``,
+    ``series`` is the estimator's series (named ``label``); the band is [``lower``,
     ``upper``], by default [Mace, Mace + w + eps] (Theorem 3); vertical dashed
     lines mark placement changes. ``uirevision`` keeps a drag-zoom across refreshes.
     """
@@ -101,7 +101,7 @@ def latency_figure(
     fig = go.Figure()
     # the band is drawn with SVG scatter traces: WebGL traces do not fill between traces
     up_index, up_values = decimate_max(upper)
-    low_index, low_values = decimate_max(mace if lower is None else lower)
+    low_index, low_values = decimate_max(series if lower is None else lower)
     fig.add_trace(
         go.Scatter(
             x=times[up_index],
@@ -124,7 +124,7 @@ def latency_figure(
             name=f"bounds [Mace, {label} + w + eps]",
         )
     )
-    fig.add_trace(_line(times, mace, f"predicted {label}", PREDICTED))
+    fig.add_trace(_line(times, series, f"predicted {label}", PREDICTED))
     fig.add_trace(_line(times, measured_max, "measured max", MEASURED))
     fig.add_trace(_line(times, measured_p99, "measured p99", "#9467bd", line_dash="dot"))
     for t in change_times:
@@ -172,7 +172,7 @@ def _plain_line(times: np.ndarray, values: np.ndarray, name: str, color: str) ->
     }
 
 
-def mace_comparison_figure(
+def estimate_comparison_figure(
     times: np.ndarray,
     current: np.ndarray,
     scenario: np.ndarray,
@@ -275,12 +275,12 @@ def dlts_capacity_figure(
 
 
 def bottleneck_figure(
-    times: np.ndarray, bottleneck: Sequence[str], mace: np.ndarray, node_ids: Sequence[str]
+    times: np.ndarray, bottleneck: Sequence[str], series: np.ndarray, node_ids: Sequence[str]
 ) -> go.Figure:
     """The bottleneck node per subinterval (only where there is a backlog), coloured by node."""
     times = np.asarray(times, dtype=float)
     names = np.asarray(list(bottleneck), dtype=object)
-    backlog = np.asarray(mace, dtype=float) > 0
+    backlog = np.asarray(series, dtype=float) > 0
     colors = node_colors(node_ids)
     fig = go.Figure()
     for node in node_ids:

@@ -234,8 +234,8 @@ def render(
     scenario_q = result.per_query_wc()
     queries = list(inputs.topology.queries)
     return WhatIfView(
-        latency_figure=figures.mace_comparison_figure(
-            base.times, base.estimate.mace, result.estimate.mace, result.times, label
+        latency_figure=figures.estimate_comparison_figure(
+            base.times, base.estimate.series, result.estimate.series, result.times, label
         ),
         query_figure=figures.query_change_figure(
             queries, [current_q[q] for q in queries], [scenario_q[q] for q in queries], label
@@ -247,8 +247,8 @@ def render(
         ],
         node_options=list(result.topology.node_ids),
         operator_options=list(result.topology.operator_ids),
-        current_wc=base.estimate.mace_wc,
-        scenario_wc=result.estimate.mace_wc,
+        current_wc=base.estimate.worst_case,
+        scenario_wc=result.estimate.worst_case,
         per_query={q: (current_q[q], scenario_q[q]) for q in queries},
         heading=engine.heading(estimator),
     )
@@ -281,7 +281,7 @@ def compare_rows(
         except ScenarioError as exc:
             rows.append({"scenario": name, heading: f"invalid: {exc}"})
             continue
-        row: dict[str, Any] = {"scenario": name, heading: round(result.estimate.mace_wc, 4)}
+        row: dict[str, Any] = {"scenario": name, heading: round(result.estimate.worst_case, 4)}
         row.update({q: round(v, 4) for q, v in result.per_query_wc().items()})
         rows.append(row)
     return rows

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,6 +113,23 @@ def arrivals_from_frame(frame: pd.DataFrame, topology: Topology | None = None) -
     counts = np.zeros((len(ordered), int(cols.max()) + 1))
     np.add.at(counts, (rows, cols), event_values)
     return Arrivals(tuple(ordered), counts)
+
+
+def arrivals_window(sources: Sequence[str], frame: pd.DataFrame, start: int, stop: int) -> Arrivals:
+    """Events per source (rows in ``sources`` order) for intervals ``start .. stop-1``
+    from stored (source, interval, events) rows: column k is interval ``start + k``,
+    cells without rows are 0, rows of other sources or intervals are left out."""
+    counts = np.zeros((len(sources), max(0, stop - start)))
+    index = {s: k for k, s in enumerate(sources)}
+    rows = frame["source"].map(index)
+    cols = frame["interval"].to_numpy(dtype=np.int64) - start
+    keep = (rows.notna() & (cols >= 0) & (cols < counts.shape[1])).to_numpy()
+    np.add.at(
+        counts,
+        (rows.to_numpy()[keep].astype(np.int64), cols[keep]),
+        frame["events"].to_numpy(dtype=float)[keep],
+    )
+    return Arrivals(tuple(sources), counts)
 
 
 def arrivals_from_matrix(sources: list[str] | tuple[str, ...], counts: np.ndarray) -> Arrivals:

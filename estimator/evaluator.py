@@ -152,7 +152,7 @@ class PlacementEvaluator:
         self._query_mask = query_mask
         # Finite-bandwidth links are resources too: their CE enters Mace.
         self.mace = (
-            self.estimate().mace if self._has_links else np.maximum(self._top_values[0], 0.0)
+            self.estimate().series if self._has_links else np.maximum(self._top_values[0], 0.0)
         )
         self.mace_wc = float(self.mace.max()) if self.mace.size else 0.0
 
@@ -176,7 +176,7 @@ class PlacementEvaluator:
                 capacities=self.capacities,
                 dlts=self.node_dlts,
                 ce_seconds=self.ce_seconds,
-                mace=mace,
+                series=mace,
                 bottleneck_index=np.maximum(self._top_rows[0], 0),
                 lower=mace.copy(),
                 upper=mace + topology.subinterval + eps,

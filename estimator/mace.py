@@ -70,7 +70,10 @@ class Estimate:
 
     ``resources`` are node ids followed by any finite-bandwidth link resources
     (named ``src->dst``); ``ce`` is in resource units (CPU-seconds or bytes) and
-    ``ce_seconds`` is CE divided by capacity, in seconds.
+    ``ce_seconds`` is CE divided by capacity, in seconds. ``series`` is the latency
+    series of the estimator that made this Estimate: Mace per subinterval for Mace, a
+    refinement never below Mace for the others (:data:`estimator.pathaware.ESTIMATORS`);
+    ``lower`` stays Mace's lower bound whichever estimator refined it.
     """
 
     subinterval: float
@@ -78,7 +81,7 @@ class Estimate:
     capacities: np.ndarray
     dlts: np.ndarray
     ce_seconds: np.ndarray
-    mace: np.ndarray
+    series: np.ndarray
     bottleneck_index: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
@@ -91,22 +94,28 @@ class Estimate:
         return self.ce_seconds * self.capacities[:, None]
 
     @property
-    def mace_wc(self) -> float:
-        return float(self.mace.max()) if self.mace.size else 0.0
+    def worst_case(self) -> float:
+        """The worst case of ``series`` (MaceWC for Mace)."""
+        return float(self.series.max()) if self.series.size else 0.0
 
     @property
     def bottleneck(self) -> list[str]:
         return [self.resources[k] for k in self.bottleneck_index]
 
     def summary(self) -> dict[str, float]:
-        return series_summary(self.mace)
+        return series_summary(self.series)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of DESIGN section 8 (exactly its keys)."""
+        """The JSON object of DESIGN section 8 (exactly its keys).
+
+        ``mace`` and ``mace_wc`` hold ``series`` and ``worst_case``: the chosen
+        estimator's figures (the path-aware series under ``--estimator path``), as do
+        ``per_query``'s entries; the keys stay those of section 8.
+        """
         return {
             "subinterval": self.subinterval,
-            "mace": self.mace.tolist(),
-            "mace_wc": self.mace_wc,
+            "mace": self.series.tolist(),
+            "mace_wc": self.worst_case,
             "bottleneck": self.bottleneck,
             "ce": {r: self.ce[k].tolist() for k, r in enumerate(self.resources)},
             "lower": self.lower.tolist(),
@@ -155,7 +164,7 @@ def estimate_from_dlts(
         capacities=caps,
         dlts=dlts,
         ce_seconds=ce_seconds,
-        mace=mace,
+        series=mace,
         bottleneck_index=bottleneck,
         lower=lower,
         upper=upper,

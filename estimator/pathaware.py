@@ -203,25 +203,25 @@ def path_aware_from_dlts(
     """The path-aware Estimate from a Mace Estimate (model or measured DLTS) and the paths.
 
     ``base`` supplies the resources, DLTS, CE/C, eps and Mace's lower bound (a
-    theorem, kept as is); ``mace`` becomes the path-aware series (never below
+    theorem, kept as is); ``series`` becomes the path-aware series (never below
     Mace), ``upper`` is that series + w + eps, the bottleneck is the resource with
     the largest CE/C on the worst path, and per-query series use the query's paths.
     """
     w = base.subinterval
-    if base.mace.size == 0:
+    if base.series.size == 0:
         return base
     lags = path_lags(base.dlts / base.capacities[:, None], query_paths, w)
     if not lags.paths:
         return base
     worst_lag = lags.system()
-    series = np.maximum(worst_lag, base.mace)
+    series = np.maximum(worst_lag, base.series)
     worst = np.argmax(lags.lag, axis=0)
     member = np.zeros((len(lags.paths), len(base.resources)), dtype=bool)
     for i, path in enumerate(lags.paths):
         member[i, [s.resource for s in path]] = True
     masked = np.where(member[worst].T, base.ce_seconds, -np.inf)
     on_path = np.argmax(masked, axis=0)
-    bottleneck = np.where(worst_lag >= base.mace, on_path, base.bottleneck_index)
+    bottleneck = np.where(worst_lag >= base.series, on_path, base.bottleneck_index)
     per_query = {
         query: np.maximum(lags.query(query), mace_q) for query, mace_q in base.per_query.items()
     }
@@ -231,7 +231,7 @@ def path_aware_from_dlts(
         capacities=base.capacities,
         dlts=base.dlts,
         ce_seconds=base.ce_seconds,
-        mace=series,
+        series=series,
         bottleneck_index=bottleneck.astype(np.int64),
         lower=base.lower,
         upper=series + w + base.epsilon,

@@ -194,13 +194,13 @@ def analyse(
         eps,
         query_hosts(topology, placements, starts, intervals),
     )
-    series = base.mace.copy()
+    series = base.series.copy()
     per_query = {q: s.copy() for q, s in base.per_query.items()}
     for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
         if lo == hi:
             continue
         refined = chosen.refine(topology.with_placement(placement), base)
-        series[lo:hi] = refined.mace[lo:hi]
+        series[lo:hi] = refined.series[lo:hi]
         for query in per_query:
             per_query[query][lo:hi] = refined.per_query[query][lo:hi]
     return RunAnalysis(

@@ -86,8 +86,8 @@ class ScenarioResult:
     per_query: dict[str, QueryChange]
 
     @property
-    def mace_wc_change(self) -> float:
-        return self.estimate.mace_wc - self.baseline.mace_wc
+    def worst_case_change(self) -> float:
+        return self.estimate.worst_case - self.baseline.worst_case
 
 
 def _check_rate_scale(scale: float | Mapping[str, float]) -> None:
@@ -352,7 +352,7 @@ class Evaluation:
 
     @property
     def times(self) -> np.ndarray:
-        return np.arange(self.estimate.mace.size) * self.topology.subinterval
+        return np.arange(self.estimate.series.size) * self.topology.subinterval
 
     def per_query_wc(self) -> dict[str, float]:
         return {q: _worst(s) for q, s in self.estimate.per_query.items()}

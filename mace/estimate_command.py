@@ -7,7 +7,7 @@ import json
 
 from estimator.loaders import load_arrivals, load_placement, load_topology
 from estimator.mace import Estimate
-from estimator.pathaware import ESTIMATOR_LABELS, ESTIMATORS, estimator_by_name
+from estimator.pathaware import ESTIMATORS, Estimator, estimate_mace, estimator_by_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--estimator",
         choices=sorted(ESTIMATORS),
         default="mace",
-        help="mace (the paper's, default) or path (path-aware fluid tandem model)",
+        help="a registered estimator: "
+        + ", ".join(f"{name} ({e.label})" for name, e in ESTIMATORS.items())
+        + "; default mace, the paper's",
     )
     parser.add_argument(
         "--json", action="store_true", help="print the JSON object of DESIGN section 8"
@@ -37,28 +39,29 @@ def run(args: argparse.Namespace) -> int:
     if args.placement:
         topology = topology.with_placement(load_placement(args.placement))
     arrivals = load_arrivals(args.arrivals, topology)
-    result = estimator_by_name(args.estimator)(topology, arrivals)
+    chosen = estimator_by_name(args.estimator)
+    result = chosen(topology, arrivals)
     if args.json:
         print(json.dumps(result.to_json()))
     else:
-        print(format_summary(topology.name, result, ESTIMATOR_LABELS[args.estimator]))
+        print(format_summary(topology.name, result, chosen))
     return 0
 
 
-def format_summary(name: str, result: Estimate, label: str = "Mace") -> str:
+def format_summary(name: str, result: Estimate, estimator: Estimator = estimate_mace) -> str:
     """A readable report: worst case, bounds, quantiles, bottlenecks and per-query figures.
 
-    ``label`` names the estimator; the lower bound is always Mace's."""
+    ``estimator`` (a registered one) names the worst case; the lower bound is always Mace's."""
     summary = result.summary()
-    heading = "MaceWC" if label == "Mace" else f"{label} WC"  # MaceWC: the paper's term
-    worst = int(result.mace.argmax()) if result.mace.size else 0
+    heading = estimator.worst_case_heading
+    worst = int(result.series.argmax()) if result.series.size else 0
     counts: dict[str, int] = {}
-    for resource, value in zip(result.bottleneck, result.mace, strict=True):
+    for resource, value in zip(result.bottleneck, result.series, strict=True):
         if value > 0:
             counts[resource] = counts.get(resource, 0) + 1
     lines = [
-        f"{name}: {result.mace.size} subintervals of {result.subinterval:g} s",
-        f"  {heading:<16}{result.mace_wc:.4f} s at subinterval {worst}",
+        f"{name}: {result.series.size} subintervals of {result.subinterval:g} s",
+        f"  {heading:<16}{result.worst_case:.4f} s at subinterval {worst}",
         f"  latency bounds  [{result.lower.max():.4f}, {result.upper.max():.4f}] s "
         f"(eps {result.epsilon:.6f} s)",
         f"  mean / p50 / p95 / p99  {summary['mean']:.4f} / {summary['p50']:.4f} / "

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
-    current = estimate(topology, arrivals).mace_wc
+    current = estimate(topology, arrivals).worst_case
     print(f"{topology.name}: {args.algorithm} placement of {len(result.placement)} operators")
     print(f"  MaceWC          {result.mace_wc:.4f} s (current placement {current:.4f} s)")
     print(

@@ -8,7 +8,7 @@
 * ``stocks``: the stock-trades query of section IX-A.1 in its three plans (the
   expensive user-defined select at the source, in the middle, at the sink),
   as three queries on one trade stream, one node per plan by default.
-* ``random``: random DAGs with the parameters of the paper's Fig. 6(b).
+* ``random``: the paper's Fig. 6(b) random DAGs (:mod:`estimator.placement.workload`).
 * a path: a topology file; its sources get the clickstream On-Off arrivals.
 
 ``load`` is the average utilization of the busiest node (the idealistic load
@@ -29,7 +29,7 @@ import numpy as np
 
 from estimator.loaders import load_topology
 from estimator.model import Topology, topology_from_dict
-from estimator.placement.workload import zipf_probabilities
+from estimator.placement.workload import WorkloadParameters, random_operators
 from estimator.propagation import build_load_model
 from simulator.errors import SimulationError
 
@@ -365,75 +365,34 @@ def _stocks(nodes: int, load: float) -> tuple[Topology, ArrivalModel]:
     return topology, ArrivalModel({"trades": StreamModel(OnOff(), rates["trades"])})
 
 
-RANDOM_SOURCES = 5
-RANDOM_ANTI_CORRELATED = 0.1
-RANDOM_ON_OFF = OnOff(rate_ratio=10.0, duration_ratio=0.25, mean_low_duration=6.0)
-RANDOM_OPS_SKEW = 1.0
-RANDOM_SELECTIVITY = (0.2, 2.0)
-RANDOM_SELECTIVITY_SKEW = 1.5
-RANDOM_SELECTIVITY_RANGES = 20
-RANDOM_OPERATORS_PER_NODE = 10
-
-
-def _zipf_choice(rng: np.random.Generator, n: int, skew: float, size: int) -> np.ndarray:
-    return rng.choice(n, size=size, p=zipf_probabilities(n, skew))
+RANDOM = WorkloadParameters(low_duration=6.0)
+"""Fig. 6(b) as the simulator runs it: mean low periods of 6 s (1 s subintervals)."""
+RANDOM_ON_OFF = OnOff(
+    RANDOM.rate_ratio, RANDOM.duration_ratio, RANDOM.low_duration * RANDOM.subinterval
+)
 
 
 def _random(nodes: int, load: float, rng: np.random.Generator) -> tuple[Topology, ArrivalModel]:
-    """Fig. 6(b): 5 independent On-Off sources (high/low 10, durations 0.25), operators
-    assigned to sources by Zipf(1.0), selectivities uniform within one of 20 ranges over
-    [0.2, 2] picked by Zipf(1.5), 10% of operators anti-correlated (fed by the inverted
-    On-Off phase of their source), random placement, busiest node at ``load``."""
+    """Fig. 6(b) (:func:`estimator.placement.workload.random_operators`, operators per node
+    as in the paper), random placement, a full link mesh, busiest node at ``load``;
+    anti-correlated operators read the inverted On-Off phases of their source."""
     _check(nodes, load)
     node_ids = [f"n{k + 1}" for k in range(nodes)]
-    m = RANDOM_OPERATORS_PER_NODE * nodes
-    owner = _zipf_choice(rng, RANDOM_SOURCES, RANDOM_OPS_SKEW, m)
-    edges = np.linspace(*RANDOM_SELECTIVITY, RANDOM_SELECTIVITY_RANGES + 1)
-    ranges = _zipf_choice(rng, RANDOM_SELECTIVITY_RANGES, RANDOM_SELECTIVITY_SKEW, m)
-    anti = rng.random(m) < RANDOM_ANTI_CORRELATED
-    sources = [f"s{k + 1}" for k in range(RANDOM_SOURCES)]
-    members: dict[int, list[str]] = {k: [] for k in range(RANDOM_SOURCES)}
-    ops = []
-    used_anti = set()
-    for j in range(m):
-        s = int(owner[j])
-        op_id = f"op{j + 1}"
-        if anti[j]:
-            upstream = f"{sources[s]}_anti"
-            used_anti.add(s)
-        elif members[s] and rng.random() < 0.7:
-            upstream = members[s][int(rng.integers(len(members[s])))]
-        else:
-            upstream = sources[s]
-        lo, hi = edges[ranges[j]], edges[ranges[j] + 1]
-        ops.append(
-            {
-                "id": op_id,
-                "query": f"q{s + 1}",
-                "inputs": [upstream],
-                "cost": float(rng.uniform(20e-6, 200e-6)),
-                "selectivity": float(rng.uniform(lo, hi)),
-            }
-        )
-        if not anti[j]:
-            members[s].append(op_id)
-    source_list = [{"id": s} for s in sources] + [
-        {"id": f"{sources[s]}_anti"} for s in sorted(used_anti)
-    ]
+    graph = random_operators(
+        rng, nodes * RANDOM.operators_per_scale // RANDOM.nodes_per_scale, RANDOM
+    )
+    sources = [*graph.sources, *graph.twins]
     document = {
         "name": "random",
-        "subinterval": 1.0,
+        "subinterval": RANDOM.subinterval,
         "nodes": [{"id": n, "capacity": 1.0} for n in node_ids],
-        "sources": source_list,
-        "operators": ops,
-        "placement": {o["id"]: node_ids[int(rng.integers(nodes))] for o in ops},
+        "sources": [{"id": s} for s in sources],
+        "operators": list(graph.operators),
+        "placement": {o["id"]: node_ids[int(rng.integers(nodes))] for o in graph.operators},
         "links": full_mesh(node_ids) if nodes > 1 else [],
     }
     topology = topology_from_dict(document)
-    rates = rate_for_load(topology, load, {s["id"]: 1.0 for s in source_list})
-    streams = {s: StreamModel(RANDOM_ON_OFF, rates[s]) for s in sources}
-    for k in sorted(used_anti):
-        streams[f"{sources[k]}_anti"] = StreamModel(
-            RANDOM_ON_OFF, rates[f"{sources[k]}_anti"], sources[k]
-        )
-    return topology, ArrivalModel(streams)
+    rates = rate_for_load(topology, load, dict.fromkeys(sources, 1.0))
+    return topology, ArrivalModel(
+        {s: StreamModel(RANDOM_ON_OFF, rates[s], graph.twins.get(s)) for s in sources}
+    )

@@ -2,6 +2,8 @@
 
 Intervals are subinterval indexes; ranges are half-open ``[start, stop)``.
 Frames come back sorted by their key. Unknown runs raise :class:`StorageError`.
+Reads return rows and frames; what aggregates them lives with its user
+(:func:`estimator.arrivals.arrivals_window`, :func:`dashboard.data.latency_rollup`).
 """
 
 from __future__ import annotations
@@ -10,14 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
-import numpy as np
 import pandas as pd
 
-from estimator.arrivals import Arrivals
 from estimator.model import Topology, topology_from_dict, version_at, version_starts
 from storage.db import storage_errors
 from storage.errors import StorageError
-from storage.histogram import quantile_from_histogram
 
 
 @dataclass(frozen=True)
@@ -189,43 +188,23 @@ def run_topology(
     return topology_from_dict(document)
 
 
-def _default_range(
-    con: duckdb.DuckDBPyConnection, run_id: str, start: int | None, stop: int | None
-) -> tuple[int, int]:
-    span = interval_range(con, run_id) or (0, 0)
-    return (span[0] if start is None else int(start)), (span[1] if stop is None else int(stop))
-
-
-def source_arrivals(
+def source_arrivals_frame(
     con: duckdb.DuckDBPyConnection,
     run_id: str,
     start: int | None = None,
     stop: int | None = None,
-) -> Arrivals:
-    """Events per source (topology order) for intervals ``start .. stop-1`` (column k is
-    interval ``start + k``; defaults: the run's interval range); missing cells are 0."""
-    start, stop = _default_range(con, run_id, start, stop)
-    with storage_errors(f"reading sources of run '{run_id}'"):
-        sources = [
-            r[0]
-            for r in con.execute(
-                "SELECT source FROM sources WHERE run_id = ? ORDER BY position", [run_id]
-            ).fetchall()
-        ]
+) -> pd.DataFrame:
+    """source, interval, events (:func:`estimator.arrivals.arrivals_window` makes the
+    matrix the estimator uses)."""
     params: list[Any] = [run_id]
-    frame = _query(
+    return _query(
         con,
         f"reading source_arrivals of run '{run_id}'",
         "SELECT source, interval, events FROM source_arrivals WHERE run_id = ?"
-        + _range_clause(start, stop, params),
+        + _range_clause(start, stop, params)
+        + " ORDER BY source, interval",
         params,
     )
-    counts = np.zeros((len(sources), max(0, stop - start)))
-    index = {s: k for k, s in enumerate(sources)}
-    for source, interval, events in frame.itertuples(index=False):
-        if source in index:
-            counts[index[source], int(interval) - start] += events
-    return Arrivals(tuple(sources), counts)
 
 
 def operator_stats_frame(
@@ -310,45 +289,6 @@ def latency_stats_frame(
         + " ORDER BY query, interval",
         params,
     )
-
-
-def latency_rollup(
-    con: duckdb.DuckDBPyConnection,
-    run_id: str,
-    *,
-    by_query: bool = True,
-    factor: int = 1,
-    start: int | None = None,
-    stop: int | None = None,
-) -> pd.DataFrame:
-    """Latency per (query or the whole system) and group of ``factor`` intervals.
-
-    Counts, mean and max are exact; p50/p95/p99 come from the merged histograms
-    (within one bucket), except that a group made of one stored row keeps that
-    row's quantiles. ``interval`` is the first interval of each group.
-    """
-    if factor < 1:
-        raise StorageError(f"rollup factor must be a positive integer, got {factor}")
-    rows = latency_stats_frame(con, run_id, None, start, stop, with_histogram=True)
-    columns = ["outputs", "lat_max", "lat_mean", "lat_p50", "lat_p95", "lat_p99"]
-    keys = (["query"] if by_query else []) + ["interval"]
-    if rows.empty:
-        return pd.DataFrame(columns=[*keys, *columns])
-    rows["interval"] = (rows["interval"] // factor) * factor
-    out = []
-    for key, group in rows.groupby(keys, sort=True):
-        key_values = key if isinstance(key, tuple) else (key,)
-        outputs = int(group["outputs"].sum())
-        lat_max = float(group["lat_max"].max())
-        mean = float(group["lat_sum"].sum()) / outputs
-        if len(group) == 1:
-            first = group.iloc[0]
-            quantiles = [float(first["lat_p50"]), float(first["lat_p95"]), float(first["lat_p99"])]
-        else:
-            histogram = np.sum(np.stack([np.asarray(h) for h in group["histogram"]]), axis=0)
-            quantiles = [quantile_from_histogram(histogram, q, lat_max) for q in (0.5, 0.95, 0.99)]
-        out.append((*key_values, outputs, lat_max, mean, *quantiles))
-    return pd.DataFrame(out, columns=[*keys, *columns])
 
 
 def ingested_paths(con: duckdb.DuckDBPyConnection) -> set[str]:

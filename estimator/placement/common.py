@@ -140,7 +140,7 @@ class PlacementProblem:
 
     def full_mace_wc(self, placement: Mapping[str, str]) -> float:
         """MaceWC over every resource, network links included (what ``estimate`` reports)."""
-        return PlacementEvaluator(self.topology, self.model, placement).estimate().mace_wc
+        return PlacementEvaluator(self.topology, self.model, placement).estimate().worst_case
 
     def result(
         self,

@@ -111,7 +111,7 @@ def rank_plans(
     scores = []
     for name, plan in plans.items():
         topology = single_node(plan) if on_single_node else plan
-        summary = series_summary(estimate(topology, arrivals).mace)
+        summary = series_summary(estimate(topology, arrivals).series)
         scores.append(PlanScore(name, summary["max"], summary["mean"], summary["p99"]))
     return sorted(scores, key=lambda s: (getattr(s, criterion), s.name))
 
@@ -256,7 +256,7 @@ def fewest_nodes(
     loosest = max(objective_of(objectives, q) for q in topology.queries)
     best: ProvisioningPlan | None = None
     for count in range(1, max_nodes + 1):
-        pooled = estimate(cluster(topology, 1, node_capacity * count), arrivals).mace_wc
+        pooled = estimate(cluster(topology, 1, node_capacity * count), arrivals).worst_case
         if pooled > loosest:
             continue
         candidate = cluster(topology, count, node_capacity)

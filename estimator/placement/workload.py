@@ -1,29 +1,39 @@
-"""Random placement workloads with the parameters of the Mace paper's Fig. 6(b).
+"""The random workload of the Mace paper's Fig. 6(b): its parameters and operator graph.
 
-Five independent sources follow the On-Off model (exponential high and low
-periods; average high/low rate ratio 10, duration ratio 0.25; Poisson counts
-per subinterval). Each operator reads one source, chosen with a Zipf(1.0) law;
-with probability 0.1 it reads the source's anti-phase companion instead (high
-when the source is low), which makes it anti-correlated. The effect of
-upstream operators is a selectivity factor on the operator's cost, drawn
-uniformly from one of 20 equal ranges of [0.2, 2] chosen with a Zipf(1.5)
-law. Costs are scaled so that the average system load is 0.75 of the total
-capacity. Scale factor X means 20X nodes and 200X operators.
+This module is the one home of Fig. 6(b). Five independent sources follow the
+On-Off model (exponential high and low periods; average high/low rate ratio
+10, duration ratio 0.25). Each operator belongs to one source, chosen with a
+Zipf(1.0) law; with probability 0.1 it reads the source's anti-phase
+companion (high when the source is low), which makes it anti-correlated;
+otherwise it reads the source or an earlier operator of the same source, so
+the operators form a DAG. Selectivities are uniform within one of 20 equal
+ranges of [0.2, 2] chosen with a Zipf(1.5) law. Scale factor X means 20X nodes
+and 200X operators.
+
+:func:`random_operators` draws the graph; :func:`random_workload` completes it
+for placement (Poisson counts per subinterval, costs scaled to an average
+system load of 0.75 of the total capacity, round-robin placement) and the
+simulator's ``random`` workload completes it with event times, links and a
+random placement.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from estimator.arrivals import Arrivals
 from estimator.model import Topology, topology_from_dict
+from estimator.propagation import build_load_model
 
 
 @dataclass(frozen=True)
 class WorkloadParameters:
-    """Fig. 6(b) of the paper, plus the series length and rates it leaves open."""
+    """Fig. 6(b) of the paper, plus what it leaves open: the series length, rates,
+    period lengths (``low_duration`` in subintervals), the DAG's shape and raw costs."""
 
     sources: int = 5
     anti_correlated: float = 0.1
@@ -36,6 +46,9 @@ class WorkloadParameters:
     selectivity_max: float = 2.0
     selectivity_skew: float = 1.5
     selectivity_ranges: int = 20
+    chain_probability: float = 0.7  # not in the paper: reading an earlier operator
+    cost_min: float = 20e-6  # CPU-s per event, before any scaling to a load
+    cost_max: float = 200e-6
     load: float = 0.75
     nodes_per_scale: int = 20
     operators_per_scale: int = 200
@@ -44,7 +57,7 @@ class WorkloadParameters:
 
 
 def zipf_probabilities(count: int, skew: float) -> np.ndarray:
-    """Probabilities of ranks 1..count under Zipf(skew) (also used by the simulator)."""
+    """Probabilities of ranks 1..count under Zipf(skew)."""
     weights = 1.0 / np.arange(1, count + 1) ** skew
     return weights / weights.sum()
 
@@ -80,50 +93,94 @@ def _add_interval(high_time: np.ndarray, start: float, stop: float, w: float) ->
         high_time[p] += max(0.0, min(stop, (p + 1) * w) - max(start, p * w))
 
 
+def anti_phase(source: str) -> str:
+    """The id of a source's anti-phase companion."""
+    return f"{source}_anti"
+
+
+@dataclass(frozen=True)
+class RandomOperators:
+    """The operators of a Fig. 6(b) workload (topology entries, unplaced).
+
+    ``sources`` are the On-Off sources ``s1 ..``; ``twins`` maps each anti-phase
+    companion that an operator reads to its source (in source order).
+    """
+
+    sources: tuple[str, ...]
+    twins: Mapping[str, str]
+    operators: tuple[dict[str, Any], ...]
+
+
+def random_operators(
+    rng: np.random.Generator, count: int, params: WorkloadParameters | None = None
+) -> RandomOperators:
+    """``count`` operators: source by Zipf, selectivity range by Zipf, 10% anti-correlated,
+    the others reading their source or (``chain_probability``) an earlier operator of it."""
+    p = params or WorkloadParameters()
+    owner = rng.choice(p.sources, size=count, p=zipf_probabilities(p.sources, p.operator_skew))
+    edges = np.linspace(p.selectivity_min, p.selectivity_max, p.selectivity_ranges + 1)
+    ranges = rng.choice(
+        p.selectivity_ranges,
+        size=count,
+        p=zipf_probabilities(p.selectivity_ranges, p.selectivity_skew),
+    )
+    anti = rng.random(count) < p.anti_correlated
+    sources = tuple(f"s{k + 1}" for k in range(p.sources))
+    members: list[list[str]] = [[] for _ in sources]
+    used_anti = set()
+    operators = []
+    for j in range(count):
+        s = int(owner[j])
+        op_id = f"op{j + 1}"
+        if anti[j]:
+            upstream = anti_phase(sources[s])
+            used_anti.add(s)
+        elif members[s] and rng.random() < p.chain_probability:
+            upstream = members[s][int(rng.integers(len(members[s])))]
+        else:
+            upstream = sources[s]
+        operators.append(
+            {
+                "id": op_id,
+                "query": f"q{s + 1}",
+                "inputs": [upstream],
+                "cost": float(rng.uniform(p.cost_min, p.cost_max)),
+                "selectivity": float(rng.uniform(edges[ranges[j]], edges[ranges[j] + 1])),
+            }
+        )
+        if not anti[j]:
+            members[s].append(op_id)
+    twins = {anti_phase(sources[k]): sources[k] for k in sorted(used_anti)}
+    return RandomOperators(sources, twins, tuple(operators))
+
+
 def random_workload(
     rng: np.random.Generator, scale: int = 1, params: WorkloadParameters | None = None
 ) -> tuple[Topology, Arrivals]:
-    """A random topology (round-robin placement) and its arrival series at ``scale``."""
+    """A random topology (round-robin placement) and its arrival series at ``scale``:
+    :func:`random_operators` with costs scaled so that the mean arrivals load the
+    nodes to ``load`` of their total capacity on average."""
     p = params or WorkloadParameters()
     n_nodes = p.nodes_per_scale * scale
-    n_ops = p.operators_per_scale * scale
+    graph = random_operators(rng, p.operators_per_scale * scale, p)
     source_ids: list[str] = []
     rows = []
-    for k in range(p.sources):
+    for source in graph.sources:
         rate, anti = on_off_rates(rng, p)
-        source_ids += [f"s{k + 1}", f"s{k + 1}_anti"]
+        source_ids += [source, anti_phase(source)]
         rows += [rng.poisson(rate * p.subinterval), rng.poisson(anti * p.subinterval)]
-    counts = np.array(rows, dtype=float)
-    home = rng.choice(p.sources, size=n_ops, p=zipf_probabilities(p.sources, p.operator_skew))
-    anti_phase = rng.random(n_ops) < p.anti_correlated
-    inputs = 2 * home + anti_phase.astype(int)
-    width = (p.selectivity_max - p.selectivity_min) / p.selectivity_ranges
-    band = rng.choice(
-        p.selectivity_ranges,
-        size=n_ops,
-        p=zipf_probabilities(p.selectivity_ranges, p.selectivity_skew),
-    )
-    factor = p.selectivity_min + width * (band + rng.random(n_ops))
-    mean_rate = counts.mean(axis=1) / p.subinterval
-    unit_cost = p.load * n_nodes / float((factor * mean_rate[inputs]).sum())
-    operators = [
-        {
-            "id": f"op{j + 1}",
-            "query": f"q{home[j] + 1}",
-            "inputs": [source_ids[inputs[j]]],
-            "cost": float(unit_cost * factor[j]),
-            "selectivity": 1.0,
-        }
-        for j in range(n_ops)
-    ]
-    topology = topology_from_dict(
-        {
-            "name": f"random-x{scale}",
-            "subinterval": p.subinterval,
-            "nodes": [{"id": f"n{i + 1}", "capacity": 1.0} for i in range(n_nodes)],
-            "sources": [{"id": s} for s in source_ids],
-            "operators": operators,
-            "placement": {f"op{j + 1}": f"n{j % n_nodes + 1}" for j in range(n_ops)},
-        }
-    )
-    return topology, Arrivals(tuple(source_ids), counts)
+    arrivals = Arrivals(tuple(source_ids), np.array(rows, dtype=float))
+    document: dict[str, Any] = {
+        "name": f"random-x{scale}",
+        "subinterval": p.subinterval,
+        "nodes": [{"id": f"n{i + 1}", "capacity": 1.0} for i in range(n_nodes)],
+        "sources": [{"id": s} for s in source_ids],
+        "operators": [dict(op) for op in graph.operators],
+        "placement": {op["id"]: f"n{j % n_nodes + 1}" for j, op in enumerate(graph.operators)},
+    }
+    topology = topology_from_dict(document)
+    mean = arrivals.for_topology(topology).mean(axis=1, keepdims=True)
+    work = float(build_load_model(topology, mean).operator_dlts().sum()) / p.subinterval
+    for op in document["operators"]:
+        op["cost"] *= p.load * n_nodes / work
+    return topology_from_dict(document), arrivals

@@ -52,8 +52,8 @@ def test_latency_figure_has_band_lines_and_change_marks() -> None:
     assert [s.x0 for s in fig.layout.shapes] == [2.0]
 
 
-def test_mace_comparison_is_a_plain_figure_with_both_curves() -> None:
-    fig = figures.mace_comparison_figure(
+def test_estimate_comparison_is_a_plain_figure_with_both_curves() -> None:
+    fig = figures.estimate_comparison_figure(
         np.arange(4.0), np.array([0, 1, 2, 1.0]), np.array([0, 3.0]), np.array([0.0, 2.0])
     )
     current, scenario = fig["data"]

@@ -77,7 +77,7 @@ def test_engine_matches_full_estimate(inputs: RunInputs, monkeypatch: pytest.Mon
         inputs.topology.with_placement({"a": "n1", "b": "n2", "c": "n1"}), {"n2": 0.5}
     )
     reference = estimate(reference_topology, inputs.arrivals.scaled(1.5))
-    np.testing.assert_allclose(result.estimate.mace, reference.mace, rtol=1e-12)
+    np.testing.assert_allclose(result.estimate.series, reference.series, rtol=1e-12)
     for query in ("q1", "q2"):
         np.testing.assert_allclose(
             result.estimate.per_query[query], reference.per_query[query], rtol=1e-12
@@ -87,7 +87,7 @@ def test_engine_matches_full_estimate(inputs: RunInputs, monkeypatch: pytest.Mon
     again = engine.evaluate(inputs, moved)
     placement = {"a": "n2", "b": "n1", "c": "n1"}
     ref2 = estimate(inputs.topology.with_placement(placement), inputs.arrivals.scaled(1.5))
-    np.testing.assert_allclose(again.estimate.mace, ref2.mace, rtol=1e-12)
+    np.testing.assert_allclose(again.estimate.series, ref2.series, rtol=1e-12)
     assert len(built) == 1
     # a different rate scale is another load: one more model
     engine.evaluate(inputs, scenario_from_json({"rate_scale": 2.0}))
@@ -97,7 +97,7 @@ def test_engine_matches_full_estimate(inputs: RunInputs, monkeypatch: pytest.Mon
 def test_engine_subinterval_factor(inputs: RunInputs) -> None:
     result = WhatIfEngine().evaluate(inputs, scenario_from_json({"subinterval_factor": 2}))
     assert result.topology.subinterval == 2.0
-    assert result.estimate.mace.size == 4
+    assert result.estimate.series.size == 4
     np.testing.assert_allclose(result.times, [0.0, 2.0, 4.0, 6.0])
 
 

@@ -206,7 +206,7 @@ def test_a_third_registered_estimator_in_the_run_analysis(
     def plus_one(topology: object, base: Estimate) -> Estimate:
         return dataclasses.replace(
             base,
-            mace=base.mace + 1.0,
+            series=base.series + 1.0,
             per_query={q: s + 1.0 for q, s in base.per_query.items()},
         )
 

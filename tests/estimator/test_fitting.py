@@ -51,8 +51,8 @@ def test_model_trained_on_one_window_predicts_another() -> None:
     test_window = arrivals_from_matrix(["a", "b"], counts[:, 200:] * 1.6)
     predicted = estimate(fit.topology, test_window)
     actual = estimate(truth, test_window)
-    assert predicted.mace_wc == pytest.approx(actual.mace_wc, rel=0.1)
-    assert estimate(prior, test_window).mace_wc > 3 * actual.mace_wc
+    assert predicted.worst_case == pytest.approx(actual.worst_case, rel=0.1)
+    assert estimate(prior, test_window).worst_case > 3 * actual.worst_case
 
 
 def test_ports_without_events_keep_prior() -> None:

@@ -52,10 +52,10 @@ def test_mace_is_max_of_normalized_ce(dlts: np.ndarray, caps: list[float], width
             ce_loop(dlts[r].tolist(), capacity[r] * width)[p] / capacity[r]
             for r in range(len(names))
         ]
-        assert abs(result.mace[p] - max(per_node)) <= 1e-9 * max(1.0, max(per_node))
+        assert abs(result.series[p] - max(per_node)) <= 1e-9 * max(1.0, max(per_node))
         assert np.isclose(per_node[result.bottleneck_index[p]], max(per_node))
-    np.testing.assert_allclose(result.upper, result.mace + width + 0.01)
-    assert result.mace_wc == result.mace.max()
+    np.testing.assert_allclose(result.upper, result.series + width + 0.01)
+    assert result.worst_case == result.series.max()
 
 
 @given(

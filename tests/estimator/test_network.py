@@ -51,7 +51,7 @@ def test_propagation_delay_bounds() -> None:
     np.testing.assert_allclose(
         result.upper, np.max(result.ce_seconds + 0.5, axis=0) + 1.0 + result.epsilon
     )
-    np.testing.assert_allclose(result.mace, result.ce_seconds.max(axis=0))
+    np.testing.assert_allclose(result.series, result.ce_seconds.max(axis=0))
 
 
 def test_evaluator_mace_includes_link_resources() -> None:
@@ -78,4 +78,4 @@ def test_evaluator_mace_includes_link_resources() -> None:
     assert evaluator.move_mace_wc("b", "n2") == pytest.approx(8.0)
     evaluator.apply_move("b", "n2")
     assert evaluator.mace_wc == pytest.approx(8.0)
-    assert evaluator.estimate().mace_wc == pytest.approx(8.0)
+    assert evaluator.estimate().worst_case == pytest.approx(8.0)

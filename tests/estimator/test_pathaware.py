@@ -63,8 +63,8 @@ def test_single_node_equals_mace_exactly(series: list[int]) -> None:
     arrivals = np.array([series], dtype=float)
     path = estimate_path_aware(topology, arrivals)
     reference = lindley(arrivals[0] * 1.0, 1.0)
-    np.testing.assert_allclose(path.mace, reference, atol=1e-9)
-    np.testing.assert_allclose(path.mace, estimate(topology, arrivals).mace, atol=1e-9)
+    np.testing.assert_allclose(path.series, reference, atol=1e-9)
+    np.testing.assert_allclose(path.series, estimate(topology, arrivals).series, atol=1e-9)
 
 
 @settings(max_examples=60, deadline=None)
@@ -80,9 +80,9 @@ def test_never_below_mace(series: list[int], a: str, b: str, c: str, cap: float)
     arrivals = np.array([series], dtype=float)
     path = estimate_path_aware(topology, arrivals)
     mace = estimate(topology, arrivals)
-    assert np.all(path.mace >= mace.mace - 1e-9)
+    assert np.all(path.series >= mace.series - 1e-9)
     assert np.all(path.per_query["q"] >= mace.per_query["q"] - 1e-9)
-    np.testing.assert_allclose(path.upper, path.mace + 1.0 + path.epsilon)
+    np.testing.assert_allclose(path.upper, path.series + 1.0 + path.epsilon)
 
 
 def reference_tandem(x: list[np.ndarray], w: float) -> np.ndarray:
@@ -120,11 +120,11 @@ def test_hand_computed_two_node_tandem() -> None:
     # 1.5 s -> done at 3.5, lag 3.5 - 2 = 1.5. Mace says max(0, 0.5) = 0.5 there.
     dlts = np.array([[2.0, 0.0], [0.5, 1.5]])
     base = estimate_from_dlts(dlts, np.ones(2), ["n1", "n2"], 1.0, 0.0, {"q": np.ones(2, bool)})
-    np.testing.assert_allclose(base.mace, [1.0, 0.5])
+    np.testing.assert_allclose(base.series, [1.0, 0.5])
     topology = tandem({"a": "n1", "b": "n2", "c": "n2"})
     paths = machine_paths(topology, base.resources)
     path = path_aware_from_dlts(base, paths)
-    np.testing.assert_allclose(path.mace, [1.0, 1.5])
+    np.testing.assert_allclose(path.series, [1.0, 1.5])
     np.testing.assert_allclose(path.per_query["q"], [1.0, 1.5])
     assert path.bottleneck == ["n1", "n2"]
 

@@ -23,7 +23,7 @@ def test_per_query_takes_only_hosting_nodes() -> None:
     np.testing.assert_allclose(result.per_query["q1"], [14.0, 13.0, 12.0, 11.0])
     # q2 (join) lives on n3: DLTS 0.2 * 150 = 30 at p0 -> CE 29, 28, 27, 26.
     np.testing.assert_allclose(result.per_query["q2"], [29.0, 28.0, 27.0, 26.0])
-    np.testing.assert_allclose(result.mace, [29.0, 28.0, 27.0, 26.0])
+    np.testing.assert_allclose(result.series, [29.0, 28.0, 27.0, 26.0])
     assert result.bottleneck == ["n3"] * 4
 
 

@@ -27,9 +27,11 @@ def test_move_matches_estimate_of_moved_topology() -> None:
     expected = estimate(
         topology.with_placement({"parse": "n1", "filter": "n2", "join": "n2"}), ARRIVALS
     )
-    np.testing.assert_allclose(result.estimate.mace, expected.mace)
-    assert result.baseline.mace_wc == estimate(topology, ARRIVALS).mace_wc
-    assert result.mace_wc_change == pytest.approx(expected.mace_wc - result.baseline.mace_wc)
+    np.testing.assert_allclose(result.estimate.series, expected.series)
+    assert result.baseline.worst_case == estimate(topology, ARRIVALS).worst_case
+    assert result.worst_case_change == pytest.approx(
+        expected.worst_case - result.baseline.worst_case
+    )
 
 
 def test_capacity_doubling_halves_ce_seconds_when_overloaded() -> None:
@@ -81,7 +83,7 @@ def test_added_query_with_new_source() -> None:
     document["placement"]["count"] = "n2"
     counts = np.vstack([ARRIVALS.counts, [0.0, 0.0, 0.0, 20.0]])
     expected = estimate(topology_from_dict(document), arrivals_from_matrix(["a", "b", "c"], counts))
-    np.testing.assert_allclose(result.estimate.mace, expected.mace)
+    np.testing.assert_allclose(result.estimate.series, expected.series)
     assert result.per_query["q3"].after == pytest.approx(float(expected.per_query["q3"].max()))
 
 
@@ -149,7 +151,7 @@ def test_a_third_registered_estimator_just_works(monkeypatch: pytest.MonkeyPatch
     def plus_one(topology: object, base: Estimate) -> Estimate:
         return dataclasses.replace(
             base,
-            mace=base.mace + 1.0,
+            series=base.series + 1.0,
             per_query={q: s + 1.0 for q, s in base.per_query.items()},
         )
 
@@ -159,11 +161,11 @@ def test_a_third_registered_estimator_just_works(monkeypatch: pytest.MonkeyPatch
     third = evaluate_scenario(
         topology, ARRIVALS, Scenario(placement={"filter": "n2"}), estimator="plus1"
     )
-    np.testing.assert_allclose(third.estimate.mace, mace.estimate.mace + 1.0)
+    np.testing.assert_allclose(third.estimate.series, mace.estimate.series + 1.0)
     for query, change in third.per_query.items():
         assert change.after == pytest.approx(mace.per_query[query].after + 1.0)
     engine = WhatIfEngine()
     evaluation = engine.evaluate(RunInputs("k", topology, ARRIVALS), Scenario(), "plus1")
-    np.testing.assert_allclose(evaluation.estimate.mace, mace.baseline.mace + 1.0)
+    np.testing.assert_allclose(evaluation.estimate.series, mace.baseline.series + 1.0)
     assert engine.heading("plus1") == "plus-one WC"
     assert pathaware.ESTIMATOR_LABELS["plus1"] == "plus-one"

@@ -71,12 +71,12 @@ def test_move_mace_wc_equals_full_estimate_after_the_move(case: Any) -> None:
     evaluator = PlacementEvaluator(topology, build_load_model(topology, counts))
     moved = {**topology.placement, op_id: node}
     full = estimate(topology.with_placement(moved), counts)
-    assert evaluator.move_mace_wc(op_id, node) == pytest.approx(full.mace_wc, rel=1e-9, abs=1e-9)
+    assert evaluator.move_mace_wc(op_id, node) == pytest.approx(full.worst_case, rel=1e-9, abs=1e-9)
     np.testing.assert_allclose(
-        evaluator.move_mace_series(op_id, node), full.mace, rtol=1e-9, atol=1e-9
+        evaluator.move_mace_series(op_id, node), full.series, rtol=1e-9, atol=1e-9
     )
     evaluator.apply_move(op_id, node)
-    assert evaluator.mace_wc == pytest.approx(full.mace_wc, rel=1e-9, abs=1e-9)
+    assert evaluator.mace_wc == pytest.approx(full.worst_case, rel=1e-9, abs=1e-9)
     assert evaluator.placement == moved
 
 

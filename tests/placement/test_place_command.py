@@ -30,7 +30,7 @@ def test_json_has_exactly_the_contract_keys(
     topology = load_topology(topology_file)
     assert set(out["placement"]) == set(topology.operator_ids)
     arrivals = load_arrivals(arrivals_file, topology)
-    recomputed = estimate(topology.with_placement(out["placement"]), arrivals).mace_wc
+    recomputed = estimate(topology.with_placement(out["placement"]), arrivals).worst_case
     assert out["mace_wc"] == pytest.approx(recomputed)
     assert out["seconds"] >= 0 and out["evaluations"] >= 1
 

@@ -1,4 +1,4 @@
-"""The Fig. 6(b) random workload: sizes, load level and On-Off shape."""
+"""The Fig. 6(b) random workload: sizes, load level, On-Off shape and the operator DAG."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from estimator.placement.workload import WorkloadParameters, on_off_rates, random_workload
+from estimator.placement.workload import (
+    WorkloadParameters,
+    anti_phase,
+    on_off_rates,
+    random_operators,
+    random_workload,
+)
 
 
 def test_scale_sets_nodes_operators_and_the_average_load() -> None:
@@ -15,9 +21,15 @@ def test_scale_sets_nodes_operators_and_the_average_load() -> None:
     assert len(topology.nodes) == 40
     assert len(topology.operators) == 400
     assert len(topology.sources) == 10  # five On-Off sources and their anti-phase twins
-    counts = arrivals.for_topology(topology)
-    position = {s: k for k, s in enumerate(topology.source_ids)}
-    load = sum(op.cost[0] * counts[position[op.inputs[0]]].mean() for op in topology.operators)
+    # mean events per second (w = 1 s) through the DAG, operator by operator
+    means = arrivals.for_topology(topology).mean(axis=1)
+    rate = dict(zip(topology.source_ids, means, strict=True))
+    load = 0.0
+    for op_id in topology.topological_order:
+        op = topology.operator_by_id[op_id]
+        inputs = [rate[i] for i in op.inputs]
+        load += sum(c * r for c, r in zip(op.cost, inputs, strict=True))
+        rate[op_id] = sum(s * r for s, r in zip(op.selectivity, inputs, strict=True))
     capacity = sum(n.capacity for n in topology.nodes)
     assert load / capacity == pytest.approx(0.75)
 
@@ -48,3 +60,25 @@ def test_operators_skew_towards_the_first_source() -> None:
     np.testing.assert_allclose(shares, zipf / zipf.sum(), atol=0.03)
     anti = sum(op.inputs[0].endswith("_anti") for op in topology.operators) / len(homes)
     assert anti == pytest.approx(0.1, abs=0.03)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_operators_read_their_source_its_twin_or_an_earlier_operator_of_it(seed: int) -> None:
+    params = WorkloadParameters()
+    graph = random_operators(np.random.default_rng(seed), 300, params)
+    assert graph.sources == ("s1", "s2", "s3", "s4", "s5")
+    query = {f"s{k}": f"q{k}" for k in range(1, 6)}
+    query |= {twin: query[source] for twin, source in graph.twins.items()}
+    assert all(twin == anti_phase(source) for twin, source in graph.twins.items())
+    chained = 0
+    for op in graph.operators:
+        (upstream,) = op["inputs"]
+        if upstream.startswith("op"):  # an earlier operator that reads no twin, or its chain
+            assert upstream in query and not upstream.endswith("_anti")
+            chained += 1
+        assert query[upstream] == op["query"]
+        assert params.cost_min <= op["cost"] <= params.cost_max
+        assert params.selectivity_min <= op["selectivity"] <= params.selectivity_max
+        if upstream not in graph.twins:
+            query[op["id"]] = op["query"]
+    assert chained > 0  # a DAG, not one layer

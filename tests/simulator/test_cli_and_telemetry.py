@@ -17,9 +17,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from estimator.loaders import load_topology
+from estimator.placement.workload import random_operators
 from mace.cli import main
 from simulator.live import run_live
-from simulator.workloads import OnOff, on_off_times, workload, workload_model
+from simulator.workloads import RANDOM, OnOff, on_off_times, workload, workload_model
 
 SCHEMAS = {
     "arrivals": {"source": "string", "stimulus_time": "double"},
@@ -136,6 +137,22 @@ def test_workload_shapes() -> None:
     rand, times = workload("random", nodes=3, duration=2, seed=2)
     assert len(rand.operators) == 30 and len(rand.node_ids) == 3
     assert {"s1", "s2", "s3", "s4", "s5"} <= set(times)
+
+
+def test_random_workload_places_the_estimators_fig_6b_operators() -> None:
+    """The simulator's ``random`` operators are :func:`random_operators`' own (10 per node,
+    as 200X operators on 20X nodes), placed at random over a full link mesh; twins
+    replay their source's On-Off phases inverted (ratio 10, durations 0.25, low 6 s)."""
+    topology, model = workload_model("random", nodes=3, seed=5)
+    graph = random_operators(np.random.default_rng(5), 30, RANDOM)
+    assert [
+        (op.id, op.query, list(op.inputs), op.cost[0], op.selectivity[0])
+        for op in topology.operators
+    ] == [(o["id"], o["query"], o["inputs"], o["cost"], o["selectivity"]) for o in graph.operators]
+    assert topology.source_ids == (*graph.sources, *graph.twins)
+    assert {s: m.twin for s, m in model.streams.items() if m.twin} == dict(graph.twins)
+    assert {m.on_off for m in model.streams.values()} == {OnOff(10.0, 0.25, 6.0)}
+    assert len(topology.links) == 6
 
 
 def test_on_off_model_statistics() -> None:

@@ -218,10 +218,10 @@ def test_mace_from_measured_dlts_is_a_lower_bound(seed: int, distribution: str) 
     latency = (outputs.egress_time - outputs.stimulus_time).to_numpy()
     measured = np.full(intervals, -np.inf)
     np.maximum.at(measured, bucket, latency)
-    assert estimate.mace_wc > 2 * w  # stressed: the backlog spans several subintervals
+    assert estimate.worst_case > 2 * w  # stressed: the backlog spans several subintervals
     with_outputs = np.isfinite(measured)
     assert with_outputs.sum() > intervals // 2
-    assert np.all(estimate.mace[with_outputs] <= measured[with_outputs] + 1e-9)
+    assert np.all(estimate.series[with_outputs] <= measured[with_outputs] + 1e-9)
 
 
 @pytest.mark.parametrize("policy", ["stimulus", "subinterval", "fifo"])

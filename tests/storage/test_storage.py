@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dashboard.data import latency_rollup
+from estimator.arrivals import arrivals_window
 from estimator.loaders import topology_from_text
 from estimator.model import version_starts
 from estimator.runs import measured_node_dlts
@@ -181,7 +183,8 @@ def test_merges_add_and_node_dlts_follow_the_placement_versions(db: Path) -> Non
     assert topology.node_ids == ("n1", "n2")
     # interval 0: a on n1, b on n2; interval 2 (t = 102): both on n2
     np.testing.assert_allclose(dlts, [[0.2, 0, 0], [0.2, 0, 0.7]])
-    arrivals = reads.source_arrivals(con, "r1")
+    frame = reads.source_arrivals_frame(con, "r1")
+    arrivals = arrivals_window(topology.source_ids, frame, *reads.interval_range(con, "r1"))
     np.testing.assert_array_equal(arrivals.counts, [[1, 0, 2]])
     assert reads.interval_range(con, "r1") == (0, 3)
 
@@ -214,7 +217,8 @@ def test_latency_merge_keeps_exact_max_and_mean_and_reads_quantiles_from_histogr
     lower, upper = bucket_bounds(int(np.argmax(histogram_of(np.array([0.2])))))
     # the 2nd of the 4 values (0.2) lies in this bucket
     assert lower <= row.lat_p50 <= upper * (1 + 1e-12)
-    rollup = reads.latency_rollup(con, "r1", by_query=False)
+    rows = reads.latency_stats_frame(con, "r1", with_histogram=True)
+    rollup = latency_rollup(rows, by_query=False)
     assert list(rollup.columns)[:3] == ["interval", "outputs", "lat_max"]
     assert rollup.iloc[0].outputs == 4
 
