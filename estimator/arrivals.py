@@ -61,8 +61,41 @@ class Arrivals:
         return Arrivals(self.sources, self.counts[:, start:stop])
 
 
-def arrivals_from_frame(frame: pd.DataFrame, topology: Topology | None = None) -> Arrivals:
-    """Build arrivals from a long frame (source, interval, events), validating every row."""
+MAX_INTERVALS = 1_000_000
+"""Default largest number of subintervals an arrival series may span (interval numbers
+0 .. MAX_INTERVALS - 1): about 11.6 days of 1 s subintervals. The estimator holds
+several arrays per source, operator and node of this length, so a larger series is
+refused before allocating; ``mace estimate`` and ``mace place`` raise it with
+``--max-intervals``."""
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if nbytes < 1024 or unit == "PiB":
+            return f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    raise AssertionError("unreachable")
+
+
+def _check_span(intervals: int, rows: int, max_intervals: int) -> None:
+    """Refuse a series longer than ``max_intervals``, naming the memory it would need."""
+    if intervals <= max_intervals:
+        return
+    need = _size(8.0 * intervals * rows)
+    raise ModelError(
+        f"arrivals: interval numbers up to {intervals - 1:,} make a series of "
+        f"{intervals:,} intervals, more than the limit of {max_intervals:,}; it would need "
+        f"at least {need} for the arrival matrix alone (and several times that to "
+        "estimate). Check the interval numbers, or raise the limit with --max-intervals"
+    )
+
+
+def arrivals_from_frame(
+    frame: pd.DataFrame, topology: Topology | None = None, *, max_intervals: int = MAX_INTERVALS
+) -> Arrivals:
+    """Build arrivals from a long frame (source, interval, events), validating every row.
+
+    A series spanning more than ``max_intervals`` intervals is refused before allocating."""
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise ModelError(f"arrivals: missing column(s) {', '.join(missing)}")
@@ -107,6 +140,7 @@ def arrivals_from_frame(frame: pd.DataFrame, topology: Topology | None = None) -
         ordered = list(topology.source_ids)
     else:
         ordered = list(dict.fromkeys(names))
+    _check_span(int(interval_values.max()) + 1, len(ordered), max_intervals)
     index = {s: k for k, s in enumerate(ordered)}
     rows = np.array([index[s] for s in names])
     cols = interval_values.astype(np.int64)

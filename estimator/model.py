@@ -336,6 +336,8 @@ def topology_from_dict(data: Any) -> Topology:
                 f"{where}: 'inputs' must be a non-empty list of source or operator ids"
             )
         for upstream in inputs:
+            if not isinstance(upstream, str):
+                raise ModelError(f"{where}: 'inputs' must list source or operator ids")
             if upstream not in known_inputs:
                 raise ModelError(f"{where}: unknown input '{upstream}'")
             if upstream == op_id:

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+HIDDEN_PREFIXES = (".", "_")
+IN_PROGRESS_SUFFIXES = (".inprogress", ".tmp")
+"""Names a writer uses while a file is not complete: never read (see :func:`is_data_file`)."""
+INCOMPLETE_LINE = "last line incomplete (still being written?)"
 _VERSION_FILE = re.compile(r"^topology-(?P<epoch>[-+0-9.eE]+)\.ya?ml$")
 
 
@@ -66,6 +70,18 @@ class RunFolder:
     files: list[LandingFile] = field(default_factory=list)
 
 
+def is_data_file(name: str) -> bool:
+    """Whether a file in a record set folder is data: a Parquet or JSON Lines suffix, and
+    not a name writers use for files in progress (starting with ``.`` or ``_``, as Spark
+    and Hadoop do, or ending in ``.inprogress`` or ``.tmp``, as Flink's file sink does)."""
+    lower = name.lower()
+    return (
+        lower.endswith(PARQUET_SUFFIXES + JSON_SUFFIXES)
+        and not lower.startswith(HIDDEN_PREFIXES)
+        and not lower.endswith(IN_PROGRESS_SUFFIXES)
+    )
+
+
 def discover(landing: Path, already_ingested: set[str]) -> list[RunFolder]:
     """Every run folder with its new (not yet ingested) data files."""
     runs = []
@@ -84,14 +100,15 @@ def discover(landing: Path, already_ingested: set[str]) -> list[RunFolder]:
             if not folder.is_dir():
                 continue
             for file in sorted(folder.iterdir()):
-                if not file.is_file() or file.suffix.lower() not in (
-                    PARQUET_SUFFIXES + JSON_SUFFIXES
-                ):
+                if not is_data_file(file.name) or not file.is_file():
                     continue
                 relative = file.relative_to(landing).as_posix()
                 if relative in already_ingested:
                     continue
-                stat = file.stat()
+                try:
+                    stat = file.stat()
+                except OSError:  # gone since the listing: the next pass sees it if it is back
+                    continue
                 run.files.append(
                     LandingFile(relative, file, run_id, record_set, stat.st_size, stat.st_mtime)
                 )
@@ -122,14 +139,31 @@ def _read_versions(run_dir: Path, topology: Topology, run: RunFolder) -> None:
 # ---------------------------------------------------------------------------
 
 
+def _last_line_incomplete(path: Path) -> bool:
+    """Whether a non-empty text file does not end with a newline."""
+    with path.open("rb") as handle:
+        handle.seek(0, 2)
+        if handle.tell() == 0:
+            return False
+        handle.seek(-1, 2)
+        return handle.read(1) != b"\n"
+
+
 def read_record_set(
-    spark: SparkSession, files: list[LandingFile], record_set: str
+    spark: SparkSession,
+    files: list[LandingFile],
+    record_set: str,
+    *,
+    settled: frozenset[str] = frozenset(),
 ) -> tuple[DataFrame | None, list[tuple[LandingFile, str]]]:
     """Read files into (file, block, mid, raw, <field>, <field>__problem) rows.
 
     Returns the frame (None if no file was readable) and the unreadable files with
-    the reason. Parquet files are grouped by schema so that a file whose column
-    has the wrong type only spoils that column's rows.
+    the reason. A JSON Lines file whose last line has no newline yet counts as
+    unreadable (:data:`INCOMPLETE_LINE`) unless its path is in ``settled`` (unchanged
+    for the grace period: its incomplete line is then a malformed row). Parquet
+    files are grouped by schema so that a file whose column has the wrong type only
+    spoils that column's rows.
     """
     fields = RECORD_SETS[record_set]
     frames: list[DataFrame] = []
@@ -139,10 +173,12 @@ def read_record_set(
     for file in files:
         if file.absolute.suffix.lower() in JSON_SUFFIXES:
             try:
-                with file.absolute.open("rb") as handle:
-                    handle.read(1)
+                incomplete = _last_line_incomplete(file.absolute)
             except OSError as exc:
                 unreadable.append((file, f"unreadable file: {exc.strerror or exc}"))
+                continue
+            if incomplete and file.path not in settled:
+                unreadable.append((file, INCOMPLETE_LINE))
                 continue
             json_files.append(file)
             continue
@@ -158,6 +194,34 @@ def read_record_set(
     if json_files:
         frames.append(_read_json_lines(spark, json_files, fields))
     return (union_all(frames) if frames else None), unreadable
+
+
+def read_failure(spark: SparkSession, file: LandingFile) -> str | None:
+    """Why Spark cannot read every row of ``file`` (None if it can): the whole file is
+    decoded and thrown away, to find the file that failed a batch's read."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    path = str(file.absolute)
+    is_json = file.absolute.suffix.lower() in JSON_SUFFIXES
+    try:
+        frame = spark.read.text(path) if is_json else spark.read.parquet(path)
+        frame.write.format("noop").mode("overwrite").save()
+    except (Py4JJavaError, PySparkException) as exc:
+        return f"unreadable file: {_spark_error_line(exc)}"
+    return None
+
+
+def _spark_error_line(exc: Exception) -> str:
+    """The first line naming Spark's error class (e.g. FAILED_READ_FILE), without the
+    Java stack."""
+    from py4j.protocol import Py4JJavaError
+
+    text = str(exc.java_exception) if isinstance(exc, Py4JJavaError) else str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    named = [line for line in lines if "[" in line and "]" in line]
+    line = (named or lines or [type(exc).__name__])[0]
+    return line.removeprefix("org.apache.spark.SparkException: ")[:300]
 
 
 def _numbered(frame: DataFrame) -> DataFrame:

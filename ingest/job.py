@@ -20,7 +20,7 @@ import duckdb
 import pandas as pd
 
 from ingest.errors import IngestError
-from ingest.extract import LandingFile, RunFolder, discover, read_record_set
+from ingest.extract import LandingFile, RunFolder, discover, read_failure, read_record_set
 from ingest.samples import (
     STATE_COLUMNS,
     last_samples,
@@ -46,11 +46,17 @@ from ingest.transforms import (
 )
 from storage import writes
 from storage.db import connect, transaction
+from storage.pending import PendingFile, pending_files, replace_pending
 from storage.reads import ingested_paths, sample_state_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+UNREADABLE_GRACE_SECONDS = 60.0
+"""A file that cannot be read (truncated, last JSON line incomplete, damaged, gone) is
+retried on later passes; once unchanged (same size and modification time) for this
+long since first seen so, it is quarantined for good (a JSON Lines file is then read
+as it is, its incomplete last line quarantined as malformed)."""
 Progress = Callable[[int, int, str], None]
 """progress(files_done, rows_done, what): called after each record set of a run."""
 
@@ -65,6 +71,7 @@ class BatchSummary:
     rows_kept: int = 0
     rows_quarantined: int = 0
     unreadable_files: int = 0
+    deferred_files: int = 0
     runs: list[str] = field(default_factory=list)
     skipped_runs: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -81,6 +88,11 @@ class BatchSummary:
             )
             if self.unreadable_files:
                 head += f", {self.unreadable_files} unreadable file(s) quarantined"
+        if self.deferred_files:
+            head += (
+                f"; {self.deferred_files} file(s) not readable yet (being written?), "
+                "retried on the next pass"
+            )
         lines = [f"{head} ({self.seconds:.1f} s)"]
         lines += [f"skipped run '{r}': {why}" for r, why in self.skipped_runs.items()]
         lines += [f"warning: {w}" for w in self.warnings]
@@ -97,6 +109,7 @@ class RunResult:
     latency: list[pd.DataFrame] = field(default_factory=list)
     quarantine: list[pd.DataFrame] = field(default_factory=list)
     manifest: list[writes.ManifestEntry] = field(default_factory=list)
+    deferred: list[tuple[LandingFile, str]] = field(default_factory=list)
     rows_kept: int = 0
     sample_state: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
@@ -123,16 +136,22 @@ def ingest_once(
     *,
     master: str = DEFAULT_MASTER,
     progress: Progress | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> BatchSummary:
     """Ingest every new file of every run folder in ``landing`` into the DuckDB file."""
     folder = Path(landing)
     if not folder.is_dir():
         raise IngestError(f"landing folder {folder} does not exist")
-    clock = time.perf_counter()
+    timer = time.perf_counter()
     started = datetime.now(UTC).replace(tzinfo=None)
     con = connect(db_path)
     try:
         runs = discover(folder, ingested_paths(con))
+        now = clock()
+        pending = pending_files(con)
+        settled = frozenset(
+            f.path for run in runs for f in run.files if _settled(pending.get(f.path), f, now)
+        )
         summary = BatchSummary(batch_id=None)
         results: dict[str, RunResult] = {}
         for run in runs:
@@ -143,19 +162,45 @@ def ingest_once(
             if run.files:
                 spark = spark or get_spark(master)
                 state = sample_state_frame(con, run.run_id)
-                results[run.run_id] = compute_run(spark, run, progress, state)
+                results[run.run_id] = compute_run(spark, run, progress, state, settled)
                 summary.warnings += results[run.run_id].warnings
+        deferred = [d for r in results.values() for d in r.deferred]
+        summary.deferred_files = len(deferred)
         with transaction(con, "loading ingestion batch"):
             for run in runs:
                 if run.topology is not None:
                     writes.write_run(con, run.run_id, run.topology, run.versions)
-            if results:
+            replace_pending(
+                con, [_still_pending(pending.get(f.path), f, why, now) for f, why in deferred]
+            )
+            if any(r.manifest for r in results.values()):
                 summary.batch_id = writes.next_batch_id(con)
                 _load(con, summary, results, started)
-        summary.seconds = time.perf_counter() - clock
+        summary.seconds = time.perf_counter() - timer
         return summary
     finally:
         con.close()
+
+
+def _settled(previous: PendingFile | None, file: LandingFile, now: float) -> bool:
+    """Whether a pending file stayed unchanged for the grace period (then give up on it)."""
+    return (
+        previous is not None
+        and (previous.size_bytes, previous.modified_at) == (file.size_bytes, file.modified_at)
+        and now - previous.first_seen >= UNREADABLE_GRACE_SECONDS
+    )
+
+
+def _still_pending(
+    previous: PendingFile | None, file: LandingFile, reason: str, now: float
+) -> PendingFile:
+    """The pending entry of a deferred file: its grace period restarts when it changed."""
+    same = previous is not None and (previous.size_bytes, previous.modified_at) == (
+        file.size_bytes,
+        file.modified_at,
+    )
+    first_seen = previous.first_seen if same and previous is not None else now
+    return PendingFile(file.path, file.size_bytes, file.modified_at, first_seen, reason)
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -203,18 +248,26 @@ def compute_run(
     run: RunFolder,
     progress: Progress | None,
     sample_state: pd.DataFrame | None = None,
+    settled: frozenset[str] = frozenset(),
 ) -> RunResult:
     """Run the Spark transforms for the new files of one run; collect only aggregates.
 
-    ``sample_state`` is the stored newest counter sample per key (``samples/`` only)."""
+    ``sample_state`` is the stored newest counter sample per key (``samples/`` only).
+    A file that cannot be read is quarantined whole if its path is in ``settled``
+    (unchanged for the grace period), otherwise deferred to a later pass."""
     spec = run_spec(run)
     result = RunResult(sample_state=sample_state)
     for record_set in ("arrivals", "executions", "outputs", "samples"):
         files = [f for f in run.files if f.record_set == record_set]
         if not files:
             continue
-        parsed, unreadable = read_record_set(spark, files, record_set)
-        for file, reason in unreadable:
+        part = _record_set_without_failing_files(
+            spark, run.run_id, record_set, files, spec, result.sample_state, settled
+        )
+        for file, reason in part.unreadable:
+            if file.path not in settled:
+                result.deferred.append((file, reason))
+                continue
             result.quarantine.append(
                 pd.DataFrame(
                     [[run.run_id, record_set, file.path, None, reason, None]],
@@ -222,36 +275,97 @@ def compute_run(
                 )
             )
             result.manifest.append(_entry(file, 0, 0))
-        rows_read = 0
-        if parsed is not None:
-            rows = with_reason(parsed, record_set, spec)
-            if record_set == "samples":  # counters are differenced against stored state
-                aggregated = _samples(rows, spec, run.run_id, result.sample_state)
+        if part.aggregated is not None:
+            aggregated = part.aggregated
+            if record_set == "samples":
                 result.sample_state = aggregated.state
-            else:
-                aggregated = _AGGREGATE[record_set](rows, spec, run.run_id)
             result.warnings += aggregated.warnings
             for table, frame in aggregated.tables.items():
                 getattr(result, table).append(frame)
-            counts = aggregated.cells
-            by_name = {f.name: f for f in files if all(f is not u for u, _ in unreadable)}
-            bad_by_file = counts[counts["bad"]].groupby("file")["rows"].sum()
-            read_by_file = counts.groupby("file")["rows"].sum()
-            for name, file in by_name.items():
-                result.manifest.append(
-                    _entry(file, int(read_by_file.get(name, 0)), int(bad_by_file.get(name, 0)))
-                )
-            rows_read = int(read_by_file.sum())
-            result.rows_kept += rows_read - int(bad_by_file.sum())
-            if bad_by_file.sum() > 0:
-                result.quarantine.append(
-                    _quarantine(
-                        rows, parsed, run.run_id, record_set, by_name, list(bad_by_file.index)
-                    )
-                )
+            result.manifest += part.manifest
+            result.rows_kept += part.rows_kept
+            if part.quarantine is not None:
+                result.quarantine.append(part.quarantine)
         if progress is not None:
-            progress(len(files), rows_read, f"{run.run_id}/{record_set}")
+            progress(len(files), part.rows_read, f"{run.run_id}/{record_set}")
     return result
+
+
+@dataclass
+class _RecordSetResult:
+    """One record set of one run, computed in full (or not at all)."""
+
+    unreadable: list[tuple[LandingFile, str]]
+    aggregated: Aggregated | None = None
+    manifest: list[writes.ManifestEntry] = field(default_factory=list)
+    quarantine: pd.DataFrame | None = None
+    rows_read: int = 0
+    rows_kept: int = 0
+
+
+def _record_set_without_failing_files(
+    spark: SparkSession,
+    run_id: str,
+    record_set: str,
+    files: list[LandingFile],
+    spec: RunSpec,
+    sample_state: pd.DataFrame | None,
+    settled: frozenset[str],
+) -> _RecordSetResult:
+    """:func:`_record_set`; if Spark fails reading (a damaged page, a file gone since
+    discovery), find the files it cannot read, one by one, and redo the rest without
+    them. A failure that no single file explains is raised."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    try:
+        return _record_set(spark, run_id, record_set, files, spec, sample_state, settled)
+    except (Py4JJavaError, PySparkException):
+        failing = [(f, why) for f in files if (why := read_failure(spark, f)) is not None]
+        if not failing:
+            raise
+    rest = [f for f in files if all(f is not bad for bad, _ in failing)]
+    part = _record_set_without_failing_files(
+        spark, run_id, record_set, rest, spec, sample_state, settled
+    )
+    part.unreadable += failing
+    return part
+
+
+def _record_set(
+    spark: SparkSession,
+    run_id: str,
+    record_set: str,
+    files: list[LandingFile],
+    spec: RunSpec,
+    sample_state: pd.DataFrame | None,
+    settled: frozenset[str],
+) -> _RecordSetResult:
+    parsed, unreadable = read_record_set(spark, files, record_set, settled=settled)
+    part = _RecordSetResult(unreadable)
+    if parsed is None:
+        return part
+    rows = with_reason(parsed, record_set, spec)
+    if record_set == "samples":  # counters are differenced against stored state
+        aggregated = _samples(rows, spec, run_id, sample_state)
+    else:
+        aggregated = _AGGREGATE[record_set](rows, spec, run_id)
+    counts = aggregated.cells
+    by_name = {f.name: f for f in files if all(f is not u for u, _ in unreadable)}
+    bad_by_file = counts[counts["bad"]].groupby("file")["rows"].sum()
+    read_by_file = counts.groupby("file")["rows"].sum()
+    for name, file in by_name.items():
+        part.manifest.append(
+            _entry(file, int(read_by_file.get(name, 0)), int(bad_by_file.get(name, 0)))
+        )
+    part.rows_read = int(read_by_file.sum())
+    part.rows_kept = part.rows_read - int(bad_by_file.sum())
+    if bad_by_file.sum() > 0:
+        part.quarantine = _quarantine(
+            rows, parsed, run_id, record_set, by_name, list(bad_by_file.index)
+        )
+    part.aggregated = aggregated
+    return part
 
 
 def _entry(file: LandingFile, rows_read: int, rows_quarantined: int) -> writes.ManifestEntry:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+LOOPBACK = "127.0.0.1"
+HOST_VARIABLE = "MACE_SPARK_DRIVER_HOST"
+"""Set it to bind a local Spark driver elsewhere than loopback (e.g. to reach its UI)."""
 
 _QUIET_LOG4J = """\
 rootLogger.level = error
@@ -31,11 +35,34 @@ def _quiet_log4j_file() -> Path:
     return path
 
 
+def spark_bind_settings(master: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """Where the driver and its block manager listen.
+
+    A local master (``local``, ``local[N]``...) binds both to loopback: Spark's RPC has
+    no authentication by default, and nothing outside the machine needs to reach it.
+    :data:`HOST_VARIABLE` chooses another address; ``SPARK_LOCAL_IP`` (Spark's own
+    setting), ``--conf spark.driver.host=...`` in ``PYSPARK_SUBMIT_ARGS`` or a cluster
+    master leave Spark's choice alone."""
+    chosen = environ.get(HOST_VARIABLE, "").strip()
+    if chosen:
+        return {"spark.driver.host": chosen, "spark.driver.bindAddress": chosen}
+    submit_args = environ.get("PYSPARK_SUBMIT_ARGS", "")
+    if (
+        not master.startswith("local")
+        or environ.get("SPARK_LOCAL_IP")
+        or "spark.driver.host" in submit_args
+        or "spark.driver.bindAddress" in submit_args
+    ):
+        return {}
+    return {"spark.driver.host": LOOPBACK, "spark.driver.bindAddress": LOOPBACK}
+
+
 def get_spark(
     master: str = DEFAULT_MASTER, *, shuffle_partitions: int | None = None, quiet: bool = True
 ) -> SparkSession:
     """Get or create the SparkSession: UI off, few shuffle partitions, Arrow collection,
-    Spark's own logging at ERROR (set ``quiet=False`` for Spark's defaults)."""
+    Spark's own logging at ERROR (set ``quiet=False`` for Spark's defaults), a local
+    driver listening on loopback only (:func:`spark_bind_settings`)."""
     from pyspark.sql import SparkSession
 
     # Python UDFs (the histogram bucket) run in workers: locally, the driver's interpreter
@@ -52,6 +79,8 @@ def get_spark(
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.driver.memory", os.environ.get("MACE_SPARK_DRIVER_MEMORY", "2g"))
     )
+    for key, value in spark_bind_settings(master, os.environ).items():
+        builder = builder.config(key, value)
     if quiet:
         builder = builder.config(
             "spark.driver.extraJavaOptions",

@@ -69,6 +69,23 @@ OPTIONAL_FIELDS: dict[str, set[str]] = {"outputs": {"weight"}}
 NAN_ALLOWED: dict[str, set[str]] = {"samples": {"busy_seconds"}}
 """Fields whose NaN is data: Flink reports a source's busy time as NaN."""
 
+MAX_TIME_SPAN_SECONDS = 10 * 365.25 * 86_400.0
+"""A time further than this (10 years) from the run's origin is quarantined: no run
+is that long, and bucketing such a time would overflow the interval number."""
+MAX_COST_SECONDS = 86_400.0
+"""Largest ``cpu_seconds`` of one execution (a day of reference CPU); above it the row
+is quarantined (it would also split into an unbounded number of busy pieces)."""
+MAX_COUNTER = float(2**53)
+"""Largest cumulative counter of a sample (``records_in``, ``records_out``,
+``busy_seconds``): above 2^53 a double no longer holds every whole number."""
+TIME_FIELDS: dict[str, tuple[str, ...]] = {
+    "arrivals": ("stimulus_time",),
+    "executions": ("stimulus_time", "start_time"),
+    "outputs": ("stimulus_time", "egress_time"),
+    "samples": ("time",),
+}
+"""Fields that are times, checked against :data:`MAX_TIME_SPAN_SECONDS`."""
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -116,6 +133,38 @@ def _field_checks(record_set: str) -> list[tuple[Column, Column | str]]:
     return checks
 
 
+def _range_checks(record_set: str, spec: RunSpec) -> list[tuple[Column, Column | str]]:
+    """Values out of the plausible range (checked before any cast to a whole number):
+    times within :data:`MAX_TIME_SPAN_SECONDS` of the origin, stimulus not before the
+    origin (DESIGN section 5), costs and counters below their maximum."""
+    from pyspark.sql import functions as F
+
+    years = MAX_TIME_SPAN_SECONDS / (365.25 * 86_400)
+    checks: list[tuple[Column, Column | str]] = [
+        (
+            F.abs(F.col(name) - F.lit(spec.origin)) > F.lit(MAX_TIME_SPAN_SECONDS),
+            f"'{name}' more than {years:g} years from the run's origin",
+        )
+        for name in TIME_FIELDS[record_set]
+    ]
+    if "stimulus_time" in TIME_FIELDS[record_set]:
+        checks.append(
+            (F.col("stimulus_time") < F.lit(spec.origin), "stimulus before the run's origin")
+        )
+    if record_set == "executions":
+        checks.append(
+            (
+                F.col("cpu_seconds") > F.lit(MAX_COST_SECONDS),
+                f"'cpu_seconds' above {MAX_COST_SECONDS:g} s",
+            )
+        )
+    if record_set == "samples":
+        for name in ("records_in", "records_out", "busy_seconds"):
+            value = F.col(name)  # NaN compares above every number in Spark: keep it apart
+            checks.append((~F.isnan(value) & (value > F.lit(MAX_COUNTER)), f"'{name}' above 2^53"))
+    return checks
+
+
 def _unknown(column: str, known: Sequence[str], what: str) -> tuple[Column, Column]:
     from pyspark.sql import functions as F
 
@@ -129,7 +178,9 @@ def with_reason(parsed: DataFrame, record_set: str, spec: RunSpec) -> DataFrame:
     """Add ``reason``: why the row is quarantined, or null for a good row."""
     from pyspark.sql import functions as F
 
-    checks = _field_checks(record_set)
+    if record_set not in RECORD_SETS:
+        raise ValueError(f"unknown record set {record_set!r}")
+    checks = _field_checks(record_set) + _range_checks(record_set, spec)
     if record_set == "arrivals":
         checks.append(_unknown("source", spec.sources, "source"))
     elif record_set == "executions":
@@ -208,8 +259,9 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
         *[F.lit(x) for node, c in spec.capacity_by_node.items() for x in (node, float(c))]
     )
     width = F.lit(spec.subinterval)
-    start = (F.col("start_time") - F.lit(spec.origin)) / width
-    busy = F.col("cpu_seconds") / F.element_at(capacity, F.col("node")) / width
+    # bad rows get null spans: their values may be out of range for the casts below
+    start = F.when(good, (F.col("start_time") - F.lit(spec.origin)) / width)
+    busy = F.when(good, F.col("cpu_seconds") / F.element_at(capacity, F.col("node")) / width)
     first = F.floor(start).cast("long")
     # the tolerance keeps a span ending on a boundary (up to rounding) out of the next interval
     last = F.greatest(first, (F.ceil(start + busy - F.lit(1e-9)) - 1).cast("long"))

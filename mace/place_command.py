@@ -13,6 +13,7 @@ DEFAULT_SEED = 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from estimator.arrivals import MAX_INTERVALS
     from estimator.placement import ALGORITHMS, DEFAULT_BUDGET
 
     parser = subparsers.add_parser(
@@ -42,6 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print {placement, mace_wc, seconds, evaluations} as one JSON object",
     )
+    parser.add_argument(
+        "--max-intervals",
+        type=int,
+        default=MAX_INTERVALS,
+        help=f"refuse arrival series longer than this many subintervals (default "
+        f"{MAX_INTERVALS:,}; each costs memory per source, operator and node)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -61,8 +69,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--budget: must be a positive number of seconds, got {args.budget}")
     if args.seed < 0:
         raise UsageError(f"--seed: must not be negative, got {args.seed}")
+    if args.max_intervals < 1:
+        raise UsageError(f"--max-intervals: must be at least 1, got {args.max_intervals}")
     topology = load_topology(args.topology)
-    arrivals = load_arrivals(args.arrivals, topology)
+    arrivals = load_arrivals(args.arrivals, topology, max_intervals=args.max_intervals)
     progress = _ProgressBar() if not args.json and sys.stderr.isatty() else None
     try:
         result = place(

@@ -79,6 +79,28 @@ def open_app(db: Path, refresh_seconds: float) -> Any:
     return app
 
 
+def warn_if_exposed(host: str) -> None:
+    """One line on stderr when the dashboard listens beyond loopback: it has no
+    authentication, so anyone who reaches the address can read the runs and write
+    scenarios and objectives."""
+    import ipaddress
+
+    if host.strip().lower() in ("localhost", "localhost.localdomain"):
+        return
+    try:
+        if ipaddress.ip_address(host.strip("[]")).is_loopback:
+            return
+    except ValueError:
+        pass  # a host name: it may resolve beyond loopback
+    print(
+        f"warning: --host {host} exposes the dashboard beyond this machine with no "
+        "authentication (anyone who reaches it can read runs and write scenarios); "
+        "put it behind a reverse proxy with authentication and TLS, or keep 127.0.0.1",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def start_server(app: Any, host: str, port: int) -> Callable[[], None]:
     """Serve ``app`` through waitress in a thread; the returned function stops it.
 
@@ -89,6 +111,7 @@ def start_server(app: Any, host: str, port: int) -> Callable[[], None]:
     from waitress import create_server
     from waitress.wasyncore import close_all
 
+    warn_if_exposed(host)
     sockets: dict[int, Any] = {}
     try:
         server = create_server(

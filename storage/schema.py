@@ -188,7 +188,20 @@ CREATE TABLE sample_state (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# Files not ingested yet because they could not be read (caught mid-write, damaged or
+# gone): retried on every pass while they change, quarantined for good once unchanged
+# (same size and modification time) for a grace period since first_seen (ingest.job).
+_V3 = """
+CREATE TABLE ingest_pending (
+    path        VARCHAR PRIMARY KEY,
+    size_bytes  BIGINT  NOT NULL,
+    modified_at DOUBLE  NOT NULL,
+    first_seen  DOUBLE  NOT NULL,
+    reason      VARCHAR NOT NULL
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

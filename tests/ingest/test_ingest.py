@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ingest.job import ingest_once
+from ingest.job import UNREADABLE_GRACE_SECONDS, ingest_once
 from storage import reads, writes
 from storage.db import connect
 from tests.ingest.landing import EXECUTIONS, TOPOLOGY, write_jsonl, write_run
@@ -134,9 +134,13 @@ def test_bad_rows_and_corrupt_file_are_quarantined_and_the_rest_kept(  # type: i
         [{"query": "q", "operator": "b", "stimulus_time": 100.5, "egress_time": 100.4}],
     )
     (run / "arrivals" / "part-1.parquet").write_bytes(b"PAR1 definitely not parquet")
-    summary = ingest_once(landing, db, spark)
-    assert summary.unreadable_files == 1
+    now = [0.0]
+    summary = ingest_once(landing, db, spark, clock=lambda: now[0])
+    assert (summary.unreadable_files, summary.deferred_files) == (0, 1)  # retried later
     assert (summary.rows_read, summary.rows_quarantined) == (12 + 9 + 1, 7 + 1)
+    now[0] += UNREADABLE_GRACE_SECONDS  # unchanged since: quarantined for good
+    summary = ingest_once(landing, db, spark, clock=lambda: now[0])
+    assert (summary.unreadable_files, summary.deferred_files) == (1, 0)
     quarantine = _table(db, "quarantine")
     rows = [tuple(r) for r in quarantine[["file", "row_number", "reason"]].values]
     executions = "r1/executions/part-1.jsonl"

@@ -126,3 +126,41 @@ def test_previous_batch_state_gives_the_first_sample_a_predecessor(spark) -> Non
     expected_state = [("a", 0, -1, 101.0, "a-threads", 45.0, 45.0, 2.5)]
     assertDataFrameEqual(newest, spark.createDataFrame(expected_state, STATE))
     assert tuple(newest.columns) == STATE_COLUMNS
+
+
+def test_out_of_range_sample_times_and_counters_are_quarantined(spark) -> None:  # type: ignore[no-untyped-def]
+    """A sample time or counter of 1e300 used to abort the batch (cast to long overflowed)."""
+    from ingest.transforms import with_reason
+
+    columns = [c for c in ROWS.split(", ") if not c.startswith("reason")]
+    fields = ", ".join(f"{c}, {c.split()[0]}__problem string" for c in columns)
+    schema = f"file string, block long, mid long, raw string, {fields}"
+
+    def parsed(mid: int, sample: tuple[object, ...]) -> tuple[object, ...]:
+        values: list[object] = ["s.jsonl", 0, mid, "{}"]
+        for value in sample[:-1]:
+            values += [value, None]
+        return tuple(values)
+
+    samples = [
+        _sample(100.0, 0, 0.0),
+        _sample(101.0, 10, 0.5),
+        _sample(1e300, 20, 1.0),
+        _sample(102.0, 1e300, 1.0),
+        _sample(102.5, 30, 1e300),
+        _sample(103.0, 40, NAN),
+    ]
+    frame = spark.createDataFrame([parsed(k, s) for k, s in enumerate(samples)], schema)
+    rows = with_reason(frame, "samples", SPEC)
+    reasons = [r["reason"] for r in rows.orderBy("mid").collect()]
+    assert reasons == [
+        None,
+        None,
+        "'time' more than 10 years from the run's origin",
+        "'records_in' above 2^53",
+        "'busy_seconds' above 2^53",
+        None,
+    ]
+    state = spark.createDataFrame([], STATE)
+    totals = sample_totals(sample_deltas(rows, state, SPEC)).collect()
+    assert sum(r["events_in"] for r in totals) == 40

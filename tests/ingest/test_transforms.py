@@ -114,7 +114,7 @@ def test_arrival_intervals_use_origin_and_subinterval(spark) -> None:  # type: i
     actual = arrival_aggregates(with_reason(frame, "arrivals", SPEC), SPEC)
     expected = spark.createDataFrame(
         [
-            ("a.jsonl", False, "s", -1, 1),
+            ("a.jsonl", True, None, None, 1),  # 9.9 is before the origin
             ("a.jsonl", False, "s", 0, 2),
             ("a.jsonl", False, "s", 1, 1),
         ],
@@ -246,3 +246,57 @@ def test_pandas_steps_build_table_rows() -> None:
     expected[[102, 114]] = [1, 4]
     np.testing.assert_array_equal(out["histogram"].iloc[0], expected)
     assert out["run_id"].tolist() == ["r"]
+
+
+def test_out_of_range_and_negative_times_are_quarantined_before_any_cast(spark) -> None:  # type: ignore[no-untyped-def]
+    """1e300 in a time or a cost used to abort the batch (ARITHMETIC_OVERFLOW casting the
+    interval to long); a stimulus before the run's origin used to be kept (DESIGN 5)."""
+    from pyspark.testing import assertDataFrameEqual
+
+    from ingest.transforms import MAX_COST_SECONDS
+
+    rows = [
+        _execution(0),
+        _execution(1, stimulus_time=1e300, start_time=1e300),
+        _execution(2, start_time=1e300),
+        _execution(3, cpu_seconds=1e300),
+        _execution(4, stimulus_time=5.0, start_time=11.0),  # origin is 10
+        _execution(5, cpu_seconds=2 * MAX_COST_SECONDS),
+        _execution(6, stimulus_time=-1e300, start_time=11.0),
+    ]
+    frame = with_reason(spark.createDataFrame(rows, EXEC_COLUMNS), "executions", SPEC)
+    far = "more than 10 years from the run's origin"
+    expected = spark.createDataFrame(
+        [
+            (0, None),
+            (1, f"'stimulus_time' {far}"),
+            (2, f"'start_time' {far}"),
+            (3, f"'cpu_seconds' above {MAX_COST_SECONDS:g} s"),
+            (4, "stimulus before the run's origin"),
+            (5, f"'cpu_seconds' above {MAX_COST_SECONDS:g} s"),
+            (6, f"'stimulus_time' {far}"),
+        ],
+        "mid long, reason string",
+    )
+    assertDataFrameEqual(frame.select("mid", "reason"), expected)
+    cells = execution_aggregates(frame, SPEC).collect()  # no overflow
+    assert sum(r["rows"] for r in cells if r["bad"]) == 6
+
+
+def test_out_of_range_arrivals_and_outputs_do_not_overflow(spark) -> None:  # type: ignore[no-untyped-def]
+    arrivals = spark.createDataFrame(
+        [("a.jsonl", 0, k, "{}", "s", None, t, None) for k, t in enumerate([10.5, 1e300, 5.0])],
+        "file string, block long, mid long, raw string, source string, source__problem string, "
+        "stimulus_time double, stimulus_time__problem string",
+    )
+    cells = arrival_aggregates(with_reason(arrivals, "arrivals", SPEC), SPEC).collect()
+    assert sorted((r["bad"], r["rows"]) for r in cells) == [(False, 1), (True, 2)]
+    outputs = [
+        OUTPUTS[0],
+        ("o.parquet", 0, 5, "{}", "q", None, "a", None, 10.5, None, 1e300, None, *NO_WEIGHT),
+        ("o.parquet", 0, 6, "{}", "q", None, "a", None, 1e300, None, 1e300, None, *NO_WEIGHT),
+    ]
+    rows = with_reason(spark.createDataFrame(outputs, OUT_COLUMNS), "outputs", SPEC)
+    cells = output_histograms(rows, SPEC).collect()
+    assert sorted((r["bad"], r["rows"]) for r in cells) == [(False, 1), (True, 2)]
+    assert [r["outputs"] for r in output_latency(rows, SPEC).collect()] == [1]

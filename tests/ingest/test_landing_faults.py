@@ -1,0 +1,182 @@
+"""Files that are damaged, caught mid-write or vanish: the batch goes on, nothing is lost.
+
+Issue 17: a damaged Parquet page aborted the whole batch; a truncated Parquet file, a
+JSONL file with a half-written last line and a vanished file were quarantined *and*
+recorded as ingested, so never read again once complete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ingest import extract
+from ingest.job import UNREADABLE_GRACE_SECONDS, ingest_once
+from storage.db import connect
+from tests.ingest.landing import ARRIVALS, write_jsonl, write_run
+
+pytestmark = pytest.mark.spark
+
+
+class Clock:
+    """An injectable clock (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
+    con = connect(db, read_only=True)
+    try:
+        return [tuple(r) for r in con.execute(sql).fetchall()]
+    finally:
+        con.close()
+
+
+def _arrivals(db: Path) -> int:
+    return int(_rows(db, "SELECT coalesce(sum(events), 0) FROM source_arrivals")[0][0])
+
+
+def _manifest(db: Path) -> list[str]:
+    return [str(r[0]) for r in _rows(db, "SELECT path FROM ingest_files ORDER BY path")]
+
+
+def _quarantined_files(db: Path) -> list[tuple[object, ...]]:
+    return _rows(db, "SELECT file, reason FROM quarantine WHERE row_number IS NULL ORDER BY file")
+
+
+def _damaged_parquet(path: Path, rows: int = 2000) -> None:
+    """A Parquet file whose footer is valid but whose middle pages are overwritten."""
+    frame = pd.DataFrame(
+        {"source": ["s"] * rows, "stimulus_time": [100.0 + k * 1e-4 for k in range(rows)]}
+    )
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, data_page_size=1024)
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = b"\xff" * 64
+    path.write_bytes(bytes(data))
+    assert pq.read_schema(path).names == ["source", "stimulus_time"]  # the footer is fine
+
+
+def test_out_of_range_value_is_quarantined_and_the_batch_goes_on(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    landing, db = tmp_path / "landing", tmp_path / "store.duckdb"
+    run = write_run(landing)
+    write_jsonl(
+        run / "arrivals" / "part-1.jsonl",
+        [
+            {"source": "s", "stimulus_time": 1e300},
+            {"source": "s", "stimulus_time": 95.0},  # before the origin (100): interval -5
+            {"source": "s", "stimulus_time": 100.5},
+        ],
+    )
+    summary = ingest_once(landing, db, spark)
+    assert (summary.rows_read, summary.rows_quarantined) == (15, 2)
+    assert _arrivals(db) == 4
+    reasons = _rows(db, "SELECT row_number, reason FROM quarantine ORDER BY row_number")
+    assert reasons == [
+        (1, "'stimulus_time' more than 10 years from the run's origin"),
+        (2, "stimulus before the run's origin"),
+    ]
+
+
+def test_damaged_parquet_page_is_quarantined_and_the_rest_goes_on(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    landing, db, clock = tmp_path / "landing", tmp_path / "store.duckdb", Clock()
+    run = write_run(landing)
+    _damaged_parquet(run / "arrivals" / "part-1.parquet")
+    first = ingest_once(landing, db, spark, clock=clock)
+    assert _arrivals(db) == 3  # the good files are in
+    assert first.deferred_files == 1 and _quarantined_files(db) == []
+    assert "r1/arrivals/part-1.parquet" not in _manifest(db)
+    clock.now += UNREADABLE_GRACE_SECONDS  # unchanged for the grace period: give up
+    second = ingest_once(landing, db, spark, clock=clock)
+    assert second.unreadable_files == 1 and second.deferred_files == 0
+    [(file, reason)] = _quarantined_files(db)
+    assert file == "r1/arrivals/part-1.parquet" and "FAILED_READ_FILE" in str(reason)
+    assert "r1/arrivals/part-1.parquet" in _manifest(db)
+    assert _arrivals(db) == 3
+    assert ingest_once(landing, db, spark, clock=clock).batch_id is None
+
+
+def test_truncated_parquet_is_read_once_complete(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    landing, db, clock = tmp_path / "landing", tmp_path / "store.duckdb", Clock()
+    write_run(landing)
+    full = tmp_path / "full.parquet"
+    ARRIVALS.to_parquet(full, index=False)
+    late = landing / "r1" / "arrivals" / "part-1.parquet"
+    late.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
+    first = ingest_once(landing, db, spark, clock=clock)
+    assert first.deferred_files == 1 and _arrivals(db) == 3
+    clock.now += UNREADABLE_GRACE_SECONDS / 2
+    late.write_bytes(full.read_bytes())  # the writer finishes
+    second = ingest_once(landing, db, spark, clock=clock)
+    assert (second.files, second.rows_read, second.deferred_files) == (1, 3, 0)
+    assert _arrivals(db) == 6 and _quarantined_files(db) == []
+
+
+def test_jsonl_with_a_half_written_last_line_waits_for_the_rest(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    landing, db, clock = tmp_path / "landing", tmp_path / "store.duckdb", Clock()
+    run = write_run(landing)
+    growing = run / "arrivals" / "part-1.jsonl"
+    growing.write_text('{"source": "s", "stimulus_time": 100.1}\n{"source": "s", "stim')
+    first = ingest_once(landing, db, spark, clock=clock)
+    assert first.deferred_files == 1 and _arrivals(db) == 3
+    with growing.open("a") as handle:
+        handle.write('ulus_time": 100.2}\n')
+    clock.now += 1
+    second = ingest_once(landing, db, spark, clock=clock)
+    assert (second.rows_read, second.rows_quarantined) == (2, 0)
+    assert _arrivals(db) == 5
+
+
+def test_jsonl_left_half_written_is_read_after_the_grace_period(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    landing, db, clock = tmp_path / "landing", tmp_path / "store.duckdb", Clock()
+    run = write_run(landing)
+    (run / "arrivals" / "part-1.jsonl").write_text('{"source": "s", "stimulus_time": 100.1}\n{"so')
+    assert ingest_once(landing, db, spark, clock=clock).deferred_files == 1
+    clock.now += UNREADABLE_GRACE_SECONDS
+    second = ingest_once(landing, db, spark, clock=clock)
+    assert (second.rows_read, second.rows_quarantined, second.deferred_files) == (2, 1, 0)
+    assert _rows(db, "SELECT row_number, reason FROM quarantine") == [(2, "malformed JSON line")]
+
+
+def test_file_vanishing_after_discovery_is_not_recorded(  # type: ignore[no-untyped-def]
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    landing, db, clock = tmp_path / "landing", tmp_path / "store.duckdb", Clock()
+    run = write_run(landing)
+    ghost = run / "arrivals" / "part-1.parquet"
+    ARRIVALS.to_parquet(ghost, index=False)
+    kept = ghost.read_bytes()
+    real_discover = extract.discover
+
+    def discover_then_delete(*args, **kwargs):  # type: ignore[no-untyped-def]
+        runs = real_discover(*args, **kwargs)
+        ghost.unlink()
+        return runs
+
+    with monkeypatch.context() as patch:
+        patch.setattr("ingest.job.discover", discover_then_delete)
+        first = ingest_once(landing, db, spark, clock=clock)
+    assert first.deferred_files == 1 and _quarantined_files(db) == []
+    assert "r1/arrivals/part-1.parquet" not in _manifest(db)
+    ghost.write_bytes(kept)  # it comes back (e.g. moved in again)
+    clock.now += 1
+    assert ingest_once(landing, db, spark, clock=clock).rows_read == 3
+    assert _arrivals(db) == 6
+
+
+def test_hidden_and_in_progress_names_are_never_read(tmp_path: Path) -> None:
+    landing = tmp_path / "landing"
+    run = write_run(landing)
+    for name in (".part-1.parquet", "_part-2.parquet", "part-3.parquet.inprogress",
+                 "part-4.parquet.tmp", "part-5.jsonl.tmp", ".part-6.jsonl"):  # fmt: skip
+        ARRIVALS.to_parquet(run / "arrivals" / name, index=False)
+    [found] = extract.discover(landing, set())
+    assert sorted(f.name for f in found.files) == ["part-0.parquet"] * 3

@@ -1,0 +1,74 @@
+"""The Spark session listens on loopback only (issue 17: the driver and block manager
+listened on the machine's external address, with no authentication)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+
+import pytest
+
+from ingest.session import spark_bind_settings
+
+pytestmark = pytest.mark.spark
+
+
+def _listening_sockets(pid: int) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket in LISTEN state owned by process ``pid``."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    found = []
+    for table, width in (("/proc/net/tcp", 4), ("/proc/net/tcp6", 16)):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state != "0A" or inode not in inodes:  # 0A: LISTEN
+                continue
+            address_hex, port_hex = local.split(":")
+            raw = bytes.fromhex(address_hex)
+            # /proc shows each 32-bit word in host (little-endian) order
+            words = [raw[k : k + 4][::-1] for k in range(0, width, 4)]
+            address = ipaddress.ip_address(b"".join(words))
+            found.append((str(address), int(port_hex, 16)))
+    return found
+
+
+def _is_loopback(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool((mapped or ip).is_loopback)
+
+
+def test_spark_driver_and_block_manager_listen_on_loopback_only(spark) -> None:  # type: ignore[no-untyped-def]
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.driver.host") == "127.0.0.1"
+    assert conf.get("spark.driver.bindAddress") == "127.0.0.1"
+    jvm = spark.sparkContext._jvm
+    pid = int(jvm.ProcessHandle.current().pid())
+    sockets = _listening_sockets(pid)
+    driver_port = int(conf.get("spark.driver.port"))
+    assert driver_port in {port for _, port in sockets}
+    exposed = [(a, p) for a, p in sockets if not _is_loopback(a)]
+    assert exposed == [], f"the Spark JVM listens beyond loopback: {exposed}"
+
+
+def test_bind_settings_leave_clusters_and_explicit_choices_alone() -> None:
+    local = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    assert spark_bind_settings("local[*]", {}) == local
+    assert spark_bind_settings("local[2]", {"PATH": "/bin"}) == local
+    assert spark_bind_settings("spark://cluster:7077", {}) == {}
+    assert spark_bind_settings("yarn", {}) == {}
+    assert spark_bind_settings("local[*]", {"SPARK_LOCAL_IP": "10.0.0.5"}) == {}
+    assert spark_bind_settings("local[*]", {"MACE_SPARK_DRIVER_HOST": "10.0.0.5"}) == {
+        "spark.driver.host": "10.0.0.5",
+        "spark.driver.bindAddress": "10.0.0.5",
+    }
+    submit = {"PYSPARK_SUBMIT_ARGS": "--conf spark.driver.host=h pyspark-shell"}
+    assert spark_bind_settings("local[*]", submit) == {}
