@@ -8,6 +8,7 @@ import json
 from estimator.loaders import load_arrivals, load_placement, load_topology
 from estimator.mace import Estimate
 from estimator.pathaware import ESTIMATORS, Estimator, estimate_mace, estimator_by_name
+from mace.options import add_max_intervals, max_intervals
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,6 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("topology", help="topology file (YAML or JSON)")
     parser.add_argument("--arrivals", required=True, help="arrival series: source,interval,events")
     parser.add_argument("--placement", help="placement file overriding the topology's placement")
+    add_max_intervals(parser)
     parser.add_argument(
         "--estimator",
         choices=sorted(ESTIMATORS),
@@ -38,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     topology = load_topology(args.topology)
     if args.placement:
         topology = topology.with_placement(load_placement(args.placement))
-    arrivals = load_arrivals(args.arrivals, topology)
+    arrivals = load_arrivals(args.arrivals, topology, max_intervals=max_intervals(args))
     chosen = estimator_by_name(args.estimator)
     result = chosen(topology, arrivals)
     if args.json:

@@ -8,12 +8,12 @@ import math
 import sys
 
 from mace.errors import UsageError
+from mace.options import add_max_intervals, max_intervals
 
 DEFAULT_SEED = 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from estimator.arrivals import MAX_INTERVALS
     from estimator.placement import ALGORITHMS, DEFAULT_BUDGET
 
     parser = subparsers.add_parser(
@@ -43,13 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print {placement, mace_wc, seconds, evaluations} as one JSON object",
     )
-    parser.add_argument(
-        "--max-intervals",
-        type=int,
-        default=MAX_INTERVALS,
-        help=f"refuse arrival series longer than this many subintervals (default "
-        f"{MAX_INTERVALS:,}; each costs memory per source, operator and node)",
-    )
+    add_max_intervals(parser)
     parser.set_defaults(run=run)
 
 
@@ -69,10 +63,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--budget: must be a positive number of seconds, got {args.budget}")
     if args.seed < 0:
         raise UsageError(f"--seed: must not be negative, got {args.seed}")
-    if args.max_intervals < 1:
-        raise UsageError(f"--max-intervals: must be at least 1, got {args.max_intervals}")
+    limit = max_intervals(args)
     topology = load_topology(args.topology)
-    arrivals = load_arrivals(args.arrivals, topology, max_intervals=args.max_intervals)
+    arrivals = load_arrivals(args.arrivals, topology, max_intervals=limit)
     progress = _ProgressBar() if not args.json and sys.stderr.isatty() else None
     try:
         result = place(

@@ -83,21 +83,26 @@ def test_huge_interval_is_rejected_before_allocating_and_says_how_much_memory() 
     assert arrivals_from_frame(small, max_intervals=21).counts.shape == (1, 21)
 
 
-def test_max_intervals_flag_of_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("command", "extra"), [("place", ["--algorithm", "baseline"]), ("estimate", ["--json"])]
+)
+def test_max_intervals_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, extra: list[str]
+) -> None:
     arrivals = pd.read_csv(FIGURE3 / "arrivals.csv")
     path = tmp_path / "arrivals.csv"
     arrivals.assign(interval=arrivals["interval"] + 10**7).to_csv(path, index=False)
     with pytest.raises(ModelError, match="--max-intervals"):
         load_arrivals(path)
-    argv = ["place", str(FIGURE3 / "topology.yaml"), "--arrivals", str(path)]
-    assert main([*argv, "--algorithm", "baseline"]) == 2
+    argv = [command, str(FIGURE3 / "topology.yaml"), "--arrivals", str(path), *extra]
+    assert main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("mace place: error: ") and "--max-intervals" in err
+    assert err.startswith(f"mace {command}: error: ") and "--max-intervals" in err
     assert len(err.splitlines()) == 1
     small = tmp_path / "small.csv"
     arrivals.to_csv(small, index=False)
     limit = int(arrivals["interval"].max())  # one interval short
-    argv = ["place", str(FIGURE3 / "topology.yaml"), "--arrivals", str(small)]
+    argv = [command, str(FIGURE3 / "topology.yaml"), "--arrivals", str(small), *extra]
     assert main([*argv, "--max-intervals", str(limit)]) == 2
     capsys.readouterr()
     assert main([*argv, "--max-intervals", str(limit + 1)]) == 0
