@@ -65,6 +65,13 @@ def _line(
     )
 
 
+def with_ranges(fig: go.Figure, ranges: Mapping[str, Sequence[float]]) -> go.Figure:
+    """The figure with fixed axis ranges (``{"xaxis": [lo, hi]}``), e.g. a kept zoom."""
+    for axis, bounds in ranges.items():
+        fig.update_layout({axis: {"range": list(bounds), "autorange": False}})
+    return fig
+
+
 def _layout(fig: go.Figure, title: str, y_title: str, uirevision: str | None = None) -> go.Figure:
     fig.update_layout(
         title={"text": title, "x": 0.01},

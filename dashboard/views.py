@@ -29,6 +29,24 @@ def window(run: RunData, range_key: str | None) -> slice:
     return slice(max(0, run.intervals - count), run.intervals)
 
 
+def kept_zoom(relayout: Mapping[str, Any] | None) -> dict[str, list[float]]:
+    """The axis ranges a user zoomed or panned to, from a graph's ``relayoutData``
+    (empty after a double-click reset). A refresh redraws the figure with them: Plotly's
+    ``uirevision`` alone lost a drag-zoom at the next refresh (issue 14)."""
+    ranges: dict[str, list[float]] = {}
+    for axis in ("xaxis", "yaxis"):
+        if not relayout or relayout.get(f"{axis}.autorange"):
+            continue
+        bounds = relayout.get(f"{axis}.range") or [
+            relayout.get(f"{axis}.range[0]"),
+            relayout.get(f"{axis}.range[1]"),
+        ]
+        numbers = [b for b in bounds if isinstance(b, int | float) and not isinstance(b, bool)]
+        if len(bounds) == 2 and len(numbers) == 2:
+            ranges[axis] = [float(bounds[0]), float(bounds[1])]
+    return ranges
+
+
 @dataclass(frozen=True)
 class OverviewView:
     figure: go.Figure

@@ -6,9 +6,9 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, dcc, html, no_update
+from dash import Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import context, ids, views
+from dashboard import context, figures, ids, views
 from estimator.errors import MaceError
 
 dash.register_page(__name__, path="/", name="Overview", order=0)
@@ -69,8 +69,15 @@ def layout(**_: Any) -> html.Div:
     Input(ids.OV_RANGE, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
     Input(ids.ESTIMATOR, "value"),
+    State(ids.OV_LATENCY, "relayoutData"),
 )
-def update(run_id: str | None, range_key: str | None, _: Any, estimator: str | None) -> tuple:
+def update(
+    run_id: str | None,
+    range_key: str | None,
+    _: Any,
+    estimator: str | None,
+    relayout: dict[str, Any] | None,
+) -> tuple:
     if not run_id:
         return no_update, "-", "-", "-", "select a run (none ingested yet?)", True
     try:
@@ -78,4 +85,7 @@ def update(run_id: str | None, range_key: str | None, _: Any, estimator: str | N
     except MaceError as exc:
         return no_update, "-", "-", "-", str(exc), True
     worst, coverage, bottleneck = view.kpis()
-    return view.figure, worst, coverage, bottleneck, "", False
+    figure = view.figure
+    if ctx.triggered_id == ids.OV_REFRESH:  # a refresh keeps the user's zoom
+        figure = figures.with_ranges(figure, views.kept_zoom(relayout))
+    return figure, worst, coverage, bottleneck, "", False

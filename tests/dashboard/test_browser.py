@@ -156,3 +156,27 @@ def test_first_run_appears_without_a_reload(dash_duo, tmp_path: Path):
     dash_duo.wait_for_contains_text(f"#{ids.OV_KPI_WC}", "measured 1.200 s", timeout=20)
     until(lambda: not dash_duo.find_elements(f"#{ids.MESSAGE}.show"), timeout=10)
     assert dash_duo.get_logs() == []
+
+
+def test_zoom_survives_the_automatic_refresh(dash_duo, small_db: Path):
+    """Issue 14: a drag-zoom on the Overview must outlive the next refreshes."""
+    dash_duo.start_server(create_app(small_db, refresh_seconds=1))
+    graph = f"#{ids.OV_LATENCY} .js-plotly-plot"
+    dash_duo.wait_for_element(graph, timeout=20)
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    drag = dash_duo.find_element(f"#{ids.OV_LATENCY} .nsewdrag")
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", drag)
+    step = int(drag.size["width"]) // 8
+    ActionChains(dash_duo.driver).move_to_element(drag).move_by_offset(
+        -step, 0
+    ).click_and_hold().move_by_offset(2 * step, 0).release().perform()  # a drag-zoom
+    read = f"return document.querySelector('{graph}').layout.xaxis.range;"
+    until(lambda: dash_duo.driver.execute_script(read) != [0, 4], timeout=5)
+    zoomed = dash_duo.driver.execute_script(read)
+    # mark the drawn traces: a refresh that redraws the figure replaces them
+    dash_duo.driver.execute_script(f"document.querySelector('{graph}').data[0].probe = 1;")
+    redrawn = f"return document.querySelector('{graph}').data[0].probe === undefined;"
+    until(lambda: dash_duo.driver.execute_script(redrawn), timeout=10)
+    assert dash_duo.driver.execute_script(read) == zoomed
+    assert dash_duo.get_logs() == []

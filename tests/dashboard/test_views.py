@@ -242,3 +242,25 @@ def test_saved_scenario_keeps_its_added_query(cache: RunCache) -> None:
     with cache.database.cursor() as cur:
         stored = scenarios.load_scenario(cur, scenarios.save_scenario(cur, "small", "k", data))
     assert stored.scenario == data
+
+
+@pytest.mark.parametrize(
+    ("relayout", "kept"),
+    [
+        (None, {}),
+        ({"autosize": True}, {}),
+        ({"xaxis.range[0]": 1.5, "xaxis.range[1]": 2.5}, {"xaxis": [1.5, 2.5]}),
+        (
+            {"xaxis.range": [1, 2], "yaxis.range": [0, 5]},
+            {"xaxis": [1.0, 2.0], "yaxis": [0.0, 5.0]},
+        ),
+        ({"xaxis.autorange": True, "yaxis.range": [0, 5]}, {"yaxis": [0.0, 5.0]}),  # x reset
+        ({"xaxis.range": ["a", 2]}, {}),  # a forged payload is ignored
+        ({"xaxis.range": [True, 2]}, {}),
+        ({"xaxis.range": [1, 2, 3]}, {}),
+    ],
+)
+def test_kept_zoom_reads_the_users_axis_ranges(relayout: object, kept: object) -> None:
+    from dashboard.views import kept_zoom
+
+    assert kept_zoom(relayout) == kept  # type: ignore[arg-type]
