@@ -57,8 +57,9 @@ def _open_error(file: Path, exc: duckdb.Error) -> StorageError:
         program = match["program"] if match else None
         holder = f"{program} (PID {pid})" if match else "another process"
         return DatabaseLockedError(
-            f"{file} is locked by {holder}: only one process may write the database; "
-            "stop that process, or let it do the ingestion (mace serve runs it in-process)",
+            f"{file} is locked by {holder}: only one process may open the database while it "
+            "writes; stop that process, or let it do the work (mace serve ingests in-process, "
+            "and its Reports page shows and exports what mace report prints)",
             pid,
             program,
         )
