@@ -68,6 +68,7 @@ class RunFolder:
     versions: list[tuple[float, dict[str, str]]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     files: list[LandingFile] = field(default_factory=list)
+    stamp: str = ""  # the topology files' names, sizes and modification times
 
 
 def is_data_file(name: str) -> bool:
@@ -82,38 +83,68 @@ def is_data_file(name: str) -> bool:
     )
 
 
-def discover(landing: Path, already_ingested: set[str]) -> list[RunFolder]:
-    """Every run folder with its new (not yet ingested) data files."""
+def topology_stamp(run_dir: Path) -> str:
+    """Names, sizes and modification times of a run's topology files: equal stamps mean
+    the files were not rewritten since they were last loaded."""
+    parts = []
+    for file in sorted(run_dir.glob("topology*.y*ml")):
+        try:
+            stat = file.stat()
+        except OSError:
+            continue
+        parts.append(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "|".join(parts)
+
+
+def discover(
+    landing: Path, already_ingested: set[str], loaded: Mapping[str, str] | None = None
+) -> list[RunFolder]:
+    """Every run folder with its new (not yet ingested) data files.
+
+    ``loaded`` maps a run to the stamp of the topology files its stored topology came
+    from: a run with the same stamp and no new data file is left out, unparsed (a large
+    topology takes seconds to read)."""
     runs = []
     for run_dir in sorted(p for p in landing.iterdir() if p.is_dir()):
         run_id = run_dir.name
+        files = _new_files(landing, run_dir, already_ingested)
+        stamp = topology_stamp(run_dir)
+        if not files and loaded is not None and loaded.get(run_id) == stamp:
+            continue
         try:
             topology: Topology | None = load_topology(run_dir / "topology.yaml")
             error = None
         except ModelError as exc:
             topology, error = None, str(exc)
-        run = RunFolder(run_id, topology, error)
+        run = RunFolder(run_id, topology, error, files=files, stamp=stamp)
         if topology is not None:
             _read_versions(run_dir, topology, run)
-        for record_set in RECORD_SETS:
-            folder = run_dir / record_set
-            if not folder.is_dir():
-                continue
-            for file in sorted(folder.iterdir()):
-                if not is_data_file(file.name) or not file.is_file():
-                    continue
-                relative = file.relative_to(landing).as_posix()
-                if relative in already_ingested:
-                    continue
-                try:
-                    stat = file.stat()
-                except OSError:  # gone since the listing: the next pass sees it if it is back
-                    continue
-                run.files.append(
-                    LandingFile(relative, file, run_id, record_set, stat.st_size, stat.st_mtime)
-                )
         runs.append(run)
     return runs
+
+
+def _new_files(landing: Path, run_dir: Path, already_ingested: set[str]) -> list[LandingFile]:
+    """The run's data files not in the manifest yet, in record-set and name order."""
+    files = []
+    run_id = run_dir.name
+    for record_set in RECORD_SETS:
+        folder = run_dir / record_set
+        if not folder.is_dir():
+            continue
+        for file in sorted(folder.iterdir()):
+            if not is_data_file(file.name) or not file.is_file():
+                continue
+            relative = file.relative_to(landing).as_posix()
+            if relative in already_ingested:
+                continue
+            try:
+                stat = file.stat()
+            except OSError:  # gone since the listing: the next pass sees it if it is back
+                continue
+            files.append(
+                LandingFile(relative, file, run_id, record_set, stat.st_size, stat.st_mtime)
+            )
+    return files
 
 
 def _read_versions(run_dir: Path, topology: Topology, run: RunFolder) -> None:

@@ -47,7 +47,7 @@ from ingest.transforms import (
 from storage import writes
 from storage.db import connect, transaction
 from storage.pending import PendingFile, pending_files, replace_pending
-from storage.reads import ingested_paths, sample_state_frame
+from storage.reads import ingested_paths, sample_state_frame, topology_stamps
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -146,7 +146,7 @@ def ingest_once(
     started = datetime.now(UTC).replace(tzinfo=None)
     con = connect(db_path)
     try:
-        runs = discover(folder, ingested_paths(con))
+        runs = discover(folder, ingested_paths(con), topology_stamps(con))
         now = clock()
         pending = pending_files(con)
         settled = frozenset(
@@ -170,6 +170,7 @@ def ingest_once(
             for run in runs:
                 if run.topology is not None:
                     writes.write_run(con, run.run_id, run.topology, run.versions)
+                    writes.set_topology_stamp(con, run.run_id, run.stamp)
             replace_pending(
                 con, [_still_pending(pending.get(f.path), f, why, now) for f, why in deferred]
             )

@@ -306,3 +306,10 @@ def sample_state_frame(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFr
         " FROM sample_state WHERE run_id = ? ORDER BY operator, subtask, port",
         [run_id],
     )
+
+
+def topology_stamps(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """run_id -> the stamp of the topology files its stored topology came from."""
+    with storage_errors("reading run_topology_stamps"):
+        rows = con.execute("SELECT run_id, stamp FROM run_topology_stamps").fetchall()
+    return {str(run_id): str(stamp) for run_id, stamp in rows}

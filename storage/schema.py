@@ -201,7 +201,16 @@ CREATE TABLE ingest_pending (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# The topology files (names, sizes, modification times) each run was last loaded from:
+# a pass skips a run whose topology files are unchanged and which has no new data file.
+_V4 = """
+CREATE TABLE run_topology_stamps (
+    run_id VARCHAR PRIMARY KEY,
+    stamp  VARCHAR NOT NULL
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

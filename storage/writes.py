@@ -339,3 +339,9 @@ def replace_sample_state(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) ->
         "sample_state",
         "INSERT OR REPLACE INTO sample_state SELECT * FROM {incoming}",
     )
+
+
+def set_topology_stamp(con: duckdb.DuckDBPyConnection, run_id: str, stamp: str) -> None:
+    """Remember which topology files the run's stored topology was loaded from."""
+    with storage_errors(f"recording the topology stamp of run '{run_id}'"):
+        con.execute("INSERT OR REPLACE INTO run_topology_stamps VALUES (?, ?)", [run_id, stamp])

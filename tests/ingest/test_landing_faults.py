@@ -180,3 +180,25 @@ def test_hidden_and_in_progress_names_are_never_read(tmp_path: Path) -> None:
         ARRIVALS.to_parquet(run / "arrivals" / name, index=False)
     [found] = extract.discover(landing, set())
     assert sorted(f.name for f in found.files) == ["part-0.parquet"] * 3
+
+
+def test_a_run_with_nothing_new_is_not_read_again(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 17: every pass re-read and rewrote every run's topology (a 10 MB topology cost
+    about 3 minutes a pass). A run whose topology files are unchanged and which has no new
+    data file is now skipped unparsed; a rewritten topology is read again."""
+    landing = tmp_path / "landing"
+    run_dir = write_run(landing)
+    db = tmp_path / "store.duckdb"
+    ingest_once(landing, db, spark)
+    parsed: list[Path] = []
+    real_load = extract.load_topology
+    monkeypatch.setattr(extract, "load_topology", lambda p: parsed.append(p) or real_load(p))
+    summary = ingest_once(landing, db, spark)
+    assert parsed == [] and summary.batch_id is None
+    topology = run_dir / "topology.yaml"
+    topology.write_text(topology.read_text().replace("name: tiny", "name: renamed"))
+    ingest_once(landing, db, spark)
+    assert parsed == [topology]
+    assert _rows(db, "SELECT name FROM runs") == [("renamed",)]
