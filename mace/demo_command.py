@@ -18,6 +18,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
+from estimator.errors import MaceError
 from mace.errors import UsageError
 from mace.serve_command import (
     DEFAULT_HOST,
@@ -172,9 +173,14 @@ def start_flink(landing: Path, run_id: str) -> Stop:
     feeder = threading.Thread(
         target=feed, args=(times, inputs, stop_feeding, rng), name="mace-demo-feeder", daemon=True
     )
-    collecting = threading.Thread(
-        target=collector.run, args=(stop_collecting,), name="mace-demo-collector", daemon=True
-    )
+
+    def collect() -> None:
+        try:
+            collector.run(stop_collecting)
+        except MaceError as exc:  # report and end the thread; the dashboard stays up
+            print(f"demo: collection stopped: {exc}", file=sys.stderr, flush=True)
+
+    collecting = threading.Thread(target=collect, name="mace-demo-collector", daemon=True)
     collecting.start()
     feeder.start()
 
