@@ -113,6 +113,25 @@ def check_request(algorithms: Sequence[str], budget: float) -> None:
         raise OptimizeError(f"optimize: the time budget must be in (0, {MAX_BUDGET:g}] seconds")
 
 
+def parse_limit(objective: str | None, value: object) -> float | None:
+    """The optimizer's objective from the page: None for the system's worst case, or the
+    percentage by which no query may get worse (OptimizeError names a bad value)."""
+    if objective in (None, "system"):
+        return None
+    if objective != "queries":
+        raise OptimizeError(f"optimize: unknown objective {objective!r}")
+    text = str(value if value is not None else "").strip().rstrip("%").strip()
+    try:
+        number = float(text)
+    except ValueError:
+        raise OptimizeError(f"optimize: enter X as a percentage, got {value!r}") from None
+    if not 0 <= number <= MAX_WORSE_PERCENT:  # also refuses nan
+        raise OptimizeError(
+            f"optimize: X must be a percentage in [0, {MAX_WORSE_PERCENT:g}], got {value!r}"
+        )
+    return number
+
+
 def optimize(
     topology: Topology,
     model: LoadModel,
