@@ -346,20 +346,20 @@ def add_edit(
     current = fold_edits(inputs, edits)
     kept = _normalized(inputs, current, action, values)
     kind = "placement" if action == "table" else action  # a table edit keeps its moves
-    unchanged = EditResult(list(edits), "nothing changed: no change to the worst case")
+    unchanged = EditResult([dict(e) for e in edits], "nothing changed: no change to the worst case")
     if kind == "placement" and not kept["placement"]:
         return unchanged
     if _deployment(inputs, apply_edit(inputs, current, kind, kept)) == _deployment(inputs, current):
         return unchanged
     label = _label(action, kept)
-    return EditResult([*edits, {"action": kind, "values": kept, "label": label}], label)
+    return EditResult([*map(dict, edits), {"action": kind, "values": kept, "label": label}], label)
 
 
 def undo_edit(inputs: RunInputs, edits: Sequence[Mapping[str, Any]], k: int) -> EditResult:
     """The log without edit ``k`` (0-based); refused when a later edit depends on it."""
     if not 0 <= k < len(edits):
         raise ScenarioError(f"undo: there is no edit {k + 1}")
-    rest = [e for j, e in enumerate(edits) if j != k]
+    rest = [dict(e) for j, e in enumerate(edits) if j != k]
     try:
         fold_edits(inputs, rest)
     except ScenarioError as exc:
