@@ -68,6 +68,12 @@ WI_COMPARE = "wi-compare"
 WI_COMPARE_TABLE = "wi-compare-table"
 WI_EXPORT = "wi-export"
 WI_DOWNLOAD = "wi-download"
+WI_EDITS = "wi-edits"
+WI_UNDO = "wi-undo"  # pattern-matching ids {"type": WI_UNDO, "index": k}
+WI_NOTE = "wi-note"
+WI_OPT_OBJECTIVE = "wi-opt-objective"
+WI_OPT_MAX_WORSE = "wi-opt-max-worse"
+WI_OPT_QUERIES = "wi-opt-queries"
 
 # reports
 RP_TABLE = "rp-table"

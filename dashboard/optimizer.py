@@ -30,6 +30,11 @@ from dashboard.errors import OptimizeError
 from estimator.model import Topology
 from estimator.placement import ALGORITHMS
 from estimator.placement.common import PlacementProblem
+from estimator.placement.objectives import (
+    MAX_WORSE_PERCENT,
+    best_within_limit,
+    query_worst_cases,
+)
 from estimator.propagation import LoadModel
 
 MAX_BUDGET = 120.0
@@ -56,16 +61,44 @@ class Progress:
 
 @dataclass(frozen=True)
 class Outcome:
-    """The best placement found, its MaceWC and algorithm, and every algorithm's result."""
+    """The best placement found, its MaceWC and algorithm, every algorithm's result, and
+    each query's MaceWC before and after (``max_worse``: the objective's limit in percent,
+    None for the system's worst case alone)."""
 
     best_wc: float
     best_algorithm: str
     placement: dict[str, str]
     results: dict[str, float] = field(default_factory=dict)
+    before_wc: float | None = None
+    per_query: dict[str, tuple[float, float]] = field(default_factory=dict)
+    max_worse: float | None = None
 
     @property
     def label(self) -> str:
-        return f"done · best {self.best_algorithm} {self.best_wc:.4f} s"
+        text = f"done · best {self.best_algorithm} {self.best_wc:.4f} s"
+        if self.before_wc is not None:
+            text += f" (current {self.before_wc:.4f} s)"
+        if self.max_worse is not None:
+            text += f" · no query worse than {self.max_worse:g}%"
+        return text
+
+    def query_rows(self) -> list[dict[str, str]]:
+        """One row per query for the result table: MaceWC before, after and the change."""
+        rows = []
+        for query, (before, after) in self.per_query.items():
+            if before > 0:
+                change = f"{(after - before) / before:+.1%}"
+            else:
+                change = "no change" if after == before else "new delay"
+            rows.append(
+                {
+                    "query": query,
+                    "current (s)": f"{before:.4f}",
+                    "optimized (s)": f"{after:.4f}",
+                    "change": change,
+                }
+            )
+        return rows
 
 
 def check_request(algorithms: Sequence[str], budget: float) -> None:
@@ -80,6 +113,25 @@ def check_request(algorithms: Sequence[str], budget: float) -> None:
         raise OptimizeError(f"optimize: the time budget must be in (0, {MAX_BUDGET:g}] seconds")
 
 
+def parse_limit(objective: str | None, value: object) -> float | None:
+    """The optimizer's objective from the page: None for the system's worst case, or the
+    percentage by which no query may get worse (OptimizeError names a bad value)."""
+    if objective in (None, "system"):
+        return None
+    if objective != "queries":
+        raise OptimizeError(f"optimize: unknown objective {objective!r}")
+    text = str(value if value is not None else "").strip().rstrip("%").strip()
+    try:
+        number = float(text)
+    except ValueError:
+        raise OptimizeError(f"optimize: enter X as a percentage, got {value!r}") from None
+    if not 0 <= number <= MAX_WORSE_PERCENT:  # also refuses nan
+        raise OptimizeError(
+            f"optimize: X must be a percentage in [0, {MAX_WORSE_PERCENT:g}], got {value!r}"
+        )
+    return number
+
+
 def optimize(
     topology: Topology,
     model: LoadModel,
@@ -87,13 +139,23 @@ def optimize(
     budget: float,
     report: Callable[[Progress], None] = lambda _: None,
     seed: int = 0,
+    max_worse: float | None = None,
 ) -> Outcome:
     """Run ``algorithms`` in turn, each with an equal share of ``budget`` seconds, and
-    return the best placement found (``report`` gets the progress as it goes)."""
+    return the best placement found (``report`` gets the progress as it goes).
+
+    With ``max_worse`` (percent), the result is the best placement that makes no query
+    worse than that (:func:`estimator.placement.objectives.best_within_limit`); the
+    algorithms get half the budget and the search within the limit the other half."""
     check_request(algorithms, budget)
-    share = budget / len(algorithms)
+    if max_worse is not None and not 0 <= max_worse <= MAX_WORSE_PERCENT:
+        raise OptimizeError(
+            f"optimize: the query limit must be in [0, {MAX_WORSE_PERCENT:g}] percent"
+        )
+    share = budget / len(algorithms) / (1 if max_worse is None else 2)
     problem = PlacementProblem(topology, model)
     results: dict[str, float] = {}
+    placements: list[dict[str, str]] = []
     found: Outcome | None = None
     for k, name in enumerate(algorithms):
         best_wc = None if found is None else found.best_wc
@@ -108,11 +170,27 @@ def optimize(
             problem, budget=share, rng=np.random.default_rng(seed), progress=progress
         )
         results[name] = float(result.mace_wc)
+        placements.append(dict(result.placement))
         if found is None or result.mace_wc < found.best_wc:
             found = Outcome(float(result.mace_wc), name, dict(result.placement))
         report(Progress((k + 1) / len(algorithms), name, found.best_wc))
     assert found is not None  # check_request guarantees one algorithm
-    return Outcome(found.best_wc, found.best_algorithm, found.placement, results)
+    if max_worse is not None:
+        limited, wc = best_within_limit(problem, placements, max_worse, budget=budget / 2)
+        name = found.best_algorithm if limited == found.placement else "within the limit"
+        found = Outcome(wc, name, limited)
+    current = dict(topology.placement)
+    before = query_worst_cases(problem, current)
+    after = query_worst_cases(problem, found.placement)
+    return Outcome(
+        found.best_wc,
+        found.best_algorithm,
+        found.placement,
+        results,
+        before_wc=float(problem.full_mace_wc(current)),
+        per_query={q: (before[q], after[q]) for q in before},
+        max_worse=max_worse,
+    )
 
 
 def create_manager(cache_dir: str | Path | None = None) -> DiskcacheManager:

@@ -15,6 +15,7 @@ from typing import Any
 
 from dashboard import figures
 from dashboard.data import RunData
+from estimator.errors import ModelError
 from estimator.loaders import dump_topology
 from estimator.model import Topology
 from estimator.whatif import (
@@ -23,6 +24,7 @@ from estimator.whatif import (
     RunInputs,
     ScenarioError,
     WhatIfEngine,
+    apply_scenario,
     parse_factor,
     parse_positive,
     scenario_from_json,
@@ -30,6 +32,9 @@ from estimator.whatif import (
 )
 
 MAX_ID_LENGTH = 64
+NO_CHANGE = 1e-9
+"""A worst case that moves by less than this (relative, at least 1 s) did not change."""
+MAX_EDITS = 200
 
 
 @dataclass(frozen=True)
@@ -50,11 +55,11 @@ class WhatIfView:
     @property
     def summary(self) -> str:
         change = self.scenario_wc - self.current_wc
+        head = f"{self.heading}: scenario {self.scenario_wc:.4f} s, current {self.current_wc:.4f} s"
+        if abs(change) <= NO_CHANGE * max(1.0, abs(self.current_wc)):
+            return f"{head}, no change to the worst case"
         percent = f" ({change / self.current_wc:+.1%})" if self.current_wc > 0 else ""
-        return (
-            f"{self.heading}: scenario {self.scenario_wc:.4f} s, current {self.current_wc:.4f} s, "
-            f"change {change:+.4f} s{percent}"
-        )
+        return f"{head}, change {change:+.4f} s{percent}"
 
 
 def _scenario_nodes(inputs: RunInputs, data: Mapping[str, Any]) -> list[str]:
@@ -185,6 +190,11 @@ def _reset(topology: Topology, nodes: list[str], current: dict[str, Any], v: Map
     current.update(scenario_to_json(scenario_from_json({})))
 
 
+def _replace(topology: Topology, nodes: list[str], current: dict[str, Any], v: Mapping) -> None:
+    current.clear()
+    current.update(scenario_to_json(scenario_from_json(v.get("scenario") or {})))
+
+
 ACTIONS: dict[str, Edit] = {
     "move": _move,
     "table": _table,
@@ -194,11 +204,13 @@ ACTIONS: dict[str, Edit] = {
     "remove_node": _remove_node,
     "load": _load,
     "reset": _reset,
+    "load_saved": _replace,
 }
 """The page's actions: ``move`` (operator, node), ``table`` (rows of operator/node),
 ``placement`` (a whole placement, e.g. from the optimizer), ``capacity`` (node,
 capacity), ``add_node`` (node, capacity), ``remove_node`` (node), ``load``
-(rate_scale, factor) and ``reset``."""
+(rate_scale, factor), ``reset`` and ``load_saved`` (name, scenario: a saved scenario
+replaces the current one)."""
 
 
 def apply_edit(
@@ -211,9 +223,186 @@ def apply_edit(
         raise ScenarioError(f"unknown action '{action}'")
     current = scenario_to_json(scenario_from_json(data or {}))
     handler(inputs.topology, _scenario_nodes(inputs, current), current, values)
-    # validate the whole result once more (unknown ids, stranded operators, ...)
-    scenario_from_json(current)
+    # validate the whole result against the run (unknown ids, stranded operators, a
+    # subinterval factor longer than the run, ...)
+    try:
+        apply_scenario(inputs.topology, inputs.arrivals, scenario_from_json(current))
+    except ModelError as exc:
+        raise ScenarioError(str(exc)) from None
     return current
+
+
+# -- the edit log: a scenario is the ordered list of edits made on the page ------------
+
+
+def _changed_placement(
+    inputs: RunInputs, current: Mapping[str, Any], placement: Mapping[str, Any]
+) -> dict[str, str]:
+    """The operators whose node ``placement`` changes, against the scenario's placement."""
+    where = {**dict(inputs.topology.placement), **current.get("placement", {})}
+    return {
+        str(op): str(node).strip()
+        for op, node in placement.items()
+        if where.get(op) != str(node).strip()
+    }
+
+
+def _normalized(
+    inputs: RunInputs, current: Mapping[str, Any], action: str, values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """An action's form values in the form an edit keeps: numbers parsed, and a table or
+    an optimized placement reduced to the operators it moves (so that undoing an earlier
+    move is not undone again by a later whole-table edit)."""
+    v = dict(values)
+    if action == "table":
+        rows = v.get("rows") or []
+        if not rows:
+            raise ScenarioError("placement table: it is empty")
+        # unknown operators and nodes are named by the handler, row by row
+        apply_edit(inputs, current, "table", v)
+        placement = {str(r.get("operator", "")): str(r.get("node", "")) for r in rows}
+        return {"placement": _changed_placement(inputs, current, placement)}
+    if action == "placement":
+        return {"placement": _changed_placement(inputs, current, v.get("placement") or {})}
+    if action == "capacity" and v.get("node"):
+        v["capacity"] = parse_positive(
+            v.get("capacity"), f"capacity of '{v['node']}'", upper=MAX_CAPACITY
+        )
+    if action == "add_node":
+        v["node"] = str(v.get("node") or "").strip()
+        if v["node"]:
+            v["capacity"] = parse_positive(
+                v.get("capacity"), f"capacity of '{v['node']}'", upper=MAX_CAPACITY
+            )
+    if action == "load":
+        v["rate_scale"] = parse_positive(v.get("rate_scale"), "rate scale", upper=MAX_RATE_SCALE)
+        v["factor"] = parse_factor(v.get("factor"))
+    return v
+
+
+def _moves(placement: Mapping[str, str]) -> str:
+    return ", ".join(f"{op} to {node}" for op, node in placement.items())
+
+
+def _label(action: str, v: Mapping[str, Any]) -> str:
+    """What an edit did, in the past tense (the edit list and the confirmation)."""
+    if action == "move":
+        return f"moved {v['operator']} to {v['node']}"
+    if action == "capacity":
+        return f"set the capacity of {v['node']} to {v['capacity']:g}"
+    if action == "add_node":
+        return f"added node {v['node']} (capacity {v['capacity']:g})"
+    if action == "remove_node":
+        return f"removed node {v['node']}"
+    if action == "load":
+        return f"set source rates x{v['rate_scale']:g}, subinterval factor {v['factor']}"
+    if action in ("table", "placement"):
+        what = "placement table" if action == "table" else "optimized placement"
+        return f"{what}: moved {_moves(v['placement'])}"
+    if action == "load_saved":
+        return f"loaded scenario '{v['name']}'"
+    return action
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """The edit log after an action, and what to tell the user."""
+
+    edits: list[dict[str, Any]]
+    note: str
+
+
+def _deployment(inputs: RunInputs, scenario: Mapping[str, Any]) -> tuple[Any, list[Any]]:
+    """What a scenario evaluates: its topology document and arrivals (to tell a no-op)."""
+    topology, arrivals = apply_scenario(
+        inputs.topology, inputs.arrivals, scenario_from_json(scenario)
+    )
+    return topology.to_dict(), [arrivals.sources, arrivals.counts.tolist()]
+
+
+def fold_edits(inputs: RunInputs, edits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The scenario JSON of an edit log: its edits applied in order from no change (a
+    pure function; ScenarioError names the first edit that does not apply)."""
+    current = scenario_to_json(scenario_from_json({}))
+    for k, edit in enumerate(edits):
+        try:
+            current = apply_edit(inputs, current, str(edit["action"]), edit["values"])
+        except ScenarioError as exc:
+            raise ScenarioError(
+                f"edit {k + 1} ({edit.get('label', '')}) no longer applies: {exc}"
+            ) from None
+    return current
+
+
+def add_edit(
+    inputs: RunInputs, edits: Sequence[Mapping[str, Any]], action: str, values: Mapping[str, Any]
+) -> EditResult:
+    """The log with one more edit, validated; an action that changes nothing is not kept
+    and says so."""
+    if action not in ACTIONS or action == "reset":
+        raise ScenarioError(f"unknown action '{action}'")
+    if len(edits) >= MAX_EDITS:
+        raise ScenarioError(f"at most {MAX_EDITS} edits: save the scenario, then reset")
+    current = fold_edits(inputs, edits)
+    kept = _normalized(inputs, current, action, values)
+    kind = "placement" if action == "table" else action  # a table edit keeps its moves
+    unchanged = EditResult([dict(e) for e in edits], "nothing changed: no change to the worst case")
+    if kind == "placement" and not kept["placement"]:
+        return unchanged
+    if _deployment(inputs, apply_edit(inputs, current, kind, kept)) == _deployment(inputs, current):
+        return unchanged
+    label = _label(action, kept)
+    return EditResult([*map(dict, edits), {"action": kind, "values": kept, "label": label}], label)
+
+
+def undo_edit(inputs: RunInputs, edits: Sequence[Mapping[str, Any]], k: int) -> EditResult:
+    """The log without edit ``k`` (0-based); refused when a later edit depends on it."""
+    if not 0 <= k < len(edits):
+        raise ScenarioError(f"undo: there is no edit {k + 1}")
+    rest = [dict(e) for j, e in enumerate(edits) if j != k]
+    try:
+        fold_edits(inputs, rest)
+    except ScenarioError as exc:
+        raise ScenarioError(
+            f"undo '{edits[k].get('label', '')}': {exc}; undo that edit first"
+        ) from None
+    return EditResult(rest, f"undid: {edits[k].get('label', '')}")
+
+
+def edits_for(store: Any, run_id: str | None) -> list[dict[str, Any]]:
+    """The edit log of ``run_id`` in the page's session store (``{run id: [edit, ...]}``);
+    a malformed entry counts as no edits, so another run's scenario never applies."""
+    if not run_id or not isinstance(store, Mapping):
+        return []
+    edits = store.get(run_id)
+    if not isinstance(edits, list):
+        return []
+    kept = []
+    for edit in edits:
+        if not (
+            isinstance(edit, Mapping)
+            and isinstance(edit.get("action"), str)
+            and isinstance(edit.get("values"), Mapping)
+        ):
+            return []
+        kept.append(
+            {
+                "action": edit["action"],
+                "values": dict(edit["values"]),
+                "label": str(edit.get("label", "")),
+            }
+        )
+    return kept
+
+
+def with_edits(store: Any, run_id: str, edits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The session store with ``run_id``'s edit log replaced (other runs kept)."""
+    out = dict(store) if isinstance(store, Mapping) else {}
+    if edits:
+        out[run_id] = [dict(e) for e in edits]
+    else:
+        out.pop(run_id, None)
+    return out
 
 
 def render(

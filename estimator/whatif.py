@@ -158,6 +158,11 @@ def apply_scenario(
     factor = scenario.subinterval_factor
     if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
         raise ModelError(f"subinterval factor must be a positive integer, got {factor!r}")
+    if factor > new_arrivals.intervals:
+        raise ModelError(
+            f"subinterval factor: {factor} is more than the run's {new_arrivals.intervals} "
+            f"subintervals (at most {new_arrivals.intervals})"
+        )
     if factor > 1:
         document["subinterval"] = topology.subinterval * factor
         new_arrivals = new_arrivals.coarsened(factor)

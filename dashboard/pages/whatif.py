@@ -8,13 +8,13 @@ background callback with progress and a Cancel button (:mod:`dashboard.optimizer
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
 import dash_cytoscape as cyto
-from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 
 from dashboard import context, ids, optimizer, whatif_view
@@ -37,6 +37,35 @@ def _row(label: str, *children: Any) -> dbc.Row:
         [dbc.Col(html.Small(label), width=12), *[dbc.Col(c) for c in children]],
         className="g-1 mb-2",
     )
+
+
+FIELDS: dict[str, tuple[str, Any]] = {
+    ids.WI_OPERATOR: ("value", None),
+    ids.WI_TARGET: ("value", None),
+    ids.WI_CAP_NODE: ("value", None),
+    ids.WI_CAP_VALUE: ("value", ""),
+    ids.WI_ADD_NODE_ID: ("value", ""),
+    ids.WI_ADD_NODE_CAP: ("value", ""),
+    ids.WI_RATE: ("value", "1"),
+    ids.WI_FACTOR: ("value", "1"),
+    ids.WI_OPT_ALGO: ("value", ["mace-hc"]),
+    ids.WI_OPT_BUDGET: ("value", "3"),
+    ids.WI_OPT_OBJECTIVE: ("value", "system"),
+    ids.WI_OPT_MAX_WORSE: ("value", "10"),
+    ids.WI_SAVE_NAME: ("value", ""),
+    ids.WI_SAVED: ("value", []),
+}
+"""Every form field and its default (the layout's value, and what Reset puts back)."""
+
+
+def _default(component: str) -> Any:
+    return FIELDS[component][1]
+
+
+OBJECTIVES = [
+    {"label": "system worst case", "value": "system"},
+    {"label": "no query worse than X%", "value": "queries"},
+]
 
 
 def layout(**_: Any) -> html.Div:
@@ -64,8 +93,8 @@ def layout(**_: Any) -> html.Div:
                 ),
                 _row(
                     "Source rate scale · subinterval factor",
-                    dbc.Input(id=ids.WI_RATE, value="1", size="sm"),
-                    dbc.Input(id=ids.WI_FACTOR, value="1", size="sm"),
+                    dbc.Input(id=ids.WI_RATE, value=_default(ids.WI_RATE), size="sm"),
+                    dbc.Input(id=ids.WI_FACTOR, value=_default(ids.WI_FACTOR), size="sm"),
                     dbc.Button("Apply", id=ids.WI_APPLY_RATE, size="sm"),
                     dbc.Button("Reset", id=ids.WI_RESET, size="sm", color="secondary"),
                 ),
@@ -74,21 +103,47 @@ def layout(**_: Any) -> html.Div:
                     dcc.Dropdown(
                         id=ids.WI_OPT_ALGO,
                         options=list(ALGORITHMS),
-                        value=["mace-hc"],
+                        value=_default(ids.WI_OPT_ALGO),
                         multi=True,
                     ),
-                    dbc.Input(id=ids.WI_OPT_BUDGET, value="3", size="sm"),
+                    dbc.Input(id=ids.WI_OPT_BUDGET, value=_default(ids.WI_OPT_BUDGET), size="sm"),
                     dbc.Button("Optimize", id=ids.WI_OPT_START, size="sm", color="success"),
                     dbc.Button(
                         "Cancel", id=ids.WI_OPT_CANCEL, size="sm", color="warning", disabled=True
                     ),
                 ),
+                _row(
+                    "Objective (X in %)",
+                    dcc.Dropdown(
+                        id=ids.WI_OPT_OBJECTIVE,
+                        options=OBJECTIVES,
+                        value=_default(ids.WI_OPT_OBJECTIVE),
+                        clearable=False,
+                    ),
+                    dbc.Input(
+                        id=ids.WI_OPT_MAX_WORSE,
+                        value=_default(ids.WI_OPT_MAX_WORSE),
+                        size="sm",
+                        placeholder="X %",
+                    ),
+                ),
                 dbc.Progress(id=ids.WI_OPT_PROGRESS, value=0, label="", className="mb-2"),
                 html.Small(id=ids.WI_OPT_STATUS, className="d-block mb-2"),
+                DataTable(
+                    id=ids.WI_OPT_QUERIES,
+                    columns=[
+                        {"name": c, "id": c}
+                        for c in ("query", "current (s)", "optimized (s)", "change")
+                    ],
+                    data=[],
+                    style_cell={"fontSize": 13, "padding": "2px 6px"},
+                ),
                 dbc.Button(
                     "Use optimized placement", id=ids.WI_OPT_APPLY, size="sm", disabled=True
                 ),
                 html.Hr(),
+                html.Small("Edits of this scenario"),
+                html.Div(id=ids.WI_EDITS, className="mb-2"),
                 _row(
                     "Scenarios",
                     dbc.Input(id=ids.WI_SAVE_NAME, placeholder="name", size="sm"),
@@ -106,11 +161,13 @@ def layout(**_: Any) -> html.Div:
     )
     return html.Div(
         [
-            dcc.Store(id=ids.WI_SCENARIO, data={}),
+            # {run id: [edit, ...]}: kept across reloads and page changes, per run
+            dcc.Store(id=ids.WI_SCENARIO, storage_type="session"),
             dcc.Store(id=ids.WI_INPUTS_KEY),
             dcc.Store(id=ids.WI_OPT_RESULT),
             dcc.Download(id=ids.WI_DOWNLOAD),
             dbc.Alert(id=ids.WI_MESSAGE, is_open=False, color="danger", dismissable=True),
+            dbc.Alert(id=ids.WI_NOTE, is_open=False, color="success", dismissable=True),
             dbc.Alert(COUNTER_RUN_NOTE, id=ids.WI_ENGINE_NOTE, is_open=False, color="info"),
             html.H4(id=ids.WI_MACE_WC, className="mb-2"),
             dbc.Row(
@@ -198,26 +255,45 @@ EDITS: dict[str, tuple[str, Callable[[whatif_view.EditForm], dict[str, Any]]]] =
     ids.WI_REMOVE_NODE: ("remove_node", lambda f: {"node": f.cap_node}),
     ids.WI_ADD_NODE: ("add_node", lambda f: {"node": f.add_id, "capacity": f.add_cap}),
     ids.WI_APPLY_RATE: ("load", lambda f: {"rate_scale": f.rate, "factor": f.factor}),
-    ids.WI_RESET: ("reset", lambda f: {}),
     ids.WI_APPLY_TABLE: ("table", lambda f: {"rows": f.rows}),
     ids.WI_OPT_APPLY: ("placement", _optimized),
 }
 """Which page action each button triggers, and the form values it takes."""
 
+NOTE = {
+    "note": Output(ids.WI_NOTE, "children", allow_duplicate=True),
+    "note_open": Output(ids.WI_NOTE, "is_open", allow_duplicate=True),
+}
 
-def _load_saved(form: whatif_view.EditForm) -> tuple[dict[str, Any], str]:
+
+def _notify(note: str) -> dict[str, Any]:
+    """Outputs of a confirmation: the note shown, the error message closed."""
+    return {"note": note, "note_open": bool(note), "text": "", "open": False}
+
+
+def _failed(exc: Exception) -> dict[str, Any]:
+    return {"note": "", "note_open": False, "text": str(exc), "open": True}
+
+
+def _load_saved(form: whatif_view.EditForm) -> dict[str, Any]:
     if not form.saved:
         raise ScenarioError("load: select a saved scenario")
     with context.current().database.cursor() as cur:
         loaded = scenarios.load_scenario(cur, form.saved[0])
     scenario = scenario_to_json(scenario_from_json(loaded.scenario))
-    return scenario, f"loaded scenario '{loaded.name}'"
+    return {"name": loaded.name, "scenario": scenario}
+
+
+def _scenario(inputs: RunInputs, store: Any, run_id: str | None) -> dict[str, Any]:
+    """The scenario JSON of the run's edit log in the session store."""
+    return whatif_view.fold_edits(inputs, whatif_view.edits_for(store, run_id))
 
 
 @dash.callback(
-    output={"scenario": Output(ids.WI_SCENARIO, "data"), **MESSAGE},
+    output={"scenario": Output(ids.WI_SCENARIO, "data"), **MESSAGE, **NOTE},
     inputs={
-        "clicks": {key: Input(key, "n_clicks") for key in [*EDITS, ids.WI_LOAD]},
+        "clicks": {key: Input(key, "n_clicks") for key in [*EDITS, ids.WI_LOAD, ids.WI_RESET]},
+        "undo": Input({"type": ids.WI_UNDO, "index": ALL}, "n_clicks"),
         "tapped": Input(ids.WI_GRAPH, "tapNodeData"),
     },
     state={
@@ -241,27 +317,91 @@ def _load_saved(form: whatif_view.EditForm) -> tuple[dict[str, Any], str]:
 )
 def edit(
     clicks: dict[str, Any],
+    undo: list[Any],
     tapped: Any,
     run_id: str | None,
     data: dict[str, Any] | None,
     form: dict[str, Any],
 ) -> dict[str, Any]:
+    """One more edit in the run's edit log (or an undo, or Reset), with a confirmation."""
     trigger = ctx.triggered_id
+    unchanged = {"scenario": no_update, "text": no_update, "note": no_update}
     if trigger == ids.WI_GRAPH:
-        return {"scenario": no_update, "text": no_update, "open": False}
+        return {**unchanged, "open": False, "note_open": no_update}
+    undoing = isinstance(trigger, Mapping) and trigger.get("type") == ids.WI_UNDO
+    if undoing and not ctx.triggered[0]["value"]:  # the list was redrawn, nothing clicked
+        return {**unchanged, "open": no_update, "note_open": no_update}
     values = whatif_view.EditForm(**form)
+    edits = whatif_view.edits_for(data, run_id)
     try:
         inputs = _inputs(run_id)
-        if trigger == ids.WI_LOAD:
-            scenario, note = _load_saved(values)
-            return {"scenario": scenario, "text": note, "open": False}
-        if trigger not in EDITS:
+        if trigger == ids.WI_RESET:
+            result = whatif_view.EditResult([], "reset: no edits")
+        elif undoing:
+            result = whatif_view.undo_edit(inputs, edits, int(trigger["index"]))
+        elif trigger == ids.WI_LOAD:
+            result = whatif_view.add_edit(inputs, edits, "load_saved", _load_saved(values))
+        elif trigger in EDITS:
+            action, read = EDITS[trigger]
+            result = whatif_view.add_edit(inputs, edits, action, read(values))
+        else:
             raise ScenarioError("unknown action")
-        action, read = EDITS[trigger]
-        scenario = whatif_view.apply_edit(inputs, data, action, read(values))
-        return {"scenario": scenario, "text": "", "open": False}
     except MaceError as exc:
-        return {"scenario": no_update, "text": str(exc), "open": True}
+        return {"scenario": no_update, **_failed(exc)}
+    store = whatif_view.with_edits(data, run_id or "", result.edits)
+    return {"scenario": store, **_notify(result.note)}
+
+
+@dash.callback(
+    Output(ids.WI_EDITS, "children"),
+    Input(ids.WI_SCENARIO, "data"),
+    Input(ids.RUN, "value"),
+)
+def edit_list(data: Any, run_id: str | None) -> Any:
+    """The edits made so far on this run, each with its undo button."""
+    edits = whatif_view.edits_for(data, run_id)
+    if not edits:
+        return html.Small("no edits yet", className="text-muted")
+    return html.Ol(
+        [
+            html.Li(
+                [
+                    html.Span(edit["label"], className="me-2"),
+                    dbc.Button(
+                        "undo",
+                        id={"type": ids.WI_UNDO, "index": k},
+                        size="sm",
+                        color="link",
+                        className="p-0 align-baseline",
+                    ),
+                ]
+            )
+            for k, edit in enumerate(edits)
+        ],
+        className="mb-0 small",
+    )
+
+
+@dash.callback(
+    output={
+        "fields": {c: Output(c, prop, allow_duplicate=True) for c, (prop, _) in FIELDS.items()},
+        "result": Output(ids.WI_OPT_RESULT, "data", allow_duplicate=True),
+        "status": Output(ids.WI_OPT_STATUS, "children", allow_duplicate=True),
+        "queries": Output(ids.WI_OPT_QUERIES, "data", allow_duplicate=True),
+        "apply_disabled": Output(ids.WI_OPT_APPLY, "disabled", allow_duplicate=True),
+    },
+    inputs={"reset": Input(ids.WI_RESET, "n_clicks")},
+    prevent_initial_call=True,
+)
+def reset_fields(reset: Any) -> dict[str, Any]:
+    """Reset clears every field of the form, and the optimizer's result."""
+    return {
+        "fields": {c: value for c, (_, value) in FIELDS.items()},
+        "result": None,
+        "status": "",
+        "queries": [],
+        "apply_disabled": True,
+    }
 
 
 @dash.callback(
@@ -292,7 +432,8 @@ def show(
     try:
         inputs = _inputs(run_id)
         app = context.current()
-        view = whatif_view.render(app.engine, inputs, data, selected, estimator or "mace")
+        scenario = _scenario(inputs, data, run_id)
+        view = whatif_view.render(app.engine, inputs, scenario, selected, estimator or "mace")
         with app.database.cursor() as cur:
             saved = scenarios.list_scenarios(cur, run_id or "")
     except MaceError as exc:
@@ -341,14 +482,18 @@ def select_from_graph(tapped: dict[str, Any] | None) -> Any:
         "result": Output(ids.WI_OPT_RESULT, "data"),
         "status": Output(ids.WI_OPT_STATUS, "children"),
         "apply_disabled": Output(ids.WI_OPT_APPLY, "disabled"),
+        "queries": Output(ids.WI_OPT_QUERIES, "data"),
         **MESSAGE,
     },
     inputs={"start": Input(ids.WI_OPT_START, "n_clicks")},
     state={
         "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
+        "run_id": State(ids.RUN, "value"),
         "data": State(ids.WI_SCENARIO, "data"),
         "algorithms": State(ids.WI_OPT_ALGO, "value"),
         "budget": State(ids.WI_OPT_BUDGET, "value"),
+        "objective": State(ids.WI_OPT_OBJECTIVE, "value"),
+        "max_worse": State(ids.WI_OPT_MAX_WORSE, "value"),
     },
     background=True,
     progress=[Output(ids.WI_OPT_PROGRESS, "value"), Output(ids.WI_OPT_PROGRESS, "label")],
@@ -364,17 +509,22 @@ def optimize(
     set_progress: Callable[[tuple[int, str]], None],
     start: Any,
     inputs_key: str | None,
+    run_id: str | None,
     data: Any,
     algorithms: Any,
     budget: Any,
+    objective: str | None,
+    max_worse: Any,
 ) -> dict[str, Any]:
     """Runs in a worker process: the run's inputs come from the engine's cache (filled
     when the page showed the run), never from the database."""
     try:
         seconds = parse_positive(budget, "time budget", upper=optimizer.MAX_BUDGET)
+        limit = optimizer.parse_limit(objective, max_worse)
         engine = context.current().engine
         inputs = engine.cached_inputs(inputs_key or "")
-        evaluator = engine.evaluator(inputs, scenario_from_json(data))
+        scenario = scenario_from_json(_scenario(inputs, data, run_id))
+        evaluator = engine.evaluator(inputs, scenario)
         shown: list[tuple[int, str]] = []
 
         def report(progress: optimizer.Progress) -> None:
@@ -384,24 +534,30 @@ def optimize(
                 set_progress(update)
 
         outcome = optimizer.optimize(
-            evaluator.topology, evaluator.model, list(algorithms or []), seconds, report
+            evaluator.topology,
+            evaluator.model,
+            list(algorithms or []),
+            seconds,
+            report,
+            max_worse=limit,
         )
     except MaceError as exc:
         return {
-            "result": no_update, "status": "", "apply_disabled": True,
+            "result": no_update, "status": "", "apply_disabled": True, "queries": [],
             "text": str(exc), "open": True,
         }  # fmt: skip
     return {
         "result": {"placement": outcome.placement, "best_wc": outcome.best_wc},
         "status": outcome.label,
         "apply_disabled": False,
+        "queries": outcome.query_rows(),
         "text": no_update,
         "open": no_update,
     }
 
 
 @dash.callback(
-    output={"options": Output(ids.WI_SAVED, "options", allow_duplicate=True), **MESSAGE},
+    output={"options": Output(ids.WI_SAVED, "options", allow_duplicate=True), **MESSAGE, **NOTE},
     inputs={"save": Input(ids.WI_SAVE, "n_clicks")},
     state={
         "run_id": State(ids.RUN, "value"),
@@ -413,13 +569,15 @@ def optimize(
 def save(save: Any, run_id: str | None, data: Any, name: str | None) -> dict[str, Any]:
     try:
         app = context.current()
-        whatif_view.validate(app.engine, _inputs(run_id), data)  # only valid scenarios
+        inputs = _inputs(run_id)
+        scenario = _scenario(inputs, data, run_id)
+        whatif_view.validate(app.engine, inputs, scenario)  # only valid scenarios
         with app.database.cursor() as cur:
-            scenarios.save_scenario(cur, run_id or "", name or "", data or {})
+            scenarios.save_scenario(cur, run_id or "", name or "", scenario)
             saved = scenarios.list_scenarios(cur, run_id or "")
     except MaceError as exc:
-        return {"options": no_update, "text": str(exc), "open": True}
-    return {"options": _saved_options(saved), "text": no_update, "open": no_update}
+        return {"options": no_update, **_failed(exc)}
+    return {"options": _saved_options(saved), **_notify(f"saved scenario '{(name or '').strip()}'")}
 
 
 @dash.callback(
@@ -442,7 +600,7 @@ def compare(
 ) -> dict[str, Any]:
     try:
         inputs = _inputs(run_id)
-        named: list[tuple[str, Any]] = [("this scenario", data or {})]
+        named: list[tuple[str, Any]] = [("this scenario", _scenario(inputs, data, run_id))]
         with context.current().database.cursor() as cur:
             for scenario_id in saved or []:
                 stored = scenarios.load_scenario(cur, scenario_id)
@@ -464,7 +622,9 @@ def compare(
 )
 def export(export: Any, run_id: str | None, data: Any) -> dict[str, Any]:
     try:
-        text = whatif_view.export_topology(context.current().engine, _inputs(run_id), data)
+        inputs = _inputs(run_id)
+        scenario = _scenario(inputs, data, run_id)
+        text = whatif_view.export_topology(context.current().engine, inputs, scenario)
     except MaceError as exc:
         return {"download": no_update, "text": str(exc), "open": True}
     content = {"content": text, "filename": f"{run_id}-scenario.yaml"}
