@@ -112,7 +112,7 @@ def _layout(
     fig.update_layout(
         title={"text": title, "x": 0.01},
         margin={"l": 60, "r": 20, "t": 50, "b": 45},
-        legend={"orientation": "h", "y": -0.18},
+        legend={"orientation": "h", "y": -0.18, "traceorder": "normal"},
         xaxis_title=TIME_TITLE,
         xaxis_hoverformat=".1f",
         yaxis_title=y_title,

@@ -39,7 +39,14 @@ def layout(**_: Any) -> html.Div:
                 "w + eps].",
                 className="text-muted",
             ),
-            DataTable(id=ids.RP_TABLE, columns=columns, style_cell={"fontSize": 13}),
+            DataTable(
+                id=ids.RP_TABLE,
+                columns=columns,
+                style_cell={"fontSize": 13},
+                # headers with units wrap, so the whole table fits a 1500 px window
+                style_header={"whiteSpace": "normal", "height": "auto", "fontWeight": "bold"},
+                style_table={"overflowX": "auto"},
+            ),
             dbc.Row(
                 [
                     dbc.Col(dcc.Dropdown(id=ids.RP_OBJ_QUERY, placeholder="query"), md=3),
