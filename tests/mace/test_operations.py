@@ -56,7 +56,7 @@ def test_serve_create_starts_an_empty_database(tmp_path: Path, free_port: int) -
         while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{free_port}/", timeout=2) as r:
-                    assert r.status == 200
+                    assert r.status == 200 and b"_dash-config" in r.read()
                 break
             except OSError:
                 assert process.poll() is None, process.stdout.read() if process.stdout else ""
