@@ -3,6 +3,12 @@
 Every plot of the dashboard is built here so callbacks stay thin and tests can
 check figures without a browser. Long series are max-pooled (:func:`decimate_max`)
 because worst-case latency is about peaks: a mean would hide them.
+
+One vocabulary on every page: *estimated* is the estimator (Mace, or the chosen one)
+applied to the measured load (DLTS); *predicted* the same estimator on a model fitted
+to the run and the arrivals (the What-if page's curves are predictions); *measured* is
+what the sinks saw. Time series hover with every series at the hovered time
+(``hovermode="x unified"``), each value with its unit.
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ PALETTE = (
     "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363",
 )  # fmt: skip
 MEASURED = "#d62728"
-PREDICTED = "#1f77b4"
+ESTIMATED = "#1f77b4"
+PREDICTED = "#1f77b4"  # the What-if page's curves (predictions of current and scenario)
+MODEL_LINE = "#8c564b"  # the Overview's predicted line, next to the estimated one
 SCENARIO = "#ff7f0e"
 BAND = "rgba(31, 119, 180, 0.15)"
 
@@ -56,12 +64,30 @@ def decimate_max(values: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.n
     return np.minimum(index, n - 1), picked
 
 
+def hover(name: str, unit: str, value: str = "%{y:.3f}") -> str:
+    """A hover line: the series' name, its value at the hovered time and the unit (the
+    trace name is in the text, so the secondary box is left empty)."""
+    return f"{name}: {value} {unit}<extra></extra>"
+
+
 def _line(
-    times: np.ndarray, values: np.ndarray, name: str, color: str, **kwargs: Any
+    times: np.ndarray,
+    values: np.ndarray,
+    name: str,
+    color: str,
+    unit: str = "s",
+    value: str = "%{y:.3f}",
+    **kwargs: Any,
 ) -> go.Scattergl:
     index, picked = decimate_max(values)
     return go.Scattergl(
-        x=times[index], y=picked, name=name, mode="lines", line={"color": color}, **kwargs
+        x=times[index],
+        y=picked,
+        name=name,
+        mode="lines",
+        line={"color": color},
+        hovertemplate=hover(name, unit, value),
+        **kwargs,
     )
 
 
@@ -72,15 +98,27 @@ def with_ranges(fig: go.Figure, ranges: Mapping[str, Sequence[float]]) -> go.Fig
     return fig
 
 
-def _layout(fig: go.Figure, title: str, y_title: str, uirevision: str | None = None) -> go.Figure:
+TIME_TITLE = "time since run start (s)"
+
+
+def _layout(
+    fig: go.Figure,
+    title: str,
+    y_title: str,
+    uirevision: str | None = None,
+    hovermode: str = "x unified",
+) -> go.Figure:
+    """The common layout of a time series: every series at the hovered time by default."""
     fig.update_layout(
         title={"text": title, "x": 0.01},
         margin={"l": 60, "r": 20, "t": 50, "b": 45},
-        legend={"orientation": "h", "y": -0.18},
-        xaxis_title="time since run start (s)",
+        legend={"orientation": "h", "y": -0.18, "traceorder": "normal"},
+        xaxis_title=TIME_TITLE,
+        xaxis_hoverformat=".1f",
         yaxis_title=y_title,
         template="plotly_white",
         uirevision=uirevision,
+        hovermode=hovermode,
         height=380,
     )
     return fig
@@ -97,12 +135,15 @@ def latency_figure(
     *,
     lower: np.ndarray | None = None,
     label: str = "Mace",
+    predicted: np.ndarray | None = None,
 ) -> go.Figure:
-    """Measured max and p99 latency per subinterval under the predicted estimate and its band.
+    """Measured max and p99 latency per subinterval under the estimate and its band.
 
-    ``series`` is the estimator's series (named ``label``); the band is [``lower``,
-    ``upper``], by default [Mace, Mace + w + eps] (Theorem 3); vertical dashed
-    lines mark placement changes. ``uirevision`` keeps a drag-zoom across refreshes.
+    ``series`` is the estimated series of the estimator named ``label`` (from the
+    measured load); the band is [``lower``, ``upper``], by default [Mace, Mace + w + eps]
+    (Theorem 3); ``predicted`` (optional) is the same estimator on the fitted model.
+    Vertical dashed lines mark placement changes. ``uirevision`` keeps a drag-zoom across
+    refreshes.
     """
     times = np.asarray(times, dtype=float)
     fig = go.Figure()
@@ -114,8 +155,8 @@ def latency_figure(
             x=times[up_index],
             y=up_values,
             mode="lines",
-            line={"width": 0, "color": PREDICTED},
-            hoverinfo="skip",
+            line={"width": 0, "color": ESTIMATED},
+            hovertemplate=hover(f"upper bound ({label} + w + eps)", "s"),
             showlegend=False,
             name="upper bound",
         )
@@ -125,13 +166,16 @@ def latency_figure(
             x=times[low_index],
             y=low_values,
             mode="lines",
-            line={"width": 0, "color": PREDICTED},
+            line={"width": 0, "color": ESTIMATED},
             fill="tonexty",
             fillcolor=BAND,
             name=f"bounds [Mace, {label} + w + eps]",
+            hovertemplate=hover("lower bound (Mace)", "s"),
         )
     )
-    fig.add_trace(_line(times, series, f"predicted {label}", PREDICTED))
+    fig.add_trace(_line(times, series, f"estimated {label}", ESTIMATED))
+    if predicted is not None:
+        fig.add_trace(_line(times, predicted, f"predicted {label}", MODEL_LINE, line_dash="dash"))
     fig.add_trace(_line(times, measured_max, "measured max", MEASURED))
     fig.add_trace(_line(times, measured_p99, "measured p99", "#9467bd", line_dash="dot"))
     for t in change_times:
@@ -144,9 +188,13 @@ def latency_figure(
                 mode="markers",
                 marker={"symbol": "triangle-up", "size": 11, "color": "#555"},
                 name="placement change",
+                hovertemplate="placement change at t = %{x:.1f} s<extra></extra>",
             )
         )
-    return _layout(fig, "Latency per subinterval: measured vs predicted", "latency (s)", uirevision)
+    title = "Latency per subinterval: measured, estimated" + (
+        " and predicted" if predicted is not None else ""
+    )
+    return _layout(fig, title, "latency (s)", uirevision)
 
 
 def _plain_layout(title: str, x_title: str, y_title: str, uirevision: str) -> dict[str, Any]:
@@ -157,6 +205,7 @@ def _plain_layout(title: str, x_title: str, y_title: str, uirevision: str) -> di
         "title": {"text": title, "x": 0.01},
         "margin": {"l": 60, "r": 20, "t": 50, "b": 45},
         "legend": {"orientation": "h", "y": -0.18},
+        "hovermode": "x unified",
         "xaxis": {**axis, "title": {"text": x_title}},
         "yaxis": {**axis, "title": {"text": y_title}},
         "plot_bgcolor": "white",
@@ -172,6 +221,7 @@ def _plain_line(times: np.ndarray, values: np.ndarray, name: str, color: str) ->
         "type": "scattergl",
         "mode": "lines",
         "name": name,
+        "hovertemplate": hover(name, "s"),
         # numpy arrays go to the browser through plotly's JSON encoder (NaN -> null)
         "x": np.asarray(times, dtype=float)[index],
         "y": picked,
@@ -186,8 +236,8 @@ def estimate_comparison_figure(
     scenario_times: np.ndarray,
     label: str = "Mace",
 ) -> dict[str, Any]:
-    """The scenario's estimate (named ``label``) over the current one (their time grids
-    may differ)."""
+    """The scenario's prediction of the estimator named ``label`` over the current
+    deployment's (their time grids may differ)."""
     return {
         "data": [
             _plain_line(times, current, f"current {label}", PREDICTED),
@@ -195,7 +245,7 @@ def estimate_comparison_figure(
         ],
         "layout": _plain_layout(
             f"Predicted {label}: scenario vs current",
-            "time since run start (s)",
+            TIME_TITLE,
             f"{label} (s)",
             "whatif",
         ),
@@ -221,6 +271,7 @@ def query_change_figure(
                 "x": list(queries),
                 "y": [float(v) for v in current],
                 "name": "current",
+                "hovertemplate": hover("current", "s"),
                 "marker": {"color": PREDICTED},
             },
             {
@@ -228,6 +279,7 @@ def query_change_figure(
                 "x": list(queries),
                 "y": [float(v) for v in scenario],
                 "name": "scenario",
+                "hovertemplate": hover("scenario", "s"),
                 "marker": {"color": SCENARIO},
             },
         ],
@@ -236,7 +288,7 @@ def query_change_figure(
 
 
 def ce_heatmap(node_ids: Sequence[str], times: np.ndarray, ce_seconds: np.ndarray) -> go.Figure:
-    """CE/C (seconds) per node and subinterval, max-pooled to a readable width."""
+    """Estimated CE/C (seconds) per node and subinterval, max-pooled to a readable width."""
     matrix = np.asarray(ce_seconds, dtype=float)
     times = np.asarray(times, dtype=float)
     n = matrix.shape[1] if matrix.ndim == 2 else 0
@@ -255,9 +307,13 @@ def ce_heatmap(node_ids: Sequence[str], times: np.ndarray, ce_seconds: np.ndarra
             colorscale="YlOrRd",
             colorbar={"title": "CE/C (s)"},
             zmin=0.0,
+            hovertemplate="node %{y} at t = %{x:.1f} s<br>estimated CE/C: %{z:.3f} s"
+            "<extra></extra>",
         )
     )
-    fig = _layout(fig, "Cumulative excess per node", "node", uirevision="heatmap")
+    fig = _layout(
+        fig, "Estimated cumulative excess per node (CE/C)", "node", "heatmap", hovermode="closest"
+    )
     fig.update_yaxes(type="category")
     return fig
 
@@ -265,10 +321,10 @@ def ce_heatmap(node_ids: Sequence[str], times: np.ndarray, ce_seconds: np.ndarra
 def dlts_capacity_figure(
     times: np.ndarray, dlts: np.ndarray, service: float, node: str
 ) -> go.Figure:
-    """A node's DLTS per subinterval against what it can serve in one (C*w)."""
+    """A node's measured DLTS per subinterval against what it can serve in one (C*w)."""
     times = np.asarray(times, dtype=float)
     fig = go.Figure()
-    fig.add_trace(_line(times, dlts, f"DLTS of {node}", PREDICTED))
+    fig.add_trace(_line(times, dlts, f"measured DLTS of {node}", ESTIMATED, unit="CPU-s"))
     fig.add_trace(
         go.Scatter(
             x=[float(times[0]) if times.size else 0.0, float(times[-1]) if times.size else 1.0],
@@ -276,9 +332,12 @@ def dlts_capacity_figure(
             mode="lines",
             name="capacity × w",
             line={"color": MEASURED, "dash": "dash"},
+            hovertemplate=hover("capacity × w", "CPU-s"),
         )
     )
-    return _layout(fig, f"Load (DLTS) vs capacity on {node}", "CPU-seconds", uirevision="dlts")
+    return _layout(
+        fig, f"Measured load (DLTS) vs capacity on {node}", "CPU-seconds", uirevision="dlts"
+    )
 
 
 def bottleneck_figure(
@@ -300,9 +359,10 @@ def bottleneck_figure(
                     mode="markers",
                     marker={"color": colors[node], "size": 6, "symbol": "square"},
                     name=node,
+                    hovertemplate="bottleneck: %{y}<extra></extra>",
                 )
             )
-    fig = _layout(fig, "Bottleneck node over time (where Mace > 0)", "node", "bottleneck")
+    fig = _layout(fig, "Bottleneck node over time (where estimated Mace > 0)", "node", "bottleneck")
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=list(node_ids))
     return fig
 
@@ -310,15 +370,18 @@ def bottleneck_figure(
 def busy_vs_dlts_figure(
     times: np.ndarray, busy: np.ndarray, dlts: np.ndarray, capacity: float, node: str
 ) -> go.Figure:
-    """Measured utilization (busy/w) against demanded utilization (DLTS / (C*w))."""
+    """Measured utilization (busy/w) against demanded utilization (measured DLTS / (C*w)),
+    as percentages of the node's capacity."""
     times = np.asarray(times, dtype=float)
     width = float(times[1] - times[0]) if times.size > 1 else 1.0
+    share = {"unit": "of capacity", "value": "%{y:.1%}"}
     fig = go.Figure()
-    fig.add_trace(_line(times, np.asarray(busy) / width, "utilization (node_busy)", MEASURED))
-    fig.add_trace(
-        _line(times, np.asarray(dlts) / (capacity * width), "demand (DLTS / C·w)", PREDICTED)
-    )
-    return _layout(fig, f"Utilization vs demand on {node}", "share of capacity", "busy")
+    fig.add_trace(_line(times, np.asarray(busy) / width, "measured utilization", MEASURED, **share))
+    demand = np.asarray(dlts) / (capacity * width)
+    fig.add_trace(_line(times, demand, "demand (measured DLTS / C·w)", ESTIMATED, **share))
+    fig = _layout(fig, f"Utilization vs demand on {node}", "share of capacity", "busy")
+    fig.update_yaxes(tickformat=".0%")
+    return fig
 
 
 def compliance_figure(
@@ -328,11 +391,11 @@ def compliance_figure(
     objective: float | None,
     label: str = "Mace",
 ) -> go.Figure:
-    """A query's measured max latency and its estimate (named ``label``) per subinterval
-    against its objective."""
+    """A query's measured max latency and its estimate (the estimator named ``label`` on
+    the measured load) per subinterval against its objective."""
     times = np.asarray(times, dtype=float)
     fig = go.Figure()
-    fig.add_trace(_line(times, estimated, f"estimated ({label})", PREDICTED))
+    fig.add_trace(_line(times, estimated, f"estimated {label}", ESTIMATED))
     fig.add_trace(_line(times, measured, "measured max", MEASURED))
     if objective is not None:
         fig.add_hline(y=objective, line_dash="dash", line_color="#2ca02c")

@@ -12,7 +12,13 @@ import plotly.graph_objects as go
 from dashboard import figures
 from dashboard.data import RunData
 from dashboard.errors import ViewError
-from dashboard.report import analyses, bound_coverage, build_report, violating_intervals
+from dashboard.report import (
+    KEYS,
+    analyses,
+    bound_coverage,
+    build_report,
+    violating_intervals,
+)
 from estimator.pathaware import ESTIMATOR_LABELS
 
 RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
@@ -59,18 +65,25 @@ class OverviewView:
     label: str = "Mace"
 
     def kpis(self) -> tuple[str, str, str]:
+        """The worst-case, bound coverage and bottleneck cards, in the names the chart's
+        lines have (estimated, predicted, measured)."""
         measured = "-" if self.measured_wc is None else f"{self.measured_wc:.3f} s"
-        error = "" if self.error_percent is None else f" · error {self.error_percent:+.1f}%"
+        error = (
+            ""
+            if self.error_percent is None
+            else f" (estimated {self.error_percent:+.1f}% vs measured)".replace("-", "−")
+        )
         worst = (
-            f"{self.label} {self.estimated_wc:.3f} s · predicted {self.predicted_wc:.3f} s "
-            f"· measured {measured}{error}"
+            f"estimated {self.label} {self.estimated_wc:.3f} s · predicted {self.label} "
+            f"{self.predicted_wc:.3f} s · measured {measured}{error}"
         )
         coverage = "-" if self.coverage is None else f"{self.coverage:.1%}"
         return worst, coverage, self.bottleneck
 
 
 def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> OverviewView:
-    """Measured vs predicted latency in the window, with its KPIs, for ``estimator``."""
+    """Measured, estimated and predicted latency in the window, with its KPIs, for
+    ``estimator``."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     part = window(run, range_key)
@@ -90,6 +103,7 @@ def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> Ov
         uirevision=f"{run.info.run_id}-{range_key}",
         lower=est.lower[part],
         label=label,
+        predicted=result.predicted.estimate[part],
     )
     finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
     measured_wc = float(finite.max()) if finite.size else None
@@ -149,6 +163,35 @@ def nodes_view(
             times, run.busy[k, part], run.node_dlts[k, part], capacity, node
         ),
     )
+
+
+SHARES = ("compliance", "bound_coverage")
+"""Report columns that are shares of subintervals: fractions in the data (CSV, JSON),
+shown as percentages."""
+_FIGURE_NAMES = {"wc": "WC", "p99": "p99", "mean": "mean"}
+
+
+def report_columns() -> list[dict[str, Any]]:
+    """The Reports table's columns: seconds with their unit, shares as percentages (the
+    table formats them; the rows keep the fractions)."""
+    from dash.dash_table.FormatTemplate import percentage
+
+    columns: list[dict[str, Any]] = [{"name": "query", "id": "query"}]
+    for key in (*KEYS, "bound_coverage"):
+        if key in SHARES:
+            columns.append(
+                {
+                    "name": key.replace("_", " "),
+                    "id": key,
+                    "type": "numeric",
+                    "format": percentage(1),
+                }
+            )
+            continue
+        kind, _, figure = key.partition("_")
+        name = f"{kind} {_FIGURE_NAMES[figure]} (s)" if figure else f"{kind} (s)"
+        columns.append({"name": name, "id": key, "type": "numeric"})
+    return columns
 
 
 def report_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:

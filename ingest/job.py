@@ -20,7 +20,14 @@ import duckdb
 import pandas as pd
 
 from ingest.errors import IngestError
-from ingest.extract import LandingFile, RunFolder, discover, read_failure, read_record_set
+from ingest.extract import (
+    LandingFile,
+    RunFolder,
+    discover,
+    is_data_file,
+    read_failure,
+    read_record_set,
+)
 from ingest.samples import (
     STATE_COLUMNS,
     last_samples,
@@ -31,6 +38,7 @@ from ingest.samples import (
 )
 from ingest.session import DEFAULT_MASTER, get_spark
 from ingest.transforms import (
+    RECORD_SETS,
     RunSpec,
     arrival_aggregates,
     bad_rows,
@@ -181,6 +189,34 @@ def ingest_once(
         return summary
     finally:
         con.close()
+
+
+def prune_ingested(landing: str | Path, db_path: str | Path) -> int:
+    """Delete the landing data files the manifest lists as ingested; the number deleted.
+
+    Bounds the disk use of a landing folder that only a live demo writes (``mace demo``):
+    the manifest keeps the deleted files' rows, so they are never looked for again. Never
+    for a user's landing folder, whose files are the user's.
+    """
+    folder = Path(landing)
+    con = connect(db_path)
+    try:
+        ingested = ingested_paths(con)
+    finally:
+        con.close()
+    deleted = 0
+    for run_dir in (p for p in folder.iterdir() if p.is_dir()):
+        for record_set in RECORD_SETS:
+            records = run_dir / record_set
+            if not records.is_dir():
+                continue
+            for file in records.iterdir():
+                if not is_data_file(file.name):
+                    continue
+                if file.relative_to(folder).as_posix() in ingested:
+                    file.unlink(missing_ok=True)
+                    deleted += 1
+    return deleted
 
 
 def _settled(previous: PendingFile | None, file: LandingFile, now: float) -> bool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from estimator.errors import MaceError
 from ingest.errors import IngestError
-from ingest.job import BatchSummary, ingest_once
+from ingest.job import BatchSummary, ingest_once, prune_ingested
 from ingest.session import DEFAULT_MASTER
 
 if TYPE_CHECKING:
@@ -26,13 +26,20 @@ def _job(
     spark: SparkSession | None,
     master: str,
     on_batch: Callable[[BatchSummary], None] | None,
+    prune: bool = False,
 ) -> None:
-    """One scheduled pass; errors are logged so the scheduler (and a server) stays up."""
+    """One scheduled pass; errors are logged so the scheduler (and a server) stays up.
+    With ``prune``, the landing files now in the manifest are deleted after the pass."""
     try:
         summary = ingest_once(landing, db_path, spark, master=master)
     except MaceError as exc:
         log.error("ingestion failed: %s", exc)
         return
+    if prune:
+        try:
+            prune_ingested(landing, db_path)
+        except (MaceError, OSError) as exc:  # what is left is pruned on the next pass
+            log.error("deleting ingested landing files failed: %s", exc)
     log.info("%s", summary.describe())
     if on_batch is not None:
         on_batch(summary)
@@ -69,16 +76,20 @@ def start_scheduler(
     spark: SparkSession | None = None,
     master: str = DEFAULT_MASTER,
     on_batch: Callable[[BatchSummary], None] | None = None,
+    prune_ingested: bool = False,
 ) -> BaseScheduler:
     """Start a BackgroundScheduler that ingests now and then every ``every`` seconds.
 
     For ``mace serve``: the same process owns the writable DuckDB file. Stop it
-    with ``scheduler.shutdown()``.
+    with ``scheduler.shutdown()``. ``prune_ingested`` deletes each landing file once it
+    is in the manifest (:func:`ingest.job.prune_ingested`): for ``mace demo``'s own
+    landing folder only, never a user's.
     """
     from apscheduler.schedulers.background import BackgroundScheduler
 
     scheduler = BackgroundScheduler()
-    _add_job(scheduler, every, [Path(landing), Path(db_path), spark, master, on_batch])
+    args = [Path(landing), Path(db_path), spark, master, on_batch, prune_ingested]
+    _add_job(scheduler, every, args)
     scheduler.start()
     return scheduler
 

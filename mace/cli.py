@@ -14,6 +14,7 @@ away (``mace ... | head``), the command stops quietly with exit status 141
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -54,9 +55,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def unknown_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """One line for a mistyped subcommand, with the closest ones ("did you mean"), or
+    ``None`` when the first argument is an option or a known subcommand."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    names = [
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    ]
+    typed = argv[0]
+    if typed in names:
+        return None
+    close = difflib.get_close_matches(typed, names, n=3, cutoff=0.5)
+    hint = (
+        f"did you mean {' or '.join(repr(c) for c in close)}?"
+        if close
+        else f"choose from {', '.join(names)}"
+    )
+    return f"mace: error: unknown command {typed!r}; {hint}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    mistyped = unknown_command(parser, arguments)
+    if mistyped is not None:
+        print(mistyped, file=sys.stderr)
+        return 2
+    args = parser.parse_args(arguments)
     try:
         status = int(args.run(args) or 0)
         sys.stdout.flush()  # inside the try: a closed pipe must not surface at exit

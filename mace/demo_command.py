@@ -10,6 +10,7 @@ MiniCluster (``connectors.flink``), followed over REST by the collector.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import threading
@@ -61,7 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument(
         "--workdir",
         metavar="DIR",
-        help="folder for the landing folder and mace.duckdb (default: a new temporary folder)",
+        help="folder for the landing folder and mace.duckdb, kept at exit (default: a new "
+        "temporary folder, removed at exit)",
     )
     demo.add_argument(
         "--duration",
@@ -70,7 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="stop after SECONDS, ingest the rest and print the report (default: until Ctrl+C)",
     )
     demo.add_argument("--host", default=DEFAULT_HOST, help=argparse.SUPPRESS)
-    demo.add_argument("--port", type=int, default=DEFAULT_PORT, help=argparse.SUPPRESS)
+    demo.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"dashboard port (default {DEFAULT_PORT})"
+    )
     demo.set_defaults(run=run)
 
 
@@ -80,6 +84,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--duration must be a positive number of seconds, got {args.duration}")
     start_engine = ENGINES[args.engine]
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="mace-demo-"))
+    try:
+        return _run_in(workdir, start_engine, args)
+    finally:
+        if not args.workdir:  # a folder of our own: remove it, however the demo ends
+            shutil.rmtree(workdir, ignore_errors=True)
+            print(f"demo: removed {workdir}", flush=True)
+
+
+def _run_in(workdir: Path, start_engine: Engine, args: argparse.Namespace) -> int:
     landing = workdir / "landing"
     db = workdir / "mace.duckdb"
     try:
@@ -87,14 +100,18 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"--workdir: cannot create {landing}: {exc.strerror or exc}") from exc
     run_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
-    print(f"demo: working in {workdir} (landing folder and {db.name})", flush=True)
+    kept = "kept" if args.workdir else "removed at exit"
+    print(f"demo: working in {workdir} (landing folder and {db.name}; {kept})", flush=True)
     with sigterm_as_interrupt(), ExitStack() as running:
+        app = open_app(db, DEMO_INGEST_EVERY, workdir / "jobs")
+        # the server first: when its port is taken, nothing else has started
+        running.callback(start_server(app, args.host, args.port))
         running.callback(start_engine(landing, run_id))
-        app = open_app(db, DEMO_INGEST_EVERY)
-        scheduler = start_ingestion(landing, db, DEMO_INGEST_EVERY)
+        # ingested landing files are deleted (the manifest remembers them): the demo's
+        # disk use stays bounded however long it runs
+        scheduler = start_ingestion(landing, db, DEMO_INGEST_EVERY, prune_ingested=True)
         running.callback(scheduler.shutdown, wait=True)  # a batch in progress completes
         print(f"demo: ingesting every {DEMO_INGEST_EVERY:g} s into {db}", flush=True)
-        running.callback(start_server(app, args.host, args.port))
         completed = wait_until_stopped(args.duration)
     if args.duration is not None and completed:
         _final_report(landing, db, run_id)

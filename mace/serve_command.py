@@ -8,8 +8,10 @@ starts fast and the ``dashboard`` package never imports ``ingest``.
 from __future__ import annotations
 
 import argparse
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Serve the Dash dashboard through waitress. With --landing, the "
         "scheduled ingestion runs in the same process (one process owns the database).",
     )
-    serve.add_argument("--db", required=True, help="DuckDB file")
+    serve.add_argument("--db", required=True, help="DuckDB file (must exist unless --create)")
+    serve.add_argument(
+        "--create", action="store_true", help="create --db as an empty database if it is missing"
+    )
     serve.add_argument("--landing", help="landing folder to ingest on a schedule")
     serve.add_argument(
         "--every", type=float, default=DEFAULT_INGEST_EVERY, help="ingest period (s)"
@@ -52,8 +57,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--every must be positive, got {args.every}")
     if args.landing and not Path(args.landing).is_dir():
         raise UsageError(f"--landing: {args.landing} is not a folder")
+    if not args.create and not Path(args.db).exists():
+        raise UsageError(
+            f"--db: {args.db} does not exist; add --create to start an empty database there"
+        )
     with sigterm_as_interrupt(), ExitStack() as running:
-        app = open_app(Path(args.db), max(2.0, args.every))
+        jobs = Path(tempfile.mkdtemp(prefix="mace-dash-jobs-"))
+        running.callback(shutil.rmtree, jobs, ignore_errors=True)
+        app = open_app(Path(args.db), max(2.0, args.every), jobs)
         if args.landing:
             scheduler = start_ingestion(Path(args.landing), Path(args.db), args.every)
             running.callback(scheduler.shutdown, wait=False)
@@ -67,13 +78,15 @@ def check_port(port: int) -> None:
         raise UsageError(f"--port must be between 1 and 65535, got {port}")
 
 
-def open_app(db: Path, refresh_seconds: float) -> Any:
+def open_app(db: Path, refresh_seconds: float, jobs: Path) -> Any:
     """The app, with its database connection opened (and the schema migrated) before any
-    in-process ingestion starts writing."""
+    in-process ingestion starts writing; its background jobs (the optimizer) keep their
+    state in the folder ``jobs``, which the caller removes."""
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
+    from dashboard.optimizer import create_manager
 
-    app = create_app(db, refresh_seconds=refresh_seconds)
+    app = create_app(db, refresh_seconds=refresh_seconds, background_manager=create_manager(jobs))
     with app.server.config[CONFIG_KEY].database.cursor():
         pass
     return app
@@ -162,8 +175,13 @@ def wait_until_stopped(duration: float | None = None) -> bool:
     return True
 
 
-def start_ingestion(landing: Path, db: Path, every: float) -> BaseScheduler:
-    """Start the ingestion scheduler in this process, reporting batches on stderr."""
+def start_ingestion(
+    landing: Path, db: Path, every: float, *, prune_ingested: bool = False
+) -> BaseScheduler:
+    """Start the ingestion scheduler in this process, reporting batches on stderr.
+
+    ``prune_ingested`` deletes landing files once ingested: only for ``mace demo``'s own
+    landing folder, never for a user's (``mace serve --landing``)."""
     import logging
 
     from ingest.job import BatchSummary
@@ -182,4 +200,4 @@ def start_ingestion(landing: Path, db: Path, every: float) -> BaseScheduler:
                 flush=True,
             )
 
-    return start_scheduler(landing, db, every, on_batch=report)
+    return start_scheduler(landing, db, every, on_batch=report, prune_ingested=prune_ingested)

@@ -9,13 +9,18 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mace.errors import UsageError
 from simulator.errors import SimulationError
 from simulator.plan import COST_DISTRIBUTIONS, DEFAULT_TRAIN, POLICIES
-from simulator.workloads import DEFAULT_DURATION, DEFAULT_LOAD, WORKLOADS
+from simulator.workloads import DEFAULT_DURATION, DEFAULT_LOAD, DEFAULT_NODES, WORKLOADS
+
+if TYPE_CHECKING:
+    from estimator.model import Topology
+    from simulator.workloads import ArrivalModel
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,8 +33,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("workload", help=f"{' | '.join(WORKLOADS)} | path to a topology file")
     parser.add_argument("--out", required=True, help="landing folder")
-    parser.add_argument("--run-id", help="run folder name (default: derived from the options)")
-    parser.add_argument("--nodes", type=int, help="number of nodes (default per workload)")
+    parser.add_argument(
+        "--run-id",
+        help="run folder name (default: WORKLOAD-<nodes>n-POLICY-seedSEED, e.g. "
+        "clickstream-5q-5n-stimulus-seed0)",
+    )
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        help="number of nodes (default per workload: "
+        + ", ".join(f"{name} {count}" for name, count in DEFAULT_NODES.items())
+        + ")",
+    )
     parser.add_argument(
         "--duration", type=float, default=DEFAULT_DURATION, help="seconds of arrivals (batch mode)"
     )
@@ -64,13 +79,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _run_id(args: argparse.Namespace) -> str:
+def _run_id(args: argparse.Namespace, nodes: int) -> str:
+    """--run-id, or a name from the options that differ between runs: the workload, its
+    node count (so that ``--nodes 3`` after a default run is a new run), the policy and
+    the seed (live: the start second)."""
     if args.run_id:
         return str(args.run_id)
     base = Path(args.workload).stem if args.workload not in WORKLOADS else args.workload
     if args.live:  # a live run is new every time: name it by its start second
-        return f"{base}-{args.policy}-live-{int(time.time())}"
-    return f"{base}-{args.policy}-seed{args.seed}"
+        return f"{base}-{nodes}n-{args.policy}-live-{int(time.time())}"
+    return f"{base}-{nodes}n-{args.policy}-seed{args.seed}"
 
 
 def node_policies(
@@ -93,15 +111,18 @@ def node_policies(
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulator.workloads import workload
+    from simulator.workloads import workload, workload_model
 
     if args.files < 1:
         raise UsageError(f"--files must be at least 1, got {args.files}")
-    run_id = _run_id(args)
+    if args.run_id is not None and ("/" in args.run_id or args.run_id in ("", ".", "..")):
+        raise UsageError(f"--run-id must be a plain folder name, got '{args.run_id}'")
+    model = workload_model(args.workload, nodes=args.nodes, load=args.load, seed=args.seed)
+    run_id = _run_id(args, len(model[0].node_ids))
     if "/" in run_id or run_id in ("", ".", ".."):
         raise UsageError(f"--run-id must be a plain folder name, got '{run_id}'")
     if args.live:
-        return _run_live(args, run_id)
+        return _run_live(args, run_id, model)
     run_dir = Path(args.out) / run_id
     if run_dir.exists() and any(run_dir.iterdir()):
         raise SimulationError(f"run folder '{run_dir}' already exists; choose another --run-id")
@@ -131,13 +152,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_live(args: argparse.Namespace, run_id: str) -> int:
+def _run_live(
+    args: argparse.Namespace, run_id: str, workload: tuple[Topology, ArrivalModel]
+) -> int:
     from simulator.live import run_live
-    from simulator.workloads import workload_model
 
-    topology, model = workload_model(
-        args.workload, nodes=args.nodes, load=args.load, seed=args.seed
-    )
+    topology, model = workload
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:

@@ -4,7 +4,7 @@
   fed by On-Off arrivals (high/low rate ratio 100, duration ratio 0.33,
   exponential period durations and inter-arrival times).
 * ``clickstream-5q``: five instances of it (70 operators), each with its own
-  source and On-Off pattern.
+  source and On-Off pattern, one node per query by default.
 * ``stocks``: the stock-trades query of section IX-A.1 in its three plans (the
   expensive user-defined select at the source, in the middle, at the sink),
   as three queries on one trade stream, one node per plan by default.
@@ -34,6 +34,9 @@ from estimator.propagation import build_load_model
 from simulator.errors import SimulationError
 
 WORKLOADS = ("clickstream", "clickstream-5q", "stocks", "random")
+DEFAULT_NODES = {"clickstream": 1, "clickstream-5q": 5, "stocks": 3, "random": 4}
+"""Nodes of each named workload when ``nodes`` is not given: one per query for the
+multi-query workloads (clickstream-5q's 70 operators do not fit one node's share)."""
 DEFAULT_LOAD = 0.85
 DEFAULT_DURATION = 60.0
 LINK_DELAY = 0.002
@@ -276,14 +279,15 @@ def workload_model(
 ) -> tuple[Topology, ArrivalModel]:
     """A workload by name (or topology file path): the topology and its arrival processes."""
     rng = np.random.default_rng(seed)
+    count = DEFAULT_NODES.get(name, 1) if nodes is None else nodes
     if name == "clickstream":
-        return _clickstream(1, 1 if nodes is None else nodes, load, rng)
+        return _clickstream(1, count, load, rng)
     if name == "clickstream-5q":
-        return _clickstream(5, 1 if nodes is None else nodes, load, rng)
+        return _clickstream(5, count, load, rng)
     if name == "stocks":
-        return _stocks(3 if nodes is None else nodes, load)
+        return _stocks(count, load)
     if name == "random":
-        return _random(4 if nodes is None else nodes, load, rng)
+        return _random(count, load, rng)
     path = Path(name)
     if path.suffix.lower() in (".yaml", ".yml", ".json") or path.exists():
         _check(1, load)

@@ -1,4 +1,5 @@
-"""Nodes: CE heatmap, DLTS against capacity, bottleneck over time, utilization."""
+"""Nodes: estimated CE/C heatmap, measured DLTS against capacity, bottleneck over time,
+measured utilization against demand."""
 
 from __future__ import annotations
 

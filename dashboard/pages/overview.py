@@ -1,4 +1,4 @@
-"""Overview (live): measured vs predicted latency, KPI cards, automatic refresh."""
+"""Overview (live): measured, estimated and predicted latency, KPI cards, automatic refresh."""
 
 from __future__ import annotations
 
@@ -47,8 +47,13 @@ def layout(**_: Any) -> html.Div:
             dbc.Alert(id=ids.OV_MESSAGE, is_open=False, color="warning"),
             dbc.Row(
                 [
-                    dbc.Col(_card("worst case: estimated vs measured", ids.OV_KPI_WC), md=6),
-                    dbc.Col(_card("subintervals inside the bounds", ids.OV_KPI_COVERAGE), md=3),
+                    dbc.Col(
+                        _card("worst case: estimated, predicted, measured", ids.OV_KPI_WC), md=6
+                    ),
+                    dbc.Col(
+                        _card("bound coverage (measured inside the bounds)", ids.OV_KPI_COVERAGE),
+                        md=3,
+                    ),
                     dbc.Col(_card("current bottleneck", ids.OV_KPI_BOTTLENECK), md=3),
                 ],
                 className="mb-2 g-2",

@@ -10,7 +10,7 @@ from dash import Input, Output, State, clientside_callback, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 
 from dashboard import context, ids, views
-from dashboard.report import KEYS, report_csv
+from dashboard.report import report_csv
 from estimator.errors import MaceError, ScenarioError
 from estimator.whatif import parse_positive
 from storage import scenarios
@@ -21,9 +21,7 @@ MAX_OBJECTIVE = 1.0e6
 
 
 def layout(**_: Any) -> html.Div:
-    columns: list[Any] = [{"name": "query", "id": "query"}] + [
-        {"name": k.replace("_", " "), "id": k} for k in (*KEYS, "bound_coverage")
-    ]
+    columns: list[Any] = views.report_columns()
     return html.Div(
         [
             dcc.Store(id=ids.RP_OBJ_SAVED),
@@ -31,14 +29,24 @@ def layout(**_: Any) -> html.Div:
             dbc.Alert(id=ids.RP_MESSAGE, is_open=False, color="danger", dismissable=True),
             html.H4("Latency report (seconds, across time)"),
             html.P(
-                "estimated: Mace from the measured DLTS (for a run measured by an engine's "
-                "counters, such as Flink: each operator's measured arrivals times its fitted "
-                "cost); predicted: model fitted on the first 10% of the run; measured: max "
-                "latency per subinterval. Compliance: share of measured subintervals meeting "
-                "the objective.",
+                "estimated: the chosen estimator (Mace by default) applied to the measured "
+                "load, the DLTS (for a run measured by an engine's counters, such as Flink: "
+                "each operator's measured arrivals times its fitted cost); predicted: the "
+                "same estimator on a model fitted on the first 10% of the run and the "
+                "arrivals; measured: max latency per subinterval at the sinks. WC: worst "
+                "case. Compliance: share of measured subintervals meeting the objective; "
+                "bound coverage: share of measured subintervals inside [Mace, estimated + "
+                "w + eps].",
                 className="text-muted",
             ),
-            DataTable(id=ids.RP_TABLE, columns=columns, style_cell={"fontSize": 13}),
+            DataTable(
+                id=ids.RP_TABLE,
+                columns=columns,
+                style_cell={"fontSize": 13},
+                # headers with units wrap, so the whole table fits a 1500 px window
+                style_header={"whiteSpace": "normal", "height": "auto", "fontWeight": "bold"},
+                style_table={"overflowX": "auto"},
+            ),
             dbc.Row(
                 [
                     dbc.Col(dcc.Dropdown(id=ids.RP_OBJ_QUERY, placeholder="query"), md=3),

@@ -44,7 +44,7 @@ def test_latency_figure_has_band_lines_and_change_marks() -> None:
         uirevision="keep",
     )
     names = [t.name for t in fig.data]
-    assert "measured max" in names and "predicted Mace" in names
+    assert "measured max" in names and "estimated Mace" in names
     band = fig.data[1]
     assert band.fill == "tonexty"
     assert list(fig.data[0].y) == [1.2, 1.5, 1.4, 1.3, 1.2]

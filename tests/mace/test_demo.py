@@ -58,8 +58,41 @@ def test_demo_runs_for_its_duration_then_reports(tmp_path: Path, free_port: int)
     finally:
         con.close()
     assert run.run_id == run_id and run.last_interval is not None and run.last_interval > 5
-    assert landed and landed == ingested  # the final ingestion took every file written
+    # the final ingestion took every file still there; the scheduled ones deleted the files
+    # they had ingested (the demo's disk use stays bounded), the manifest keeps them
+    assert ingested and landed <= ingested and len(landed) < len(ingested)
     report = out[out.index(f"run {run_id}: latency across time") :]
     for query in ("q1", "q2", "q3", "q4", "q5", "system"):
         assert f"  {query} " in report
     assert "bound coverage" in report
+
+
+def test_demo_removes_its_temporary_folder_after_sigterm(tmp_path: Path, free_port: int) -> None:
+    """Issue 14: after SIGTERM the demo left its temporary folder behind (6.1 GB after 41
+    minutes). Without --workdir the folder is the demo's own and goes at exit."""
+    import os
+
+    argv = [sys.executable, "-m", "mace", "demo", "--port", str(free_port)]
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while _get(f"http://127.0.0.1:{free_port}/") is None:
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.5)
+        (workdir,) = tmp_path.glob("mace-demo-*")
+        deadline = time.monotonic() + 120  # until the first batch is in the database
+        while not list((workdir / "landing").glob("*/arrivals/*.parquet")):
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+        process.terminate()
+        out, err = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode in (0, 130), err
+    assert "Traceback" not in err
+    assert f"demo: removed {workdir}" in out
+    assert not workdir.exists()

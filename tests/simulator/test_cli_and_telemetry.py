@@ -64,7 +64,7 @@ def test_simulate_writes_the_contract_and_is_deterministic(tmp_path: Path, capsy
     args = ["simulate", "clickstream", "--duration", "8", "--out", str(tmp_path)]
     assert main([*args, "--seed", "3"]) == 0
     assert "worst latency" in capsys.readouterr().out
-    run_dir = tmp_path / "clickstream-stimulus-seed3"
+    run_dir = tmp_path / "clickstream-1n-stimulus-seed3"
     rows = check_run_folder(run_dir, min_files=4)
     assert rows["arrivals"] > 0 and rows["executions"] > rows["arrivals"] and rows["outputs"] > 0
     assert main([*args, "--seed", "3", "--run-id", "again"]) == 0
@@ -81,7 +81,7 @@ def test_parts_follow_time(tmp_path: Path) -> None:
     assert (
         main(["simulate", "stocks", "--duration", "6", "--out", str(tmp_path), "--files", "3"]) == 0
     )
-    files = sorted((tmp_path / "stocks-stimulus-seed0" / "outputs").glob("*.parquet"))
+    files = sorted((tmp_path / "stocks-3n-stimulus-seed0" / "outputs").glob("*.parquet"))
     bounds = [pq.read_table(f).column("egress_time").to_numpy() for f in files]
     bounds = [b for b in bounds if b.size]
     for earlier, later in itertools.pairwise(bounds):
@@ -124,7 +124,7 @@ def test_topology_file_workload(tmp_path: Path, figure3_dir: Path) -> None:
         str(tmp_path),
     ]
     assert main(argv) == 0
-    assert (tmp_path / "topology-stimulus-seed0" / "topology.yaml").is_file()
+    assert (tmp_path / "topology-3n-stimulus-seed0" / "topology.yaml").is_file()
 
 
 def test_workload_shapes() -> None:
