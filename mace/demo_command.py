@@ -39,7 +39,7 @@ DEMO_FLUSH_EVERY = 2.0
 SOURCE_STOP_TIMEOUT = 60.0
 
 Stop = Callable[[], None]
-Engine = Callable[[Path, str], Stop]
+Engine = Callable[[Path, str, int], Stop]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,6 +70,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         metavar="SECONDS",
         help="stop after SECONDS, ingest the rest and print the report (default: until Ctrl+C)",
+    )
+    demo.add_argument(
+        "--seed", type=int, default=0, help="random seed of the load (same seed, same load)"
     )
     demo.add_argument("--host", default=DEFAULT_HOST, help=argparse.SUPPRESS)
     demo.add_argument(
@@ -106,7 +109,7 @@ def _run_in(workdir: Path, start_engine: Engine, args: argparse.Namespace) -> in
         app = open_app(db, DEMO_INGEST_EVERY, workdir / "jobs")
         # the server first: when its port is taken, nothing else has started
         running.callback(start_server(app, args.host, args.port))
-        running.callback(start_engine(landing, run_id))
+        running.callback(start_engine(landing, run_id, args.seed))
         # ingested landing files are deleted (the manifest remembers them): the demo's
         # disk use stays bounded however long it runs
         scheduler = start_ingestion(landing, db, DEMO_INGEST_EVERY, prune_ingested=True)
@@ -128,17 +131,19 @@ def _final_report(landing: Path, db: Path, run_id: str) -> None:
     print(format_report(load_report(db, run_id, DEFAULT_TRAINING_SHARE, "mace")), flush=True)
 
 
-def start_simulator(landing: Path, run_id: str) -> Stop:
+def start_simulator(landing: Path, run_id: str, seed: int) -> Stop:
     """The simulator's live mode for the demo workload, in a daemon thread."""
     from simulator.live import run_live
     from simulator.workloads import workload_model
 
-    topology, model = workload_model(DEMO_WORKLOAD, nodes=DEMO_NODES, seed=0)
+    topology, model = workload_model(DEMO_WORKLOAD, nodes=DEMO_NODES, seed=seed)
     stop = threading.Event()
 
     def simulate() -> None:
         try:
-            run_live(topology, model, landing, run_id, stop, flush_every=DEMO_FLUSH_EVERY)
+            run_live(
+                topology, model, landing, run_id, stop, seed=seed, flush_every=DEMO_FLUSH_EVERY
+            )
         except Exception as exc:  # report and end the thread; the dashboard stays up
             print(f"demo: simulation stopped: {exc}", file=sys.stderr, flush=True)
 
@@ -161,7 +166,7 @@ FLINK_HORIZON = 3600.0  # seconds of clicks drawn up front
 FLINK_DRAIN = 120.0  # at most this long for the job to work off its backlog at the end
 
 
-def start_flink(landing: Path, run_id: str) -> Stop:
+def start_flink(landing: Path, run_id: str, seed: int) -> Stop:
     """A real PyFlink job on a local MiniCluster, fed On-Off clicks, followed by the
     collector; stopping waits until the job has worked off its backlog (at most
     ``FLINK_DRAIN`` s), so that every event's latency is measured, then ends the job."""
@@ -184,7 +189,7 @@ def start_flink(landing: Path, run_id: str) -> Stop:
     print(f"demo: Flink is running; its web UI and REST API: {url}", flush=True)
     collector = FlinkCollector(FlinkRest(url), landing, run_id=run_id, flush_every=2.0)
     stop_feeding, stop_collecting = threading.Event(), threading.Event()
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     start = time.time() + 1.0
     times = start + on_off_times(OnOff(**FLINK_ON_OFF), FLINK_MEAN_RATE, FLINK_HORIZON, rng)
     feeder = threading.Thread(
