@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import dash
+import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from dashboard import figures, ids
@@ -31,8 +32,21 @@ def layout(**_: Any) -> html.Div:
                 className="text-muted",
                 style={"maxWidth": "70rem"},
             ),
-            html.Dl(entries, id=ids.HELP_TERMS, style={"maxWidth": "70rem"}),
-            html.H5("How CE builds up", className="mt-3"),
+            dbc.Row(
+                [
+                    dbc.Col(html.Dl(entries, id=ids.HELP_TERMS), md=6),
+                    dbc.Col(_diagram(), md=6),
+                ]
+            ),
+        ]
+    )
+
+
+def _diagram() -> html.Div:
+    """The worked example of CE: text and the figure (built per request)."""
+    return html.Div(
+        [
+            html.H5("How CE builds up"),
             html.P(
                 "One node with capacity C = 1 CPU-s/s and w = 1 s serves 1 CPU-s of work "
                 "per subinterval. In t2 its DLTS is 1.8 CPU-s: 0.8 CPU-s is left over, so "
@@ -41,13 +55,11 @@ def layout(**_: Any) -> html.Div:
                 "t4 and t5 the load is below capacity and the backlog drains (0.8, then "
                 "0.1); CE never goes below 0. Here Mace = CE/C (one node) and MaceWC = "
                 "1.4 s.",
-                style={"maxWidth": "70rem"},
             ),
             dcc.Graph(
                 id=ids.HELP_DIAGRAM,
                 figure=figures.cumulative_excess_explainer(),
                 config={"displayModeBar": False},
-                style={"maxWidth": "60rem"},
             ),
         ]
     )
