@@ -87,3 +87,7 @@ RP_CSV = "rp-csv"
 RP_DOWNLOAD = "rp-download"
 RP_PRINT = "rp-print"
 RP_MESSAGE = "rp-message"
+
+# help
+HELP_TERMS = "help-terms"
+HELP_DIAGRAM = "help-ce-diagram"

@@ -10,6 +10,7 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, dcc, html, no_update
 
 from dashboard import context, ids, views
+from dashboard.glossary import term
 from estimator.errors import MaceError
 
 dash.register_page(__name__, path="/nodes", name="Nodes", order=1)
@@ -40,7 +41,27 @@ def layout(**_: Any) -> html.Div:
                 className="mb-2",
             ),
             dbc.Alert(id=ids.ND_MESSAGE, is_open=False, color="warning"),
+            html.Div(
+                [
+                    "Estimated ",
+                    term("CE/C"),
+                    " per node and subinterval: seconds of backlog (",
+                    term("CE", "cumulative excess"),
+                    " over capacity).",
+                ],
+                className="text-muted small",
+            ),
             dcc.Graph(id=ids.ND_HEATMAP),
+            html.Div(
+                [
+                    "Left: measured ",
+                    term("DLTS"),
+                    " of the chosen node against capacity × ",
+                    term("w"),
+                    " (above the line, CE grows). Right: measured utilization against it.",
+                ],
+                className="text-muted small",
+            ),
             dbc.Row(
                 [
                     dbc.Col(dcc.Graph(id=ids.ND_DLTS), md=6),

@@ -9,16 +9,28 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import context, figures, ids, views
+from dashboard.glossary import GLOSSARY
 from estimator.errors import MaceError
 
 dash.register_page(__name__, path="/", name="Overview", order=0)
 
 
-def _card(label: str, component_id: str) -> dbc.Card:
+def _card(label: str, component_id: str, explanation: str) -> dbc.Card:
+    """A KPI card whose label shows ``explanation`` (glossary sentences) on hover."""
     return dbc.Card(
-        dbc.CardBody([html.Div(label, className="kpi-label"), html.H5(id=component_id)]),
+        dbc.CardBody(
+            [
+                html.Div(label, className="kpi-label glossary-term", title=explanation),
+                html.H5(id=component_id),
+            ]
+        ),
         className="kpi-card",
     )
+
+
+def _explain(*terms: str) -> str:
+    """The glossary definitions of ``terms``, one line each."""
+    return "\n".join(f"{name}: {GLOSSARY[name]}" for name in terms)
 
 
 def layout(**_: Any) -> html.Div:
@@ -48,13 +60,31 @@ def layout(**_: Any) -> html.Div:
             dbc.Row(
                 [
                     dbc.Col(
-                        _card("worst case: estimated, predicted, measured", ids.OV_KPI_WC), md=6
+                        _card(
+                            "worst case: estimated, predicted, measured",
+                            ids.OV_KPI_WC,
+                            _explain("MaceWC", "estimated", "predicted", "measured"),
+                        ),
+                        md=6,
                     ),
                     dbc.Col(
-                        _card("bound coverage (measured inside the bounds)", ids.OV_KPI_COVERAGE),
+                        _card(
+                            "bound coverage (measured inside the bounds)",
+                            ids.OV_KPI_COVERAGE,
+                            "Share of measured subintervals inside [Mace, estimated + w + eps].\n"
+                            + _explain("Mace", "w", "eps"),
+                        ),
                         md=3,
                     ),
-                    dbc.Col(_card("current bottleneck", ids.OV_KPI_BOTTLENECK), md=3),
+                    dbc.Col(
+                        _card(
+                            "current bottleneck",
+                            ids.OV_KPI_BOTTLENECK,
+                            "The node with the largest CE/C in the newest subinterval with a "
+                            "backlog.\n" + _explain("CE/C"),
+                        ),
+                        md=3,
+                    ),
                 ],
                 className="mb-2 g-2",
             ),

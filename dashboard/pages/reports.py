@@ -10,6 +10,7 @@ from dash import Input, Output, State, clientside_callback, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 
 from dashboard import context, ids, views
+from dashboard.glossary import term
 from dashboard.report import report_csv
 from estimator.errors import MaceError, ScenarioError
 from estimator.whatif import parse_positive
@@ -29,14 +30,26 @@ def layout(**_: Any) -> html.Div:
             dbc.Alert(id=ids.RP_MESSAGE, is_open=False, color="danger", dismissable=True),
             html.H4("Latency report (seconds, across time)"),
             html.P(
-                "estimated: the chosen estimator (Mace by default) applied to the measured "
-                "load, the DLTS (for a run measured by an engine's counters, such as Flink: "
-                "each operator's measured arrivals times its fitted cost); predicted: the "
-                "same estimator on a model fitted on the first 10% of the run and the "
-                "arrivals; measured: max latency per subinterval at the sinks. WC: worst "
-                "case. Compliance: share of measured subintervals meeting the objective; "
-                "bound coverage: share of measured subintervals inside [Mace, estimated + "
-                "w + eps].",
+                [
+                    term("estimated"),
+                    ": the chosen estimator (",
+                    term("Mace"),
+                    " by default) applied to the measured load, the ",
+                    term("DLTS"),
+                    " (for a run measured by an engine's counters, such as Flink: each "
+                    "operator's measured arrivals times its fitted cost); ",
+                    term("predicted"),
+                    ": the same estimator on a model fitted on the first 10% of the run and "
+                    "the arrivals; ",
+                    term("measured"),
+                    ": max latency per subinterval at the sinks. WC: worst case. Compliance: "
+                    "share of measured subintervals meeting the objective; bound coverage: "
+                    "share of measured subintervals inside [Mace, estimated + ",
+                    term("w"),
+                    " + ",
+                    term("eps"),
+                    "].",
+                ],
                 className="text-muted",
             ),
             DataTable(

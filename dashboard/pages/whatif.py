@@ -18,6 +18,7 @@ from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 
 from dashboard import context, ids, optimizer, whatif_view
+from dashboard.glossary import term
 from estimator.errors import MaceError
 from estimator.placement import ALGORITHMS
 from estimator.whatif import (
@@ -32,7 +33,7 @@ from storage import scenarios
 dash.register_page(__name__, path="/whatif", name="What-if", order=2)
 
 
-def _row(label: str, *children: Any) -> dbc.Row:
+def _row(label: str | list[Any], *children: Any) -> dbc.Row:
     return dbc.Row(
         [dbc.Col(html.Small(label), width=12), *[dbc.Col(c) for c in children]],
         className="g-1 mb-2",
@@ -92,7 +93,7 @@ def layout(**_: Any) -> html.Div:
                     dbc.Button("Add", id=ids.WI_ADD_NODE, size="sm"),
                 ),
                 _row(
-                    "Source rate scale · subinterval factor",
+                    ["Source rate scale · ", term("subinterval factor")],
                     dbc.Input(id=ids.WI_RATE, value=_default(ids.WI_RATE), size="sm"),
                     dbc.Input(id=ids.WI_FACTOR, value=_default(ids.WI_FACTOR), size="sm"),
                     dbc.Button("Apply", id=ids.WI_APPLY_RATE, size="sm"),
