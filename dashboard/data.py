@@ -22,7 +22,7 @@ import pandas as pd
 from dashboard.errors import ViewError
 from estimator.arrivals import Arrivals, arrivals_window
 from estimator.model import Topology, version_starts
-from estimator.runs import estimated_node_dlts
+from estimator.runs import estimated_operator_dlts, node_loads
 from storage import reads
 from storage.dashboard_reads import data_version
 from storage.db import connect
@@ -76,6 +76,7 @@ class RunData:
     version_starts: tuple[int, ...]
     arrivals: Arrivals
     operator_stats: pd.DataFrame
+    operator_dlts: np.ndarray  # the estimated operator DLTS (measured, or offered work)
     node_dlts: np.ndarray
     busy: np.ndarray
     latency: dict[str, QueryLatency]
@@ -133,16 +134,15 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
         topology.source_ids, reads.source_arrivals_frame(con, run_id, 0, stop), 0, stop
     )
     stats = reads.operator_stats_frame(con, run_id, 0, stop)
-    dlts = estimated_node_dlts(
+    operator_dlts = estimated_operator_dlts(
         topology,
         cpu=reads.operator_cpu_frame(con, run_id, 0, stop),
         stats=stats,
         counts=arrivals.for_topology(topology),
         counters=info.counters,
-        placements=[v.placement for v in versions],
-        starts=starts,
         intervals=stop,
     )
+    dlts = node_loads(topology, operator_dlts, [v.placement for v in versions], starts)
     node_index = {n: k for k, n in enumerate(topology.node_ids)}
     busy = np.zeros((len(node_index), stop))
     busy_frame = reads.node_busy_frame(con, run_id, 0, stop)
@@ -170,6 +170,7 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
         version_starts=starts,
         arrivals=arrivals,
         operator_stats=stats,
+        operator_dlts=operator_dlts,
         node_dlts=dlts,
         busy=busy,
         latency=latency,

@@ -134,24 +134,22 @@ def offered_operator_dlts(
     return out
 
 
-def estimated_node_dlts(
+def estimated_operator_dlts(
     topology: Topology,
     *,
     cpu: pd.DataFrame,
     stats: pd.DataFrame,
     counts: np.ndarray,
     counters: bool,
-    placements: Sequence[Mapping[str, str]],
-    starts: Sequence[int],
     intervals: int,
 ) -> np.ndarray:
-    """The node DLTS the "estimated" latency of a run is computed from: the measured CPU
-    of per-event records, or for a run measured by counters the work offered to each
-    operator (:func:`offered_operator_dlts`)."""
+    """The operator DLTS (operators x intervals) the "estimated" latency of a run is
+    computed from: the measured CPU of per-event records (rows ``operator, interval,
+    cpu``), or for a run measured by counters the work offered to each operator
+    (:func:`offered_operator_dlts`)."""
     if counters:
-        offered = offered_operator_dlts(topology, stats, counts, intervals)
-        return node_loads(topology, offered, placements, starts)
-    return measured_node_dlts(topology, cpu, placements, starts, intervals)
+        return offered_operator_dlts(topology, stats, counts, intervals)
+    return operator_matrix(topology, cpu, intervals)
 
 
 def query_hosts(

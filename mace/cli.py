@@ -24,6 +24,7 @@ from mace import (
     collect_command,
     demo_command,
     estimate_command,
+    explain_command,
     ingest_command,
     place_command,
     report_command,
@@ -40,6 +41,7 @@ COMMANDS = (
     place_command,
     ingest_command,
     collect_command,
+    explain_command,
 )
 BROKEN_PIPE_STATUS = 141
 

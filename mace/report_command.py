@@ -62,8 +62,16 @@ def load_report(
     db: Path, run_id: str | None, training_share: float, estimator: str
 ) -> dict[str, Any]:
     """The report of ``run_id`` (default: the last run) read from the DuckDB file ``db``."""
-    from dashboard.data import Database, load_run
     from dashboard.report import build_report
+
+    run_data, goals = load_run_data(db, run_id)
+    return build_report(run_data, goals, training_share, estimator=estimator)
+
+
+def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
+    """A stored run's data (``dashboard.data.RunData``) and its latency objectives;
+    ``run_id`` defaults to the last run."""
+    from dashboard.data import Database, load_run
     from storage import reads
     from storage.errors import StorageError
     from storage.scenarios import objectives
@@ -74,11 +82,9 @@ def load_report(
     try:
         with database.cursor() as cur:
             chosen = _choose_run([r.run_id for r in reads.list_runs(cur)], run_id)
-            run_data = load_run(cur, chosen)
-            goals = objectives(cur, chosen)
+            return load_run(cur, chosen), objectives(cur, chosen)
     finally:
         database.close()
-    return build_report(run_data, goals, training_share, estimator=estimator)
 
 
 def _choose_run(ids: list[str], wanted: str | None) -> str:

@@ -94,7 +94,7 @@ def _stats(rows: list[tuple[str, int, int, int, float]]) -> pd.DataFrame:
 def test_offered_work_shows_the_backlog_that_busy_time_hides() -> None:
     """An overloaded thread is busy 1.0 s of every second whatever arrives: its busy time
     gives no excess, the work offered (arrivals x cost) does."""
-    from estimator.runs import estimated_node_dlts, offered_operator_dlts
+    from estimator.runs import estimated_operator_dlts, offered_operator_dlts
 
     topology = topology_from_dict(COUNTER_TOPOLOGY)
     # 300 events/s arrive for 3 s at a, which does 100 events/s at 10 ms each (saturated),
@@ -107,11 +107,10 @@ def test_offered_work_shows_the_backlog_that_busy_time_hides() -> None:
     # fitted cost of a: 6.0 s / 600 events = 10 ms; b: 1.2 s / 600 = 2 ms
     np.testing.assert_allclose(offered[0], [3.0, 3.0, 3.0, 0.0, 0.0, 0.0])
     np.testing.assert_allclose(offered[1], [0.2] * 6)
-    placements, starts = [topology.placement], (0,)
-    common = {"stats": stats, "counts": counts, "placements": placements, "starts": starts}
+    common = {"stats": stats, "counts": counts}
     busy = stats.rename(columns={"cpu_seconds": "cpu"})
-    by_busy = estimated_node_dlts(topology, cpu=busy, counters=False, intervals=6, **common)
-    by_offer = estimated_node_dlts(topology, cpu=busy, counters=True, intervals=6, **common)
+    by_busy = estimated_operator_dlts(topology, cpu=busy, counters=False, intervals=6, **common)
+    by_offer = estimated_operator_dlts(topology, cpu=busy, counters=True, intervals=6, **common)
     np.testing.assert_allclose(by_busy[0], [1.0] * 6)  # never above capacity: CE stays 0
     np.testing.assert_allclose(by_offer[0], [3.0, 3.0, 3.0, 0.0, 0.0, 0.0])
 
