@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import functools
+import hmac
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -29,6 +31,16 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 """Sent on every response: no MIME sniffing, no framing (clickjacking), no referrer."""
+CSP_TEMPLATE = (
+    "default-src 'self'; script-src 'self' 'unsafe-eval' {script_hashes}; "
+    "style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; "
+    "worker-src 'self' blob:; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+"""Scripts only from this server plus Dash's own inline scripts (by hash). Plotly.js
+needs 'unsafe-eval' (without it a drag-zoom silently does nothing) and sets inline styles
+at run time, so both stay allowed; everything else is same-origin only."""
 CALLBACK_PATH = "/_dash-update-component"
 log = logging.getLogger("mace.dashboard")
 
@@ -38,8 +50,11 @@ def create_app(
     *,
     refresh_seconds: float = 5.0,
     background_manager: BaseBackgroundCallbackManager | None = None,
+    credentials: tuple[str, str] | None = None,
 ) -> dash.Dash:
     """A Dash app reading (and storing scenarios and objectives in) ``db_path``.
+
+    With ``credentials`` (user, password) every request needs HTTP basic authentication.
 
     Background callbacks (the optimizer) run through ``background_manager``, by
     default a fresh diskcache manager (see :mod:`dashboard.optimizer` for the choice).
@@ -72,6 +87,8 @@ def create_app(
         prevent_initial_call=True,
     )(refresh_runs)
     _harden(app)
+    if credentials is not None:
+        _require_basic_auth(app, *credentials)
     return app
 
 
@@ -86,6 +103,7 @@ def _harden(app: dash.Dash) -> None:
     def add_headers(response: flask.Response) -> flask.Response:
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
+        response.headers.setdefault("Content-Security-Policy", content_security_policy(app))
         return response
 
     endpoint = next(
@@ -103,6 +121,33 @@ def _harden(app: dash.Dash) -> None:
         return dispatch(*args, **kwargs)
 
     server.view_functions[endpoint] = checked
+
+
+def content_security_policy(app: dash.Dash) -> str:
+    """The CSP header for ``app``: computed per response because Dash adds its inline
+    scripts (and their hashes) only once its pages and callbacks are registered."""
+    return CSP_TEMPLATE.format(script_hashes=" ".join(app.csp_hashes()))
+
+
+def _require_basic_auth(app: dash.Dash, user: str, password: str) -> None:
+    """Every request must carry HTTP basic credentials equal to (user, password),
+    compared in constant time; anything else gets a 401 asking for them."""
+    import flask
+
+    expected = base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    @app.server.before_request
+    def authenticate() -> flask.Response | None:
+        header = flask.request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() == "basic" and hmac.compare_digest(token.strip(), expected):
+            return None
+        return flask.Response(
+            "authentication required\n",
+            401,
+            {"WWW-Authenticate": 'Basic realm="mace", charset="UTF-8"'},
+            mimetype="text/plain",
+        )
 
 
 def _is_dependency(entry: Any) -> bool:

@@ -8,6 +8,7 @@ starts fast and the ``dashboard`` package never imports ``ingest``.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import sys
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 DEFAULT_INGEST_EVERY = 5.0
+AUTH_ENV = "MACE_DASHBOARD_AUTH"
 SERVER_THREADS = 8
 
 
@@ -48,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8050)")
+    serve.add_argument(
+        "--auth-file",
+        help=f"file holding one line USER:PASSWORD: every request then needs HTTP basic "
+        f"authentication (or set {AUTH_ENV}=USER:PASSWORD); use TLS in front of it",
+    )
     serve.set_defaults(run=run)
 
 
@@ -61,14 +68,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--db: {args.db} does not exist; add --create to start an empty database there"
         )
+    credentials = read_credentials(args.auth_file, os.environ.get(AUTH_ENV))
     with sigterm_as_interrupt(), ExitStack() as running:
         jobs = Path(tempfile.mkdtemp(prefix="mace-dash-jobs-"))
         running.callback(shutil.rmtree, jobs, ignore_errors=True)
-        app = open_app(Path(args.db), max(2.0, args.every), jobs)
+        app = open_app(Path(args.db), max(2.0, args.every), jobs, credentials)
         if args.landing:
             scheduler = start_ingestion(Path(args.landing), Path(args.db), args.every)
             running.callback(scheduler.shutdown, wait=False)
-        running.callback(start_server(app, args.host, args.port))
+        running.callback(start_server(app, args.host, args.port, authenticated=bool(credentials)))
         wait_until_stopped()
     return 0
 
@@ -78,7 +86,29 @@ def check_port(port: int) -> None:
         raise UsageError(f"--port must be between 1 and 65535, got {port}")
 
 
-def open_app(db: Path, refresh_seconds: float, jobs: Path) -> Any:
+def read_credentials(auth_file: str | None, from_env: str | None) -> tuple[str, str] | None:
+    """(user, password) for basic authentication from ``--auth-file`` (first line) or
+    the environment variable's value; None when neither is given."""
+    where = f"--auth-file {auth_file}" if auth_file else AUTH_ENV
+    if auth_file:
+        try:
+            text = Path(auth_file).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--auth-file: cannot read {auth_file}: {exc}") from exc
+        line = text[0].strip() if text else ""
+    elif from_env is not None:
+        line = from_env.strip()
+    else:
+        return None
+    user, colon, password = line.partition(":")
+    if not colon or not user or not password:
+        raise UsageError(f"{where}: expected one line USER:PASSWORD with both parts non-empty")
+    return user, password
+
+
+def open_app(
+    db: Path, refresh_seconds: float, jobs: Path, credentials: tuple[str, str] | None = None
+) -> Any:
     """The app, with its database connection opened (and the schema migrated) before any
     in-process ingestion starts writing; its background jobs (the optimizer) keep their
     state in the folder ``jobs``, which the caller removes."""
@@ -86,16 +116,22 @@ def open_app(db: Path, refresh_seconds: float, jobs: Path) -> Any:
     from dashboard.context import CONFIG_KEY
     from dashboard.optimizer import create_manager
 
-    app = create_app(db, refresh_seconds=refresh_seconds, background_manager=create_manager(jobs))
+    app = create_app(
+        db,
+        refresh_seconds=refresh_seconds,
+        background_manager=create_manager(jobs),
+        credentials=credentials,
+    )
     with app.server.config[CONFIG_KEY].database.cursor():
         pass
     return app
 
 
-def warn_if_exposed(host: str) -> None:
-    """One line on stderr when the dashboard listens beyond loopback: it has no
-    authentication, so anyone who reaches the address can read the runs and write
-    scenarios and objectives."""
+def warn_if_exposed(host: str, authenticated: bool = False) -> None:
+    """One line on stderr when the dashboard listens beyond loopback: without
+    authentication anyone who reaches the address can read the runs and write scenarios
+    and objectives; with basic authentication the password crosses the network in clear
+    text unless TLS is put in front."""
     import ipaddress
 
     if host.strip().lower() in ("localhost", "localhost.localdomain"):
@@ -105,16 +141,25 @@ def warn_if_exposed(host: str) -> None:
             return
     except ValueError:
         pass  # a host name: it may resolve beyond loopback
-    print(
-        f"warning: --host {host} exposes the dashboard beyond this machine with no "
-        "authentication (anyone who reaches it can read runs and write scenarios); "
-        "put it behind a reverse proxy with authentication and TLS, or keep 127.0.0.1",
-        file=sys.stderr,
-        flush=True,
-    )
+    if authenticated:
+        message = (
+            f"warning: --host {host} exposes the dashboard beyond this machine over plain "
+            "HTTP: basic authentication sends the password readable by anyone on the path; "
+            "put a TLS reverse proxy in front, or keep 127.0.0.1"
+        )
+    else:
+        message = (
+            f"warning: --host {host} exposes the dashboard beyond this machine with no "
+            "authentication (anyone who reaches it can read runs and write scenarios); "
+            f"set --auth-file or {AUTH_ENV} and put a TLS reverse proxy in front, "
+            "or keep 127.0.0.1"
+        )
+    print(message, file=sys.stderr, flush=True)
 
 
-def start_server(app: Any, host: str, port: int) -> Callable[[], None]:
+def start_server(
+    app: Any, host: str, port: int, *, authenticated: bool = False
+) -> Callable[[], None]:
     """Serve ``app`` through waitress in a thread; the returned function stops it.
 
     Stopping closes every socket from inside waitress's own loop (through its
@@ -124,7 +169,7 @@ def start_server(app: Any, host: str, port: int) -> Callable[[], None]:
     from waitress import create_server
     from waitress.wasyncore import close_all
 
-    warn_if_exposed(host)
+    warn_if_exposed(host, authenticated)
     sockets: dict[int, Any] = {}
     try:
         server = create_server(
