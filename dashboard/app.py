@@ -17,6 +17,7 @@ from dash.background_callback.managers import BaseBackgroundCallbackManager
 
 from dashboard import context as app_context
 from dashboard import ids
+from dashboard.api import register_api
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.data import Database, RunCache
 from dashboard.optimizer import create_manager
@@ -86,6 +87,7 @@ def create_app(
         State(ids.RUN, "value"),
         prevent_initial_call=True,
     )(refresh_runs)
+    register_api(app)
     _harden(app)
     if credentials is not None:
         _require_basic_auth(app, *credentials)

@@ -36,6 +36,7 @@ from estimator.runs import (
     node_loads,
     predicted_operator_dlts,
 )
+from storage.errors import StorageError
 
 SYSTEM = "system"
 FIGURES = ("wc", "p99", "mean")
@@ -121,6 +122,18 @@ def _entry(
     out["objective"] = objective
     out["compliance"] = compliance
     return out
+
+
+def choose_run(ids: list[str], wanted: str | None) -> str:
+    """``wanted`` if the store holds it, else the last run when none is asked for."""
+    if wanted is not None:
+        if wanted not in ids:
+            known = ", ".join(ids) or "none"
+            raise StorageError(f"unknown run '{wanted}' (runs in the database: {known})")
+        return wanted
+    if not ids:
+        raise StorageError("the database holds no runs yet; ingest a landing folder first")
+    return ids[-1]
 
 
 def build_report(

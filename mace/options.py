@@ -7,6 +7,10 @@ import argparse
 from estimator.arrivals import MAX_INTERVALS
 from mace.errors import UsageError
 
+AUTH_ENV = "MACE_DASHBOARD_AUTH"
+"""USER:PASSWORD for the dashboard's basic authentication (mace serve sets it up,
+mace report --url sends it)."""
+
 
 def add_max_intervals(parser: argparse.ArgumentParser) -> None:
     """``--max-intervals``: the longest arrival series read (refused before allocating)."""

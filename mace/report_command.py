@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from estimator.pathaware import ESTIMATOR_LABELS, ESTIMATORS
+from estimator.runs import DEFAULT_TRAINING_SHARE
 from mace.errors import UsageError
+from mace.options import AUTH_ENV
 
-DEFAULT_TRAINING_SHARE = 0.1
+REQUEST_TIMEOUT = 120.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,7 +25,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "whole system: estimated (Mace from the measured DLTS), predicted (model fitted on "
         "a training window) and measured, with the stored latency objectives.",
     )
-    report.add_argument("--db", required=True, help="DuckDB file written by mace ingest")
+    source = report.add_mutually_exclusive_group(required=True)
+    source.add_argument("--db", help="DuckDB file written by mace ingest")
+    source.add_argument(
+        "--url",
+        help="ask a running mace serve instead (e.g. http://127.0.0.1:8050), which works "
+        f"while it holds the database; basic-auth credentials come from {AUTH_ENV}",
+    )
     report.add_argument("--run", dest="run_id", help="run id (default: the last run id)")
     report.add_argument(
         "--training-share",
@@ -48,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 < args.training_share <= 1:
         raise UsageError(f"--training-share must be in (0, 1], got {args.training_share}")
-    report = load_report(Path(args.db), args.run_id, args.training_share, args.estimator)
+    if args.url:
+        report = fetch_report(args.url, args.run_id, args.training_share, args.estimator)
+    else:
+        report = load_report(Path(args.db), args.run_id, args.training_share, args.estimator)
     if args.json:
         print(json.dumps(report))
     elif args.csv:
@@ -68,10 +80,52 @@ def load_report(
     return build_report(run_data, goals, training_share, estimator=estimator)
 
 
+def fetch_report(
+    url: str, run_id: str | None, training_share: float, estimator: str
+) -> dict[str, Any]:
+    """The report as a running ``mace serve`` at ``url`` builds it (``GET /api/report``)."""
+    import base64
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from dashboard.api import REPORT_PATH
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"--url must be http(s)://HOST:PORT of a mace serve, got {url!r}")
+    query = {"estimator": estimator, "training_share": str(training_share)}
+    if run_id is not None:
+        query["run"] = run_id
+    request = urllib.request.Request(
+        f"{url.rstrip('/')}{REPORT_PATH}?{urllib.parse.urlencode(query)}"
+    )
+    if credentials := os.environ.get(AUTH_ENV):
+        token = base64.b64encode(credentials.strip().encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT) as response:
+            return dict(json.load(response))
+    except urllib.error.HTTPError as exc:
+        if exc.code == 401:
+            raise UsageError(f"{url} asks for credentials: set {AUTH_ENV}=USER:PASSWORD") from exc
+        try:
+            reason = json.load(exc)["error"]
+        except (ValueError, KeyError, TypeError):
+            reason = f"HTTP {exc.code} {exc.reason}"
+        raise UsageError(f"{url}: {reason}") from exc
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UsageError(
+            f"cannot get a report from {url}: {reason}; is mace serve running there?"
+        ) from exc
+
+
 def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
     """A stored run's data (``dashboard.data.RunData``) and its latency objectives;
     ``run_id`` defaults to the last run."""
     from dashboard.data import Database, load_run
+    from dashboard.report import choose_run
     from storage import reads
     from storage.errors import StorageError
     from storage.scenarios import objectives
@@ -81,23 +135,10 @@ def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
     database = Database(db)
     try:
         with database.cursor() as cur:
-            chosen = _choose_run([r.run_id for r in reads.list_runs(cur)], run_id)
+            chosen = choose_run([r.run_id for r in reads.list_runs(cur)], run_id)
             return load_run(cur, chosen), objectives(cur, chosen)
     finally:
         database.close()
-
-
-def _choose_run(ids: list[str], wanted: str | None) -> str:
-    from storage.errors import StorageError
-
-    if wanted is not None:
-        if wanted not in ids:
-            known = ", ".join(ids) or "none"
-            raise StorageError(f"unknown run '{wanted}' (runs in the database: {known})")
-        return wanted
-    if not ids:
-        raise StorageError("the database holds no runs yet; ingest a landing folder first")
-    return ids[-1]
 
 
 def format_report(report: dict[str, Any], estimator_label: str = "Mace") -> str:

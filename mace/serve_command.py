@@ -22,6 +22,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mace.errors import UsageError
+from mace.options import AUTH_ENV
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.base import BaseScheduler
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 DEFAULT_INGEST_EVERY = 5.0
-AUTH_ENV = "MACE_DASHBOARD_AUTH"
 SERVER_THREADS = 8
 
 

@@ -58,8 +58,9 @@ def _open_error(file: Path, exc: duckdb.Error) -> StorageError:
         holder = f"{program} (PID {pid})" if match else "another process"
         return DatabaseLockedError(
             f"{file} is locked by {holder}: only one process may open the database while it "
-            "writes; stop that process, or let it do the work (mace serve ingests in-process, "
-            "and its Reports page shows and exports what mace report prints)",
+            "writes; stop that process, or let it do the work (mace serve ingests in-process; "
+            "ask it for a report with mace report --url http://127.0.0.1:PORT, or use its "
+            "Reports page)",
             pid,
             program,
         )
