@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -13,6 +14,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+SPARK_NICE = 10
+"""How much lower the local Spark JVM's CPU priority is (``MACE_SPARK_NICE`` overrides;
+0 keeps it equal): ingestion yields the CPU to the dashboard pages served beside it."""
 LOOPBACK = "127.0.0.1"
 HOST_VARIABLE = "MACE_SPARK_DRIVER_HOST"
 """Set it to bind a local Spark driver elsewhere than loopback (e.g. to reach its UI)."""
@@ -63,6 +67,7 @@ def get_spark(
     """Get or create the SparkSession: UI off, few shuffle partitions, Arrow collection,
     Spark's own logging at ERROR (set ``quiet=False`` for Spark's defaults), a local
     driver listening on loopback only (:func:`spark_bind_settings`)."""
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     # Python UDFs (the histogram bucket) run in workers: locally, the driver's interpreter
@@ -86,7 +91,31 @@ def get_spark(
             "spark.driver.extraJavaOptions",
             f"-Dlog4j2.configurationFile=file:{_quiet_log4j_file()}",
         )
+    fresh = SparkContext._active_spark_context is None  # a JVM is started below
     spark = builder.getOrCreate()
     if quiet:
         spark.sparkContext.setLogLevel("ERROR")
+    gateway = getattr(spark.sparkContext, "_gateway", None)
+    process = getattr(gateway, "proc", None)
+    if fresh and process is not None and master.startswith("local"):
+        lower_priority(process.pid, int(os.environ.get("MACE_SPARK_NICE", SPARK_NICE)))
     return spark
+
+
+def lower_priority(pid: int, increment: int) -> None:
+    """Raise the nice value of every thread of process ``pid`` by ``increment``.
+
+    The local Spark JVM does batch work; the process that started it may serve pages.
+    On Linux the nice value is per thread, so each existing thread is reniced, and the
+    threads they start later inherit it. Without ``/proc`` (or the right) it is a no-op."""
+    if increment <= 0:
+        return
+    try:
+        threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        threads = [pid]
+    for tid in threads:
+        # a thread that ended meanwhile (or no permission) keeps its priority
+        with contextlib.suppress(OSError):
+            nice = os.getpriority(os.PRIO_PROCESS, tid)
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, nice + increment))

@@ -72,3 +72,23 @@ def test_bind_settings_leave_clusters_and_explicit_choices_alone() -> None:
     }
     submit = {"PYSPARK_SUBMIT_ARGS": "--conf spark.driver.host=h pyspark-shell"}
     assert spark_bind_settings("local[*]", submit) == {}
+
+
+def test_local_spark_jvm_runs_at_lower_cpu_priority(spark) -> None:  # type: ignore[no-untyped-def]
+    """Ingestion beside the dashboard must yield the CPU to the pages (issue 17, load):
+    every JVM thread, including task threads started after the session, is reniced,
+    while this (the serving) process keeps its priority."""
+    import os
+
+    from ingest.session import SPARK_NICE
+
+    pid = spark.sparkContext._gateway.proc.pid
+    spark.range(200_000).selectExpr("sum(id)").collect()  # start executor task threads
+    nices = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            nices.add(os.getpriority(os.PRIO_PROCESS, int(tid)))
+        except OSError:
+            continue  # the thread ended meanwhile
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    assert nices == {min(19, ours + SPARK_NICE)}
