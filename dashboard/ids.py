@@ -88,6 +88,15 @@ RP_DOWNLOAD = "rp-download"
 RP_PRINT = "rp-print"
 RP_MESSAGE = "rp-message"
 
+# data health
+HL_REFRESH = "hl-refresh"
+HL_KPIS = "hl-kpis"
+HL_BATCHES = "hl-batches"
+HL_REASONS = "hl-reasons"
+HL_PENDING = "hl-pending"
+HL_ROWS = "hl-rows"
+HL_MESSAGE = "hl-message"
+
 # help
 HELP_TERMS = "help-terms"
 HELP_DIAGRAM = "help-ce-diagram"

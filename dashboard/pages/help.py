@@ -11,7 +11,7 @@ from dash import dcc, html
 from dashboard import figures, ids
 from dashboard.glossary import GLOSSARY, term_id
 
-dash.register_page(__name__, path="/help", name="Help", order=4)
+dash.register_page(__name__, path="/help", name="Help", order=5)
 
 
 def layout(**_: Any) -> html.Div:
