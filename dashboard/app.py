@@ -12,7 +12,7 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, dcc, html, no_update
+from dash import ALL, Input, Output, State, dcc, html, no_update
 from dash.background_callback.managers import BaseBackgroundCallbackManager
 
 from dashboard import context as app_context
@@ -79,7 +79,7 @@ def create_app(
     # would be taken by the first app created in the process only).
     app.callback(
         Output(ids.RUN, "options"),
-        Output(ids.RUN, "value"),
+        Output(ids.RUN, "value", allow_duplicate=True),
         Output(ids.MESSAGE, "children"),
         Output(ids.MESSAGE, "is_open"),
         Input(ids.RUN_REFRESH, "n_intervals"),
@@ -87,6 +87,19 @@ def create_app(
         State(ids.RUN, "value"),
         prevent_initial_call=True,
     )(refresh_runs)
+    app.callback(
+        Output(ids.URL, "search"),
+        Output(ids.RUN, "value"),
+        Output(ids.ESTIMATOR, "value"),
+        Output({"type": ids.NAV_LINK, "index": ALL}, "href"),
+        Output({"type": ids.NAV_LINK, "index": ALL}, "active"),
+        Input(ids.URL, "search"),
+        Input(ids.URL, "pathname"),
+        Input(ids.RUN, "value"),
+        Input(ids.ESTIMATOR, "value"),
+        State(ids.RUN, "options"),
+        State({"type": ids.NAV_LINK, "index": ALL}, "id"),
+    )(sync_url)
     register_api(app)
     _harden(app)
     if credentials is not None:
@@ -213,6 +226,43 @@ def refresh_runs(
     return options, chosen if chosen in known else newest, message, bool(message)
 
 
+def sync_url(
+    search: str | None,
+    path: str | None,
+    run_id: str | None,
+    estimator: str | None,
+    runs: list[dict[str, str]] | None,
+    links: list[dict[str, str]],
+) -> tuple[Any, Any, Any, list[str], list[bool]]:
+    """Keep the run and the estimator in the URL (``?run=..&estimator=..``) so that a
+    copied link reproduces the view: a URL that names them sets the top bar on load, a
+    choice in the top bar rewrites the URL, and the page links carry the query along."""
+    from urllib.parse import parse_qs, urlencode
+
+    asked = parse_qs((search or "").lstrip("?"))
+    known = {o["value"] for o in runs or []}
+    new_run: Any = no_update
+    new_estimator: Any = no_update
+    if dash.ctx.triggered_id in (None, ids.URL):  # a link was opened: it names the view
+        wanted_run = asked.get("run", [None])[0]
+        wanted_estimator = asked.get("estimator", [None])[0]
+        if wanted_run in known and wanted_run != run_id:
+            run_id = new_run = wanted_run
+        if wanted_estimator in ESTIMATOR_LABELS and wanted_estimator != estimator:
+            estimator = new_estimator = wanted_estimator
+    state = {k: v for k, v in (("run", run_id), ("estimator", estimator)) if v}
+    query = f"?{urlencode(state)}" if state else ""
+    hrefs = [f"{link['index']}{query}" for link in links]
+    active = [link["index"] == (path or "/") for link in links]
+    return (
+        query if query != (search or "") else no_update,
+        new_run,
+        new_estimator,
+        hrefs,
+        active,
+    )
+
+
 def _layout(**_: Any) -> html.Div:
     import flask
 
@@ -225,7 +275,12 @@ def _layout(**_: Any) -> html.Div:
                 dbc.NavbarBrand("mace", href="/"),
                 dbc.Nav(
                     [
-                        dbc.NavLink(page["name"], href=page["relative_path"], active="exact")
+                        dbc.NavLink(
+                            page["name"],
+                            id={"type": ids.NAV_LINK, "index": page["relative_path"]},
+                            href=page["relative_path"],
+                            active=False,
+                        )
                         for page in dash.page_registry.values()
                     ],
                     pills=True,
@@ -265,6 +320,7 @@ def _layout(**_: Any) -> html.Div:
     )
     return html.Div(
         [
+            dcc.Location(id=ids.URL, refresh=False),
             refresh,
             nav,
             dbc.Container(

@@ -7,6 +7,8 @@ RUN = "run-select"
 RUN_REFRESH = "run-refresh"
 ESTIMATOR = "estimator-select"
 MESSAGE = "page-message"
+URL = "shell-url"
+NAV_LINK = "nav-link"  # pattern-matching ids {"type": NAV_LINK, "index": page path}
 
 # overview
 OV_RANGE = "ov-range"
