@@ -15,6 +15,10 @@ and :func:`commit_rows` rewrites the two rows and repairs the top-3, rescanning
 only the columns whose third place it can no longer vouch for. Every kernel
 computes a row the same way (:func:`_row`), so a trial and the committed state
 agree to the last bit with a full pass over the new coefficients.
+
+Helpers called once per subinterval take and return scalars only: a helper with
+array arguments pays their reference counting on every call, which made a move
+trial thirty times slower.
 """
 
 from __future__ import annotations
@@ -74,19 +78,17 @@ def _ahead(value: float, row: int, other_value: float, other_row: int) -> bool:
 
 
 @njit(cache=True)
-def _insert(values: np.ndarray, rows: np.ndarray, p: int, value: float, row: int) -> None:
-    """Insert (value, row) into column ``p`` of a top-3 kept in ranking order."""
-    if not _ahead(value, row, values[2, p], rows[2, p]):
-        return
-    if _ahead(value, row, values[0, p], rows[0, p]):
-        values[2, p], rows[2, p] = values[1, p], rows[1, p]
-        values[1, p], rows[1, p] = values[0, p], rows[0, p]
-        values[0, p], rows[0, p] = value, row
-    elif _ahead(value, row, values[1, p], rows[1, p]):
-        values[2, p], rows[2, p] = values[1, p], rows[1, p]
-        values[1, p], rows[1, p] = value, row
-    else:
-        values[2, p], rows[2, p] = value, row
+def _ranked(
+    v0: float, r0: int, v1: float, r1: int, v2: float, r2: int, value: float, row: int
+) -> tuple[float, int, float, int, float, int]:
+    """A top-3 (v0, r0) .. (v2, r2) in ranking order with (value, row) inserted."""
+    if not _ahead(value, row, v2, r2):
+        return v0, r0, v1, r1, v2, r2
+    if _ahead(value, row, v0, r0):
+        return value, row, v0, r0, v1, r1
+    if _ahead(value, row, v1, r1):
+        return v0, r0, value, row, v1, r1
+    return v0, r0, v1, r1, value, row
 
 
 @njit(cache=True)
@@ -95,7 +97,18 @@ def _insert_row(values: np.ndarray, rows: np.ndarray, ce_seconds: np.ndarray, i:
     for p in range(ce_seconds.shape[0]):
         value = ce_seconds[p]
         if value > values[2, p]:  # rows arrive in increasing order: ties stay behind
-            _insert(values, rows, p, value, i)
+            (values[0, p], rows[0, p], values[1, p], rows[1, p], values[2, p], rows[2, p]) = (
+                _ranked(
+                    values[0, p],
+                    rows[0, p],
+                    values[1, p],
+                    rows[1, p],
+                    values[2, p],
+                    rows[2, p],
+                    value,
+                    i,
+                )
+            )
 
 
 @njit(cache=True)
@@ -127,16 +140,14 @@ def node_pass(
 
 
 @njit(cache=True)
-def _others(
-    top_values: np.ndarray, top_rows: np.ndarray, p: int, skip_a: int, skip_b: int
-) -> float:
-    """The largest CE/C in column ``p`` over rows other than ``skip_a`` and ``skip_b``
-    (-1 if the top-3 holds no such row)."""
-    for r in range(3):
-        row = top_rows[r, p]
-        if row != skip_a and row != skip_b:
-            return top_values[r, p]
-    return -1.0
+def _others(v0: float, r0: int, v1: float, r1: int, v2: float, skip_a: int, skip_b: int) -> float:
+    """The largest value of a top-3 column over rows other than ``skip_a`` and ``skip_b``
+    (v2, possibly the -1 filler, when the first two are skipped)."""
+    if r0 != skip_a and r0 != skip_b:
+        return v0
+    if r1 != skip_a and r1 != skip_b:
+        return v1
+    return v2
 
 
 @njit(cache=True)
@@ -161,7 +172,21 @@ def move_series(
     _row(node_coef[dst] + op_coef, basis, service[dst], capacity[dst], scratch, dst_ce)
     series = np.empty(d)
     for p in range(d):
-        series[p] = max(src_ce[p], dst_ce[p], _others(top_values, top_rows, p, src, dst))
+        value = src_ce[p]
+        if dst_ce[p] > value:
+            value = dst_ce[p]
+        other = _others(
+            top_values[0, p],
+            top_rows[0, p],
+            top_values[1, p],
+            top_rows[1, p],
+            top_values[2, p],
+            src,
+            dst,
+        )
+        if other > value:
+            value = other
+        series[p] = value
     return series
 
 
@@ -206,8 +231,12 @@ def target_scores(
         )
         worst = 0.0
         for p in range(d):
+            value = src_ce[p]
+            if dst_ce[p] > value:
+                value = dst_ce[p]
             other = a_val[p] if a_row[p] != dst else b_val[p]
-            value = max(src_ce[p], dst_ce[p], other)
+            if other > value:
+                value = other
             if value > worst:
                 worst = value
         values[k] = worst
@@ -241,34 +270,35 @@ def commit_rows(
         peaks[i] = _row(node_coef[i], basis, service[i], capacity[i], dlts[i], ce_seconds[i])
     rescan = np.empty(d, dtype=np.int64)
     count = 0
+    lo, hi = min(src, dst), max(src, dst)
     for p in range(d):
         old_value, old_row = top_values[2, p], top_rows[2, p]
-        kept = 0
-        for r in range(3):
+        v0, r0, v1, r1, v2, r2 = -1.0, -1, -1.0, -1, -1.0, -1
+        removed = 0
+        for r in range(3):  # the entries of rows other than src and dst, in order
             row = top_rows[r, p]
             if row != src and row != dst:
-                top_values[kept, p], top_rows[kept, p] = top_values[r, p], row
-                kept += 1
-        removed = 3 - kept
-        for r in range(kept, 3):
-            top_values[r, p], top_rows[r, p] = -1.0, -1
-        lo, hi = min(src, dst), max(src, dst)
-        _insert(top_values, top_rows, p, ce_seconds[lo, p], lo)
-        _insert(top_values, top_rows, p, ce_seconds[hi, p], hi)
-        third = top_rows[2, p]
-        vouched = _ahead(top_values[2, p], third, old_value, old_row) or (
-            third == old_row and third != src and third != dst
-        )
+                v0, r0, v1, r1, v2, r2 = _ranked(v0, r0, v1, r1, v2, r2, top_values[r, p], row)
+            else:
+                removed += 1
+        v0, r0, v1, r1, v2, r2 = _ranked(v0, r0, v1, r1, v2, r2, ce_seconds[lo, p], lo)
+        v0, r0, v1, r1, v2, r2 = _ranked(v0, r0, v1, r1, v2, r2, ce_seconds[hi, p], hi)
+        vouched = _ahead(v2, r2, old_value, old_row) or (r2 == old_row and r2 != src and r2 != dst)
         if removed and n > 3 and not vouched:
             rescan[count] = p
             count += 1
+        top_values[0, p], top_rows[0, p] = v0, r0
+        top_values[1, p], top_rows[1, p] = v1, r1
+        top_values[2, p], top_rows[2, p] = v2, r2
     for k in range(count):
         p = rescan[k]
-        for r in range(3):
-            top_values[r, p], top_rows[r, p] = -1.0, -1
+        v0, r0, v1, r1, v2, r2 = -1.0, -1, -1.0, -1, -1.0, -1
         for i in range(n):
-            if ce_seconds[i, p] > top_values[2, p]:
-                _insert(top_values, top_rows, p, ce_seconds[i, p], i)
+            if ce_seconds[i, p] > v2:
+                v0, r0, v1, r1, v2, r2 = _ranked(v0, r0, v1, r1, v2, r2, ce_seconds[i, p], i)
+        top_values[0, p], top_rows[0, p] = v0, r0
+        top_values[1, p], top_rows[1, p] = v1, r1
+        top_values[2, p], top_rows[2, p] = v2, r2
     return count
 
 
