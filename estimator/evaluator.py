@@ -14,7 +14,14 @@ import numpy as np
 
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
-from estimator.kernels import commit_rows, move_series, node_pass, query_maxima, scatter_rows
+from estimator.kernels import (
+    commit_rows,
+    move_series,
+    node_matrices,
+    node_pass,
+    query_maxima,
+    scatter_rows,
+)
 from estimator.mace import Estimate, estimate_from_dlts
 from estimator.model import Topology
 from estimator.propagation import LoadModel, build_load_model
@@ -144,8 +151,14 @@ class PlacementEvaluator:
             count=len(topology.operator_ids),
         )
         self._node_coef = scatter_rows(self._assignment, model.op_load, len(self.node_ids))
-        self.node_dlts, self.ce_seconds, self._top_values, self._top_rows, self.peaks = node_pass(
-            self._node_coef, self.model.basis, self._service, self.capacities
+        self.node_dlts, self.ce_seconds = node_matrices(len(self.node_ids), model.intervals)
+        self._top_values, self._top_rows, self.peaks = node_pass(
+            self._node_coef,
+            model.basis,
+            self._service,
+            self.capacities,
+            self.node_dlts,
+            self.ce_seconds,
         )
         self._summarize()
 

@@ -117,26 +117,36 @@ def node_pass(
     basis: np.ndarray,
     service: np.ndarray,
     capacity: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """DLTS, CE/C, the top-3 values and rows of CE/C per subinterval, and each node's
-    peak CE/C.
+    dlts: np.ndarray,
+    ce_seconds: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fill ``dlts`` and ``ce_seconds`` (nodes x subintervals); return the top-3 values
+    and rows of CE/C per subinterval and each node's peak CE/C.
 
     Top-3 entries not filled by a node hold value -1 and row -1 (CE is never
-    negative); ties keep the lower node index first, like ``argmax``.
+    negative); ties keep the lower node index first, like ``argmax``. The caller
+    allocates the two matrices (see :func:`node_matrices`).
     """
     n, d = node_coef.shape[0], basis.shape[1]
-    # One buffer for both matrices: two separate ones of half the size sit right at
-    # glibc's trim threshold, so each evaluation handed them back to the OS and paid
-    # the page faults of 2 x 11.5 MB again (most of the old 20 ms at 400 x 3600).
-    both = np.empty((2, n, d))
-    dlts, ce_seconds = both[0], both[1]
     peaks = np.zeros(n)
     top_values = np.full((3, d), -1.0)
     top_rows = np.full((3, d), -1, dtype=np.int64)
     for i in range(n):
         peaks[i] = _row(node_coef[i], basis, service[i], capacity[i], dlts[i], ce_seconds[i])
         _insert_row(top_values, top_rows, ce_seconds[i], i)
-    return dlts, ce_seconds, top_values, top_rows, peaks
+    return top_values, top_rows, peaks
+
+
+def node_matrices(nodes: int, intervals: int) -> tuple[np.ndarray, np.ndarray]:
+    """Uninitialized DLTS and CE/C matrices for :func:`node_pass`, in one numpy buffer.
+
+    One buffer, because two separate ones of half the size sit right at glibc's trim
+    threshold: each evaluation handed them back to the OS and paid the page faults
+    again (most of the old 20 ms at 400 x 3600). numpy, not numba, allocates it, so
+    that large buffers are advised onto huge pages (2 MB page faults, not 4 kB).
+    """
+    both = np.empty((2, nodes, intervals))
+    return both[0], both[1]
 
 
 @njit(cache=True)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from estimator.kernels import node_pass, query_maxima
+from estimator.kernels import node_matrices, node_pass, query_maxima
 from estimator.mace import cumulative_excess, estimate_from_dlts, per_query_max
 
 
@@ -73,7 +73,8 @@ def test_fused_node_pass_matches_loop(coef: np.ndarray, length: int, seed: int) 
     capacity = rng.choice([0.5, 1.0, 2.0], size=n)
     service = capacity * 1.5
     query_mask = rng.random((2, n)) < 0.5
-    dlts, ce_seconds, top_values, top_rows, peaks = node_pass(coef, basis, service, capacity)
+    dlts, ce_seconds = node_matrices(n, length)
+    top_values, top_rows, peaks = node_pass(coef, basis, service, capacity, dlts, ce_seconds)
     np.testing.assert_allclose(dlts, coef @ basis, atol=1e-9)
     expected = np.array([ce_loop((coef[i] @ basis).tolist(), service[i]) for i in range(n)])
     expected /= capacity[:, None]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from estimator.evaluator import PlacementEvaluator, estimate
-from estimator.kernels import commit_rows, node_pass
+from estimator.kernels import commit_rows, node_matrices, node_pass
 from estimator.model import Topology, topology_from_dict
 from estimator.placement import PlacementProblem
 from estimator.placement.mace_hc import HillClimber
@@ -170,7 +170,8 @@ def test_commit_rescans_a_column_whose_third_place_it_cannot_vouch_for() -> None
     basis = np.ones((1, 4))
     coef = np.array([[10.0], [9.0], [8.0], [7.0], [6.0]])
     service, capacity = np.zeros(5), np.ones(5)
-    dlts, ce, top_values, top_rows, peaks = node_pass(coef, basis, service, capacity)
+    dlts, ce = node_matrices(5, 4)
+    top_values, top_rows, peaks = node_pass(coef, basis, service, capacity, dlts, ce)
     assert (top_rows.T == [0, 1, 2]).all()
     coef[0] = 0.0  # its operator went to node 4, which had none of it before
     rescanned = commit_rows(
