@@ -325,3 +325,17 @@ def query_maxima(ce_seconds: np.ndarray, hosts: np.ndarray) -> np.ndarray:
                     if ce_seconds[i, p] > out[q, p]:
                         out[q, p] = ce_seconds[i, p]
     return out
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the evaluation and move kernels on a
+    two-node problem, so that a time-budgeted search does not spend its budget on it."""
+    coef, basis = scatter_rows(np.zeros(1, np.int64), np.ones((1, 1)), 2), np.ones((1, 2))
+    service, capacity = np.ones(2), np.ones(2)
+    dlts, ce_seconds = node_matrices(2, 2)
+    top_values, top_rows, peaks = node_pass(coef, basis, service, capacity, dlts, ce_seconds)
+    target_scores(
+        coef, coef[0], basis, service, capacity, top_values, top_rows, 0, np.ones(1, np.int64)
+    )
+    commit_rows(coef, basis, service, capacity, dlts, ce_seconds, top_values, top_rows, peaks, 0, 1)
+    query_maxima(ce_seconds, np.ones((1, 2), dtype=np.bool_))

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from estimator.evaluator import PlacementEvaluator
-from estimator.kernels import target_scores
+from estimator.kernels import target_scores, warm_up
 from estimator.placement.common import (
     Clock,
     PlacementProblem,
@@ -157,6 +157,7 @@ def mace_hc(
     with the least backlog (then least load), which keeps a step O(targets * d)
     however large the cluster.
     """
+    warm_up()
     clock = Clock(budget)
     best_assignment = problem.base_assignment
     best_wc = math.inf
