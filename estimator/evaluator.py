@@ -14,8 +14,15 @@ import numpy as np
 
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
-from estimator.kernels import node_pass, scatter_rows
-from estimator.mace import Estimate, cumulative_excess, estimate_from_dlts, per_query_max
+from estimator.kernels import (
+    commit_rows,
+    move_series,
+    node_matrices,
+    node_pass,
+    query_maxima,
+    scatter_rows,
+)
+from estimator.mace import Estimate, estimate_from_dlts
 from estimator.model import Topology
 from estimator.propagation import LoadModel, build_load_model
 
@@ -115,9 +122,12 @@ class PlacementEvaluator:
 
     The state is the (nodes x basis) load coefficients of the current
     placement; one fused pass (:func:`estimator.kernels.node_pass`) turns it into
-    node DLTS, CE/C and the per-subinterval top-3 of CE/C; per-query Mace comes from
-    :func:`estimator.mace.per_query_max` when a full estimate is asked for.
-    A move is evaluated from the two touched rows and the top-3 alone.
+    node DLTS, CE/C, each node's peak CE/C and the per-subinterval top-3 of CE/C;
+    per-query Mace comes from :func:`estimator.kernels.query_maxima` (the rule of
+    :func:`estimator.mace.per_query_max`) when a full estimate is asked for.
+    A move is evaluated from the two touched rows and the top-3 alone, and
+    committing it rewrites those two rows and repairs the top-3
+    (:func:`estimator.kernels.commit_rows`).
     """
 
     def __init__(
@@ -126,35 +136,60 @@ class PlacementEvaluator:
         self.topology = topology
         self.model = model
         self.node_ids = topology.node_ids
-        self._node_index = {n: k for k, n in enumerate(self.node_ids)}
-        self._op_index = {o: k for k, o in enumerate(topology.operator_ids)}
+        self._node_index = topology.node_index
+        self._op_index = topology.operator_index
         self.capacities = np.array([n.capacity for n in topology.nodes], dtype=float)
         self._service = self.capacities * topology.subinterval
         self._has_links = any(lk.bandwidth is not None or lk.delay > 0 for lk in topology.links)
-        query_index = {q: k for k, q in enumerate(topology.queries)}
-        self._op_query = np.array(
-            [query_index[o.query] for o in topology.operators], dtype=np.int64
-        )
-        self._op_cost = np.array([sum(o.cost) for o in topology.operators])
+        self._op_query = np.array(topology.operator_query_rows, dtype=np.int64)
+        self._op_cost = np.array(topology.operator_cost, dtype=float)
         self.placement: dict[str, str] = dict(placement or topology.placement)
-        self._assignment = np.array(
-            [self._node_index[self.placement[o]] for o in topology.operator_ids], dtype=np.int64
+        where, index = self.placement, self._node_index
+        self._assignment = np.fromiter(
+            (index[where[o]] for o in topology.operator_ids),
+            dtype=np.int64,
+            count=len(topology.operator_ids),
         )
         self._node_coef = scatter_rows(self._assignment, model.op_load, len(self.node_ids))
-        self._refresh()
-
-    def _refresh(self) -> None:
-        query_mask = np.zeros((len(self.topology.queries), len(self.node_ids)), dtype=np.bool_)
-        query_mask[self._op_query, self._assignment] = True
-        self.node_dlts, self.ce_seconds, self._top_values, self._top_rows = node_pass(
-            self._node_coef, self.model.basis, self._service, self.capacities
+        self.node_dlts, self.ce_seconds = node_matrices(len(self.node_ids), model.intervals)
+        self._top_values, self._top_rows, self.peaks = node_pass(
+            self._node_coef,
+            model.basis,
+            self._service,
+            self.capacities,
+            self.node_dlts,
+            self.ce_seconds,
         )
-        self._query_mask = query_mask
+        self._summarize()
+
+    def _summarize(self) -> None:
+        """Mace and MaceWC from the current rows and top-3."""
         # Finite-bandwidth links are resources too: their CE enters Mace.
         self.mace = (
             self.estimate().series if self._has_links else np.maximum(self._top_values[0], 0.0)
         )
         self.mace_wc = float(self.mace.max()) if self.mace.size else 0.0
+
+    @property
+    def top3(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per subinterval, the three largest CE/C values and their node rows, largest first
+        (ties: lower row first; value -1 and row -1 where fewer than three nodes)."""
+        return self._top_values, self._top_rows
+
+    @property
+    def node_coef(self) -> np.ndarray:
+        """The (nodes x basis) load coefficients of the current placement (read-only use)."""
+        return self._node_coef
+
+    @property
+    def service(self) -> np.ndarray:
+        """Per node, the capacity of one subinterval (C_i * w)."""
+        return self._service
+
+    def _query_mask(self) -> np.ndarray:
+        mask = np.zeros((len(self.topology.queries), len(self.node_ids)), dtype=np.bool_)
+        mask[self._op_query, self._assignment] = True
+        return mask
 
     def epsilon(self) -> float:
         """The bound's eps for the current placement (see :func:`epsilon`)."""
@@ -167,9 +202,11 @@ class PlacementEvaluator:
     def estimate(self) -> Estimate:
         """The full Estimate for the current placement (including network resources)."""
         topology = self.topology
+        query_mask = self._query_mask()
         if not self._has_links:
             eps = self.epsilon()
             mace = np.maximum(self._top_values[0], 0.0)
+            maxima = query_maxima(self.ce_seconds, query_mask)
             return Estimate(
                 subinterval=topology.subinterval,
                 resources=self.node_ids,
@@ -181,17 +218,14 @@ class PlacementEvaluator:
                 lower=mace.copy(),
                 upper=mace + topology.subinterval + eps,
                 epsilon=eps,
-                per_query={
-                    q: per_query_max(self.ce_seconds, self._query_mask[k])
-                    for k, q in enumerate(topology.queries)
-                },
+                per_query={q: maxima[k] for k, q in enumerate(topology.queries)},
             )
         names, link_load, bandwidth = _link_resources(topology, self.placement, self.model)
         resources = [*self.node_ids, *names]
         low, high = path_delays(topology, self.placement)
         worst = max(high.values(), default=0.0)
         query_rows = {
-            q: np.concatenate([self._query_mask[k], np.zeros(len(names), dtype=bool)])
+            q: np.concatenate([query_mask[k], np.zeros(len(names), dtype=bool)])
             for k, q in enumerate(topology.queries)
         }
         return estimate_from_dlts(
@@ -224,15 +258,17 @@ class PlacementEvaluator:
         if self._has_links:
             trial = PlacementEvaluator(self.topology, self.model, {**self.placement, op_id: node})
             return trial.mace
-        delta = self.operator_dlts(op_id)
-        rows = np.stack([self.node_dlts[src] - delta, self.node_dlts[dst] + delta])
-        pair = [src, dst]
-        ce = cumulative_excess(rows, self._service[pair]) / self.capacities[pair][:, None]
-        top_rows = self._top_rows
-        untouched = (top_rows != src) & (top_rows != dst)
-        first = np.argmax(untouched, axis=0)
-        others = np.take_along_axis(self._top_values, first[None, :], axis=0)[0]
-        return np.maximum(np.maximum(ce[0], ce[1]), others)
+        return move_series(
+            self._node_coef,
+            self.model.op_load[self._op_index[op_id]],
+            self.model.basis,
+            self._service,
+            self.capacities,
+            self._top_values,
+            self._top_rows,
+            src,
+            dst,
+        )
 
     def move_mace_wc(self, op_id: str, node: str) -> float:
         """MaceWC if ``op_id`` moved to ``node``, touching only the two nodes involved."""
@@ -240,7 +276,7 @@ class PlacementEvaluator:
         return float(series.max()) if series.size else 0.0
 
     def apply_move(self, op_id: str, node: str) -> None:
-        """Commit a move and update the state."""
+        """Commit a move: rewrite the two touched rows and repair the top-3."""
         src, dst = self._touched(op_id, node)
         if src == dst:
             return
@@ -249,4 +285,17 @@ class PlacementEvaluator:
         self._node_coef[dst] += row
         self._assignment[self._op_index[op_id]] = dst
         self.placement[op_id] = node
-        self._refresh()
+        commit_rows(
+            self._node_coef,
+            self.model.basis,
+            self._service,
+            self.capacities,
+            self.node_dlts,
+            self.ce_seconds,
+            self._top_values,
+            self._top_rows,
+            self.peaks,
+            src,
+            dst,
+        )
+        self._summarize()

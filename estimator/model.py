@@ -99,6 +99,27 @@ class Topology:
         return tuple(o.id for o in self.operators)
 
     @cached_property
+    def node_index(self) -> dict[str, int]:
+        """Node id -> its row in ``node_ids``."""
+        return {n: k for k, n in enumerate(self.node_ids)}
+
+    @cached_property
+    def operator_index(self) -> dict[str, int]:
+        """Operator id -> its row in ``operator_ids``."""
+        return {o: k for k, o in enumerate(self.operator_ids)}
+
+    @cached_property
+    def operator_query_rows(self) -> tuple[int, ...]:
+        """Per operator, the row of its query in ``queries``."""
+        row = {q: k for k, q in enumerate(self.queries)}
+        return tuple(row[o.query] for o in self.operators)
+
+    @cached_property
+    def operator_cost(self) -> tuple[float, ...]:
+        """Per operator, its per-event cost summed over its input ports."""
+        return tuple(sum(o.cost) for o in self.operators)
+
+    @cached_property
     def operator_by_id(self) -> dict[str, Operator]:
         return {o.id: o for o in self.operators}
 

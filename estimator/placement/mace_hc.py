@@ -9,9 +9,12 @@ lowers the sum of the nodes' peak CE/C also counts as improving, so the climb
 walks off plateaus where several nodes share the maximum.
 
 A move changes only two nodes' DLTS, so all targets of one operator are
-evaluated together: the source row once, every target row in one vectorized
-cumulative-excess pass, and the untouched nodes from the per-subinterval top
-three of CE/C.
+evaluated together in one compiled pass (:func:`estimator.kernels.target_scores`):
+the source row once, each target row, and the untouched nodes from the
+evaluator's per-subinterval top three of CE/C. Committing a move rewrites two
+rows of the evaluator's state and repairs its top three
+(:meth:`PlacementEvaluator.apply_move`), so a step costs O(targets x d), not a
+pass over every node.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import math
 import numpy as np
 
 from estimator.evaluator import PlacementEvaluator
-from estimator.mace import cumulative_excess
+from estimator.kernels import target_scores, warm_up
 from estimator.placement.common import (
     Clock,
     PlacementProblem,
@@ -37,23 +40,6 @@ def _slack(value: float) -> float:
     return IMPROVEMENT * (1.0 + abs(value))
 
 
-def top3(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per column, the three largest values and their rows, largest first (pad: 0, row -1)."""
-    n, d = values.shape
-    if n > 3:
-        rows = np.argpartition(-values, 2, axis=0)[:3]
-    else:
-        rows = np.broadcast_to(np.arange(n)[:, None], (n, d)).copy()
-    top = np.take_along_axis(values, rows, axis=0)
-    order = np.argsort(-top, axis=0, kind="stable")
-    rows = np.take_along_axis(rows, order, axis=0)
-    top = np.take_along_axis(top, order, axis=0)
-    if n < 3:
-        top = np.vstack([top, np.zeros((3 - n, d))])
-        rows = np.vstack([rows, np.full((3 - n, d), -1)])
-    return top, rows
-
-
 class HillClimber:
     """Hill-climbing state around one :class:`PlacementEvaluator`."""
 
@@ -66,34 +52,31 @@ class HillClimber:
         self.movable_mask = np.zeros(len(problem.operator_ids), dtype=bool)
         self.movable_mask[problem.movable] = True
         self.exact_links = problem.has_link_resources
-        self.service = problem.capacities * problem.topology.subinterval
         self.evaluations = 0
         self._sync()
 
     def _sync(self) -> None:
-        ce = self.evaluator.ce_seconds
-        self.peaks = ce.max(axis=1) if ce.shape[1] else np.zeros(ce.shape[0])
+        self.peaks = self.evaluator.peaks
         self.peak_sum = float(self.peaks.sum())
         if self.exact_links:
             self.mace_wc = self.problem.full_mace_wc(self.evaluator.placement)
         else:
             self.mace_wc = self.evaluator.mace_wc
-            self.top_values, self.top_rows = top3(ce)
 
     def bottleneck(self) -> int:
-        ce = self.evaluator.ce_seconds
-        worst = int(np.argmax(self.evaluator.mace)) if ce.shape[1] else 0
-        return int(np.argmax(ce[:, worst])) if ce.shape[1] else 0
+        """The node with the highest CE/C at the worst subinterval (lowest index on ties)."""
+        if not self.evaluator.mace.size:
+            return 0
+        worst = int(np.argmax(self.evaluator.mace))
+        return int(self.evaluator.top3[1][0, worst])
 
     def targets(self, bottleneck: int, limit: int) -> np.ndarray:
         """Candidate target nodes: all, or the ``limit`` with least backlog and load."""
         nodes = np.arange(self.problem.n_nodes)
         if nodes.size <= limit + 1:
             return nodes[nodes != bottleneck]
-        ce = self.evaluator.ce_seconds
-        peak = ce.max(axis=1) if ce.shape[1] else np.zeros(nodes.size)
         utilization = self.evaluator.node_dlts.sum(axis=1) / self.problem.capacities
-        order = np.lexsort((utilization, peak))
+        order = np.lexsort((utilization, self.peaks))
         return order[order != bottleneck][:limit]
 
     def target_mace_wc(self, op: int, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -107,31 +90,21 @@ class HillClimber:
                 trial[self.problem.operator_ids[op]] = self.problem.node_ids[int(dst)]
                 values[k] = self.problem.full_mace_wc(trial)
             return values, np.full(targets.size, self.peak_sum)
-        delta = self.problem.op_dlts[op]
-        dlts = self.evaluator.node_dlts
-        caps = self.problem.capacities
-        src_ce = cumulative_excess(dlts[src] - delta, self.service[src]) / caps[src]
-        dst_ce = cumulative_excess(dlts[targets] + delta, self.service[targets])
-        dst_ce /= caps[targets, None]
-        values, rows = self.top_values, self.top_rows
-        # per subinterval, the two largest CE/C entries of nodes other than src
-        first_is_src = rows[0] == src
-        second_is_src = rows[1] == src
-        a_val = np.where(first_is_src, values[1], values[0])
-        a_row = np.where(first_is_src, rows[1], rows[0])
-        b_val = np.where(first_is_src | second_is_src, values[2], values[1])
-        others = np.where(a_row[None, :] != targets[:, None], a_val[None, :], b_val[None, :])
-        series = np.maximum(np.maximum(dst_ce, others), src_ce[None, :])
-        if not series.shape[1]:
-            return np.zeros(targets.size), np.zeros(targets.size)
-        peak_sums = (
-            self.peak_sum
-            - self.peaks[src]
-            + src_ce.max()
-            - self.peaks[targets]
-            + dst_ce.max(axis=1)
+        evaluator = self.evaluator
+        top_values, top_rows = evaluator.top3
+        values, dst_peaks, src_peak = target_scores(
+            evaluator.node_coef,
+            self.problem.model.op_load[op],
+            self.problem.model.basis,
+            evaluator.service,
+            evaluator.capacities,
+            top_values,
+            top_rows,
+            src,
+            np.asarray(targets, dtype=np.int64),
         )
-        return series.max(axis=1), peak_sums
+        peak_sums = self.peak_sum - self.peaks[src] + src_peak - self.peaks[targets] + dst_peaks
+        return values, peak_sums
 
     def step(self, rng: np.random.Generator, first_improvement: bool, max_targets: int) -> bool:
         """One move off the bottleneck node; False at a local optimum."""
@@ -184,6 +157,7 @@ def mace_hc(
     with the least backlog (then least load), which keeps a step O(targets * d)
     however large the cluster.
     """
+    warm_up()
     clock = Clock(budget)
     best_assignment = problem.base_assignment
     best_wc = math.inf

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from estimator.kernels import node_pass
+from estimator.kernels import node_matrices, node_pass, query_maxima
 from estimator.mace import cumulative_excess, estimate_from_dlts, per_query_max
 
 
@@ -73,16 +73,23 @@ def test_fused_node_pass_matches_loop(coef: np.ndarray, length: int, seed: int) 
     capacity = rng.choice([0.5, 1.0, 2.0], size=n)
     service = capacity * 1.5
     query_mask = rng.random((2, n)) < 0.5
-    dlts, ce_seconds, top_values, top_rows = node_pass(coef, basis, service, capacity)
-    query_max = np.array([per_query_max(ce_seconds, query_mask[q]) for q in range(2)])
+    dlts, ce_seconds = node_matrices(n, length)
+    top_values, top_rows, peaks = node_pass(coef, basis, service, capacity, dlts, ce_seconds)
     np.testing.assert_allclose(dlts, coef @ basis, atol=1e-9)
     expected = np.array([ce_loop((coef[i] @ basis).tolist(), service[i]) for i in range(n)])
     expected /= capacity[:, None]
     np.testing.assert_allclose(ce_seconds, expected, atol=1e-9)
+    np.testing.assert_array_equal(peaks, ce_seconds.max(axis=1))
     for p in range(length):
-        ranked = sorted(range(n), key=lambda i: (-expected[i, p], i))[:3]
-        np.testing.assert_allclose(top_values[: len(ranked), p], expected[ranked, p], atol=1e-9)
-        assert top_values[0, p] == ce_seconds[top_rows[0, p], p]
+        ranked = sorted(range(n), key=lambda i: (-ce_seconds[i, p], i))[:3]
+        np.testing.assert_array_equal(top_values[: len(ranked), p], ce_seconds[ranked, p])
+        np.testing.assert_array_equal(top_rows[: len(ranked), p], ranked)
+        assert (top_values[len(ranked) :, p] == -1).all() and (
+            top_rows[len(ranked) :, p] == -1
+        ).all()
+    # the fused per-query pass is per_query_max, the one rule, for every query at once
+    query_max = query_maxima(ce_seconds, query_mask)
     for q in range(2):
+        np.testing.assert_array_equal(query_max[q], per_query_max(ce_seconds, query_mask[q]))
         rows = expected[query_mask[q]]
         np.testing.assert_allclose(query_max[q], rows.max(axis=0) if rows.size else 0.0, atol=1e-9)
