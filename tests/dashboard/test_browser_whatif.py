@@ -78,9 +78,9 @@ def test_scenario_survives_reload_and_page_change_and_undo_is_per_edit(dash_duo,
     # a reload, then another page and back through the navigation bar
     dash_duo.wait_for_page(url=dash_duo.server_url + "/whatif")
     dash_duo.wait_for_text_to_equal(SUMMARY, both, timeout=20)
-    dash_duo.find_element("a.nav-link[href='/']").click()
+    dash_duo.find_element("a.nav-link[href='/'], a.nav-link[href^='/?']").click()
     dash_duo.wait_for_element(f"#{ids.OV_LATENCY}", timeout=20)
-    dash_duo.find_element("a.nav-link[href='/whatif']").click()
+    dash_duo.find_element("a.nav-link[href^='/whatif']").click()
     dash_duo.wait_for_text_to_equal(SUMMARY, both, timeout=20)
     until(lambda: len(_edits(dash_duo)) == 2, timeout=10)
 
