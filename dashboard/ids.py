@@ -30,6 +30,11 @@ ND_HOSTS = "nd-hosts-graph"
 ND_HOSTS_OBJECTIVE = "nd-hosts-objective"
 ND_HOSTS_WINDOW = "nd-hosts-window"
 ND_HOSTS_CAPTION = "nd-hosts-caption"
+ND_HOSTS_CAPACITY = "nd-hosts-capacity"
+ND_HOSTS_START = "nd-hosts-start"
+ND_HOSTS_CANCEL = "nd-hosts-cancel"
+ND_HOSTS_PROGRESS = "nd-hosts-progress"
+ND_HOSTS_KEY = "nd-hosts-inputs-key"
 
 # what-if
 WI_GRAPH = "wi-operator-graph"

@@ -21,7 +21,7 @@ import numpy as np
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError, ScenarioError
 from estimator.evaluator import estimate
-from estimator.loaders import parse_document, topology_from_text
+from estimator.loaders import added_query_from_document, parse_document, topology_from_text
 from estimator.model import Topology
 from estimator.placement import ALGORITHMS
 from estimator.placement.planning import (
@@ -86,60 +86,17 @@ def _fmt(filename: str) -> str:
 
 
 def added_query_from_text(text: str, where: str = "query file") -> AddedQuery:
-    """A query file (the format of ``mace plan admit --add``): its ``sources`` (ids),
-    ``operators`` (topology file entries), optional ``placement`` and the ``arrivals``
-    of its new sources (source id -> events per subinterval)."""
+    """A query file given as text, in the format of ``mace plan admit --add``
+    (:func:`estimator.loaders.added_query_from_document`)."""
     if len(text.encode("utf-8")) > MAX_UPLOAD_BYTES:
         raise ScenarioError(f"{where}: larger than {MAX_UPLOAD_BYTES // 1024} KiB")
     try:
-        document = parse_document(text, fmt=_fmt(where), where=where)
+        _, query = added_query_from_document(
+            parse_document(text, fmt=_fmt(where), where=where), where
+        )
     except ModelError as exc:
         raise ScenarioError(str(exc)) from None
-    if not isinstance(document, Mapping):
-        raise ScenarioError(f"{where}: expected a mapping with sources, operators and arrivals")
-    operators = document.get("operators")
-    if not isinstance(operators, list) or not operators:
-        raise ScenarioError(f"{where}: 'operators' must be a non-empty list")
-    for k, op in enumerate(operators):
-        if not isinstance(op, Mapping) or not op.get("id"):
-            raise ScenarioError(f"{where}: operator {k + 1} has no id")
-    sources = document.get("sources") or []
-    if not isinstance(sources, list):
-        raise ScenarioError(f"{where}: 'sources' must be a list")
-    ids = []
-    for k, source in enumerate(sources):
-        ident = source.get("id") if isinstance(source, Mapping) else source
-        if not isinstance(ident, str) or not ident:
-            raise ScenarioError(f"{where}: source {k + 1} has no id")
-        ids.append(ident)
-    arrivals = document.get("arrivals") or {}
-    if not isinstance(arrivals, Mapping):
-        raise ScenarioError(f"{where}: 'arrivals' must map each new source to its events")
-    series: dict[str, list[float]] = {}
-    for source in ids:
-        values = arrivals.get(source)
-        if not isinstance(values, list) or not values:
-            raise ScenarioError(f"{where}: source '{source}' has no arrival series")
-        for value in values:
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-                or value < 0
-            ):
-                raise ScenarioError(f"{where}: source '{source}' has a bad count {value!r}")
-        series[source] = [float(v) for v in values]
-    unknown = sorted(set(arrivals) - set(ids))
-    if unknown:
-        raise ScenarioError(f"{where}: arrivals of '{unknown[0]}', which is not a listed source")
-    placement = document.get("placement") or {}
-    if not isinstance(placement, Mapping):
-        raise ScenarioError(f"{where}: 'placement' must map operators to nodes")
-    return AddedQuery(
-        operators=[dict(op) for op in operators],
-        placement={str(k): str(v) for k, v in placement.items()},
-        sources=series,
-    )
+    return query
 
 
 def parse_objective(value: Any, what: str = "objective") -> float:

@@ -234,13 +234,14 @@ def layout(**_: Any) -> html.Div:
 
 TAB_EDITOR, TAB_ADMIT, TAB_PROVISION, TAB_PLANS = "editor", "admit", "provision", "plans"
 TABLE_STYLE = {"fontSize": 13, "padding": "2px 6px", "textAlign": "left"}
-QUERY_EXAMPLE = """# a query file: its new sources, operators and the sources' arrivals
-sources: [{id: orders}]
+QUERY_EXAMPLE = """# a query file: the new query, its operators and its new sources' arrivals
+query: q9
 operators:
-  - {id: o1, query: q9, inputs: [orders], cost: 0.001, selectivity: 1.0}
-  - {id: o2, query: q9, inputs: [o1], cost: 0.002, selectivity: 0.5}
-arrivals: {orders: [100, 120, 80, 95]}   # events per subinterval, from 0
-placement: {o1: n1}                      # optional: where to try first"""
+  - {id: o1, inputs: [orders], cost: 0.001, selectivity: 1.0}
+  - {id: o2, inputs: [o1, s], cost: [0.002, 0.001], selectivity: [0.5, 0.5]}
+sources:                        # new sources (running ones are read by id)
+  - {id: orders, arrivals: [100, 120, 80, 95]}   # events per subinterval
+placement: {o1: n1}             # optional: where to start"""
 
 
 def _upload(component: str, text: str, multiple: bool = False) -> dcc.Upload:

@@ -67,11 +67,12 @@ def write_small_run(
     versions: Sequence[tuple[float, Mapping[str, str]]] = (),
     document: Mapping[str, object] = SMALL_TOPOLOGY,
     measured_cpu: Mapping[tuple[str, int], float] = SMALL_CPU,
+    arrivals: Sequence[float] = SMALL_ARRIVALS,
 ) -> Topology:
     """A hand-computed run: operator CPU is cost * events except the ``measured_cpu``
-    entries, keyed by (operator, interval)."""
+    entries, keyed by (operator, interval); ``arrivals`` are the events of source s."""
     topology = topology_from_dict(dict(document))
-    s = np.array(SMALL_ARRIVALS, dtype=float)
+    s = np.array(arrivals, dtype=float)
     stats = []
     for op in topology.operators:
         for interval, events in enumerate(s):
