@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -335,7 +336,9 @@ def hosts_view(timeline: HostsTimeline) -> tuple[go.Figure, str]:
             "nodes): usually one operator alone overloads a node of this capacity; try "
             "larger nodes."
         )
-    elif fugu > 0 and mace <= fugu:
+    elif math.isclose(mace, fugu):
+        caption += ": the same hosts as FUGU at this objective."
+    elif mace < fugu:
         caption += f": Mace saves {_hours(fugu - mace)} ({(fugu - mace) / fugu:.0%})."
     else:
         caption += f": keeping the objective takes {_hours(mace - fugu)} more than FUGU."
