@@ -61,6 +61,24 @@ GLOSSARY: dict[str, str] = {
         "subintervals merged (w times the factor, arrivals added up), which smooths "
         "short bursts and widens the w in the bounds."
     ),
+    "latency objective": (
+        "The worst latency, in seconds, a query may have: met when the query's MaceWC "
+        "(the largest Mace over the nodes hosting its operators) stays at or below it. "
+        "Set per query on the Reports page."
+    ),
+    "admission": (
+        "Admission control: a new query is admitted when, with its operators placed, "
+        "every query still meets its latency objective; the running operators stay put."
+    ),
+    "FUGU threshold": (
+        "FUGU's elastic allocation packs operators first-fit onto nodes, opening a node "
+        "when the others would exceed this share of their capacity (85%) on average load; "
+        "it sizes hosts by utilisation, not latency."
+    ),
+    "machine-hours": (
+        "Hosts times hours: the sum over time windows of the hosts needed in the window "
+        "times the window's length, what the cluster would cost at that size."
+    ),
 }
 """Term -> one or two sentences, in the order the Help page lists them."""
 

@@ -93,9 +93,14 @@ def _hosts_section() -> html.Div:
                     "window of the recorded load, the fewest nodes on which the placement "
                     "search keeps every query's ",
                     term("MaceWC"),
-                    " within the objective, against the hosts FUGU opens to keep each node "
-                    "under its utilisation threshold. The objective defaults to the run's "
-                    "tightest stored objective, else its measured worst case.",
+                    " within the ",
+                    term("latency objective"),
+                    ", against the hosts FUGU opens to keep each node under its ",
+                    term("FUGU threshold", "utilisation threshold"),
+                    ", and the ",
+                    term("machine-hours"),
+                    " of each. The objective defaults to the run's tightest stored "
+                    "objective, else its measured worst case.",
                 ],
                 className="text-muted small mb-2",
             ),

@@ -279,12 +279,14 @@ def _admit_tab() -> html.Div:
         [
             html.P(
                 [
-                    "Can a new query run next to the scenario above without breaking a "
-                    "latency objective? The running operators stay where they are, the new "
-                    "ones are placed by the algorithm, and every query's ",
+                    "Can a new query run next to the scenario above without breaking a ",
+                    term("latency objective"),
+                    "? ",
+                    term("admission", "Admission"),
+                    ": the running operators stay where they are, the new ones are placed "
+                    "by the algorithm, and every query's ",
                     term("MaceWC"),
-                    " is compared with its objective (the run's objectives are set on the "
-                    "Reports page).",
+                    " is compared with its objective (set on the Reports page).",
                 ],
                 className="text-muted small",
             ),
@@ -366,10 +368,13 @@ def _provision_tab() -> html.Div:
         [
             html.P(
                 [
-                    "What does a latency objective need? Mode nodes: the fewest identical "
+                    "What does a ",
+                    term("latency objective"),
+                    " need? Mode fewest nodes: the fewest identical "
                     "nodes on which the placement search keeps every query's ",
                     term("MaceWC"),
-                    " within the objective. Mode capacity: the least CPU capacity to add to "
+                    " within the objective. Mode least added capacity: the least CPU "
+                    "capacity to add to "
                     "the scenario's nodes, placement unchanged. Capacities are in reference "
                     "CPU-seconds per second (1 = one reference core).",
                 ],
@@ -509,7 +514,18 @@ def _plans_tab() -> html.Div:
                 ]
             ),
             dbc.Alert(id=ids.WI_PL_CHOSEN, is_open=False, className="mt-2 mb-2"),
-            _table(ids.WI_PL_TABLE, ["rank", "plan", "MaceWC (s)", "mean (s)", "p99 (s)"]),
+            DataTable(
+                id=ids.WI_PL_TABLE,
+                columns=[
+                    {"name": c, "id": c}
+                    for c in ("rank", "plan", "MaceWC (s)", "mean (s)", "p99 (s)")
+                ],
+                data=[],
+                style_cell=TABLE_STYLE,
+                style_data_conditional=[
+                    {"if": {"filter_query": "{rank} = 1"}, "fontWeight": "bold"}
+                ],
+            ),
         ],
         className="pt-2",
     )
