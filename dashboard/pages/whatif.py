@@ -696,7 +696,7 @@ def edit(
     except MaceError as exc:
         return {"scenario": no_update, "tab": no_update, **_failed(exc)}
     store = whatif_view.with_edits(data, run_id or "", result.edits)
-    tab = TAB_EDITOR if trigger in PROPOSALS else no_update
+    tab = TAB_EDITOR if isinstance(trigger, str) and trigger in PROPOSALS else no_update
     return {"scenario": store, "tab": tab, **_notify(result.note)}
 
 
