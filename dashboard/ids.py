@@ -34,7 +34,7 @@ ND_HOSTS_CAPACITY = "nd-hosts-capacity"
 ND_HOSTS_START = "nd-hosts-start"
 ND_HOSTS_CANCEL = "nd-hosts-cancel"
 ND_HOSTS_PROGRESS = "nd-hosts-progress"
-ND_HOSTS_KEY = "nd-hosts-inputs-key"
+ND_HOSTS_REQUEST = "nd-hosts-request"
 
 # what-if
 WI_GRAPH = "wi-operator-graph"

@@ -9,7 +9,7 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, dcc, html, no_update
+from dash import Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import context, figures, ids, views, whatif_view
 from dashboard.glossary import term
@@ -85,7 +85,7 @@ def _field(label: str, component: str, width: int) -> dbc.Col:
 def _hosts_section() -> html.Div:
     return html.Div(
         [
-            dcc.Store(id=ids.ND_HOSTS_KEY),
+            dcc.Store(id=ids.ND_HOSTS_REQUEST),
             html.H5("Hosts needed over time"),
             html.Div(
                 [
@@ -165,31 +165,36 @@ def update(run_id: str | None, node: str | None, range_key: str | None, _: Any) 
 
 @dash.callback(
     output={
-        "key": Output(ids.ND_HOSTS_KEY, "data"),
+        "request": Output(ids.ND_HOSTS_REQUEST, "data"),
         "objective": Output(ids.ND_HOSTS_OBJECTIVE, "value"),
         "window": Output(ids.ND_HOSTS_WINDOW, "value"),
         "capacity": Output(ids.ND_HOSTS_CAPACITY, "value"),
         "caption": Output(ids.ND_HOSTS_CAPTION, "children", allow_duplicate=True),
     },
-    inputs={"run_id": Input(ids.RUN, "value")},
+    inputs={"run_id": Input(ids.RUN, "value"), "start": Input(ids.ND_HOSTS_START, "n_clicks")},
     prevent_initial_call="initial_duplicate",
 )
-def hosts_defaults(run_id: str | None) -> dict[str, Any]:
-    """Fit the run's model once (the computation runs in a worker that reads it from the
-    engine's cache, never the database) and fill the chart's fields with defaults."""
+def hosts_request(run_id: str | None, start: int | None) -> dict[str, Any]:
+    """A computation request for the worker: the run's model fitted on its latest data
+    (the worker reads it from the engine's cache, never the database). A new run also
+    fills the fields with its defaults."""
+    unchanged = {"objective": no_update, "window": no_update, "capacity": no_update}
     try:
         if not run_id:
             raise ScenarioError("select a run")
         app = context.current()
         run = app.runs.get(run_id)
         inputs = whatif_view.inputs_for_run(app.engine, run)
+        request = {"key": inputs.key, "clicks": start or 0}
+        if ctx.triggered_id == ids.ND_HOSTS_START:
+            return {"request": request, "caption": "computing…", **unchanged}
         with app.database.cursor() as cur:
             stored = scenarios.objectives(cur, run_id)
         defaults = views.hosts_defaults(run, stored)
     except MaceError as exc:
-        return {"key": None, "objective": "", "window": "5", "capacity": "", "caption": str(exc)}
+        return {"request": None, "caption": str(exc), **unchanged}
     return {
-        "key": inputs.key,
+        "request": request,
         "objective": defaults.objective,
         "window": defaults.window,
         "capacity": defaults.capacity,
@@ -202,7 +207,7 @@ def hosts_defaults(run_id: str | None) -> dict[str, Any]:
         "figure": Output(ids.ND_HOSTS, "figure"),
         "caption": Output(ids.ND_HOSTS_CAPTION, "children"),
     },
-    inputs={"start": Input(ids.ND_HOSTS_START, "n_clicks"), "key": Input(ids.ND_HOSTS_KEY, "data")},
+    inputs={"request": Input(ids.ND_HOSTS_REQUEST, "data")},
     state={
         "objective": State(ids.ND_HOSTS_OBJECTIVE, "value"),
         "window": State(ids.ND_HOSTS_WINDOW, "value"),
@@ -220,21 +225,20 @@ def hosts_defaults(run_id: str | None) -> dict[str, Any]:
 )
 def hosts(
     set_progress: Callable[[tuple[int, str]], None],
-    start: Any,
-    key: str | None,
+    request: Any,
     objective: Any,
     window: Any,
     capacity: Any,
 ) -> dict[str, Any]:
     """Hosts needed per window, by Mace and by FUGU (a worker process, with progress)."""
-    if not key:
+    if not isinstance(request, dict) or not request.get("key"):
         return {"figure": no_update, "caption": no_update}
 
     def report(done: int, total: int) -> None:
         set_progress((round(100 * done / total), f"window {done} of {total}"))
 
     try:
-        inputs = context.current().engine.cached_inputs(key)
+        inputs = context.current().engine.cached_inputs(str(request["key"]))
         timeline = views.hosts_timeline(inputs, objective, window, capacity, report)
         figure, caption = views.hosts_view(timeline)
     except MaceError as exc:

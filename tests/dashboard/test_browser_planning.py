@@ -68,6 +68,14 @@ def test_admission_of_a_pasted_query_that_fits_then_of_a_file_that_breaks_q1(
     dash_duo.find_element(f"#{ids.WI_AD_START}").click()
     dash_duo.wait_for_contains_text(decision, "unknown input 'nowhere'", timeout=30)
     assert dash_duo.find_element(SUMMARY).text.startswith("MaceWC: scenario")
+
+    # the query that fits, added to the scenario
+    _paste(dash_duo, QUERY_FITS)
+    dash_duo.find_element(f"#{ids.WI_AD_START}").click()
+    dash_duo.wait_for_contains_text(decision, "admitted: q9 fits", timeout=30)
+    until(lambda: dash_duo.find_element(f"#{ids.WI_AD_APPLY}").is_enabled(), timeout=10)
+    dash_duo.find_element(f"#{ids.WI_AD_APPLY}").click()
+    dash_duo.wait_for_contains_text(f"#{ids.WI_EDITS}", "loaded scenario 'admitted q9'", timeout=20)
     assert dash_duo.get_logs() == []
 
 
@@ -114,4 +122,12 @@ def test_nodes_page_draws_hosts_needed_over_time(dash_duo, small_db: Path) -> No
     names = dash_duo.find_element(f"#{ids.ND_HOSTS} .legend").text
     assert "Mace-based (objective 1 s)" in names
     assert "FUGU threshold (85% utilisation)" in names
+    # another objective, computed again on request
+    field = dash_duo.find_element(f"#{ids.ND_HOSTS_OBJECTIVE}")
+    field.clear()
+    field.send_keys("0.3")
+    dash_duo.find_element(f"#{ids.ND_HOSTS_START}").click()
+    dash_duo.wait_for_contains_text(
+        f"#{ids.ND_HOSTS} .legend", "Mace-based (objective 0.3 s)", timeout=60
+    )
     assert dash_duo.get_logs() == []
