@@ -240,6 +240,7 @@ def report_view(
 HOSTS_BUDGET = 0.3
 """Seconds of placement search per node count tried in each window."""
 MAX_WINDOW_MINUTES = 24 * 60.0
+DEFAULT_WINDOW_MINUTES = 5.0
 MAX_OBJECTIVE = 86_400.0
 
 
@@ -255,7 +256,8 @@ class HostsDefaults:
 
 def hosts_defaults(run: RunData, objectives: Mapping[str, float]) -> HostsDefaults:
     """The tightest stored objective, else the run's measured worst case (else its
-    estimated MaceWC); 5-minute windows; nodes as large as the run's largest."""
+    estimated MaceWC); 5-minute windows (a quarter of a run shorter than 10 minutes);
+    nodes as large as the run's largest."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     measured = run.measured_system().lat_max
@@ -268,9 +270,12 @@ def hosts_defaults(run: RunData, objectives: Mapping[str, float]) -> HostsDefaul
         objective = float(analyses(run).estimated.estimate.max())
         source = "the estimated worst case"
     capacity = max(run.topology.capacity_by_node.values())
+    # 5-minute windows, or four windows on a run shorter than two of them
+    minutes = run.intervals * run.subinterval / 60.0
+    window = DEFAULT_WINDOW_MINUTES if minutes >= 2 * DEFAULT_WINDOW_MINUTES else minutes / 4
     return HostsDefaults(
         objective=f"{objective:.4g}" if objective > 0 else "1",
-        window="5",
+        window=f"{window:.3g}",
         capacity=f"{capacity:g}",
         source=source,
     )
@@ -305,7 +310,7 @@ def hosts_timeline(
 
 
 def _hours(value: float) -> str:
-    return f"{value:.3g} h" if value >= 0.01 else f"{value * 60:.3g} min"
+    return f"{value:.3g} h" if value >= 1 else f"{value * 60:.3g} min"
 
 
 def hosts_view(timeline: HostsTimeline) -> tuple[go.Figure, str]:

@@ -223,11 +223,16 @@ def test_defaults_take_the_tightest_objective_else_the_current_worst_case(
 
 
 @pytest.fixture
-def two_level(tmp_path: Path, engine: WhatIfEngine) -> RunInputs:
+def two_level_db(tmp_path: Path) -> Path:
     """10 minutes at 2 events/s, then 10 at 8: a, b and c cost 0.1, 0.2 and 0.1 per event."""
     db = tmp_path / "two.duckdb"
     write_small_run(db, "two", arrivals=[2] * 600 + [8] * 600, measured_cpu={})
-    return whatif_view.inputs_for_run(engine, RunCache(Database(db)).get("two"))
+    return db
+
+
+@pytest.fixture
+def two_level(two_level_db: Path, engine: WhatIfEngine) -> RunInputs:
+    return whatif_view.inputs_for_run(engine, RunCache(Database(two_level_db)).get("two"))
 
 
 def test_hosts_over_time_on_a_two_level_load(two_level: RunInputs) -> None:
@@ -244,7 +249,7 @@ def test_hosts_over_time_on_a_two_level_load(two_level: RunInputs) -> None:
     assert list(figure.data[0].x) == [0, 300, 300, 600, 600, 900, 900, 1200]
     assert list(figure.data[0].y) == [1, 1, 1, 1, 2, 2, 2, 2]
     assert caption.startswith(
-        "Machine-hours over 0.333 h of recorded load: Mace-based 0.5 h, FUGU threshold 0.5 h: "
+        "Machine-hours over 20 min of recorded load: Mace-based 30 min, FUGU threshold 30 min: "
         "the same hosts as FUGU at this objective."
     )
 
@@ -280,4 +285,10 @@ def test_hosts_defaults(small_db: Path) -> None:
     assert views.hosts_defaults(run, {"q1": 1.0}).objective == "1"
     measured = views.hosts_defaults(run, {})
     assert (measured.objective, measured.source) == ("1.2", "the measured worst case")
-    assert (measured.window, measured.capacity) == ("5", "2")
+    # the run lasts 5 s: four windows of 1.25 s, not one of 5 minutes
+    assert (measured.window, measured.capacity) == ("0.0208", "2")
+
+
+def test_hosts_windows_default_to_five_minutes_on_a_long_run(two_level_db: Path) -> None:
+    run = RunCache(Database(two_level_db)).get("two")
+    assert views.hosts_defaults(run, {}).window == "5"
