@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dash import html
 
+from estimator.placement.fugu import DEFAULT_THRESHOLD
+
 GLOSSARY: dict[str, str] = {
     "estimated": (
         "The estimator (Mace by default) applied to the measured load, the DLTS, of a run: "
@@ -72,7 +74,8 @@ GLOSSARY: dict[str, str] = {
     ),
     "FUGU threshold": (
         "FUGU's elastic allocation packs operators first-fit onto nodes, opening a node "
-        "when the others would exceed this share of their capacity (85%) on average load; "
+        f"when the others would exceed this share of their capacity ({DEFAULT_THRESHOLD:.0%}) "
+        "on average load; "
         "it sizes hosts by utilisation, not latency."
     ),
     "machine-hours": (
