@@ -242,12 +242,14 @@ def fewest_nodes(
     algorithm: str = "mace-hc",
     budget: float = 1.0,
     rng: np.random.Generator | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> ProvisioningPlan:
     """The fewest nodes of ``node_capacity`` on which ``algorithm`` meets every objective.
 
     Node counts whose pooled capacity (one node of K times the capacity, a lower
     bound on the Mace of any placement on K nodes) already misses the loosest
-    objective are skipped without a search.
+    objective are skipped without a search; ``progress(K)`` is called before the
+    search on K nodes.
     """
     if not node_capacity > 0 or not math.isfinite(node_capacity):
         raise ModelError(f"provisioning: node capacity must be positive, got {node_capacity}")
@@ -263,6 +265,8 @@ def fewest_nodes(
         pooled = estimate(cluster(topology, 1, node_capacity * count), arrivals).worst_case
         if pooled > loosest:
             continue
+        if progress is not None:
+            progress(count)
         candidate = cluster(topology, count, node_capacity)
         problem = PlacementProblem.from_arrivals(candidate, arrivals)
         found = ALGORITHMS[algorithm](problem, budget=budget, rng=generator)
