@@ -345,7 +345,12 @@ def run_select(args: argparse.Namespace) -> int:
     check_plans_read_the_same_sources(plans, arrivals, where)
     window = training_sample(arrivals.intervals, share)
     rng = np.random.default_rng(DEFAULT_SEED)
-    fitted = {name: sampled_plan(plan, arrivals, window, rng) for name, plan in plans.items()}
+    fitted = {}
+    with _progress(args, "running plans on the sample", "plans") as tick:
+        for name, plan in plans.items():
+            fitted[name] = sampled_plan(plan, arrivals, window, rng)
+            if tick:
+                tick(len(fitted), len(plans))
     if args.query is not None:
         assert system is not None
         fitted[args.query] = running_plan(system, args.query, window, set(fitted))
