@@ -649,7 +649,7 @@ def run_provision(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(document))
         return 0
-    print(format_provision(document, system, args, capacity))
+    print(format_provision(document, system, args, capacity, plan.reason))
     if timeline is not None:
         print(format_timeline(timeline))
     return 0
@@ -688,10 +688,14 @@ def _timeline(
 
 
 def format_provision(
-    document: Mapping[str, Any], system: System, args: argparse.Namespace, capacity: float
+    document: Mapping[str, Any],
+    system: System,
+    args: argparse.Namespace,
+    capacity: float,
+    reason: str,
 ) -> str:
     """The provisioning answer as text: the size, the per-query table and the placement."""
-    found = "" if document["feasible"] else " (NO deployment found that meets the objective)"
+    found = "" if document["feasible"] else f"\n  NO deployment meets the objective: {reason}"
     if document["mode"] == "nodes":
         head = (
             f"{system.label}: {_count(document['nodes'], 'node')} of capacity {capacity:g} "
@@ -731,15 +735,21 @@ def format_timeline(timeline: Any) -> str:
         f"hosts over time: windows of {timeline.window_length[0] * timeline.subinterval:g} s, "
         f"objective {timeline.objective:g} s, nodes of capacity {timeline.node_capacity:g}, "
         f"FUGU threshold {timeline.fugu_threshold:g}",
-        f"  {'start (s)':>10}{'Mace hosts':>12}{'MaceWC':>10}{'FUGU hosts':>12}{'FUGU MaceWC':>13}",
+        f"  {'start (s)':>10}{'Mace hosts':>12}{'MaceWC':>11}{'FUGU hosts':>12}{'FUGU MaceWC':>13}",
     ]
+    missed = False
     for row in timeline.rows():
-        mark = "" if row["mace_feasible"] else "  (objective missed)"
-        late = "  (misses the objective)" if row["fugu_mace_wc"] > timeline.objective else ""
+        marks = [
+            "*" if value > timeline.objective else " "
+            for value in (row["mace_wc"], row["fugu_mace_wc"])
+        ]
+        missed = missed or "*" in marks
         lines.append(
-            f"  {row['start']:>10g}{row['mace_hosts']:>12}{row['mace_wc']:>10.4f}"
-            f"{row['fugu_hosts']:>12}{row['fugu_mace_wc']:>13.4f}{mark}{late}"
+            f"  {row['start']:>10g}{row['mace_hosts']:>12}{row['mace_wc']:>10.4f}{marks[0]}"
+            f"{row['fugu_hosts']:>12}{row['fugu_mace_wc']:>12.4f}{marks[1]}"
         )
+    if missed:
+        lines.append("  * above the objective")
     saved = fugu_hours - mace_hours
     lines.append(
         f"  machine-hours: Mace {mace_hours:.4f}, FUGU {fugu_hours:.4f} "

@@ -34,6 +34,7 @@ from estimator.mace import Estimate, cumulative_excess, series_summary
 from estimator.model import Node, Topology, topology_from_dict
 from estimator.placement import ALGORITHMS, PlacementProblem, PlacementResult
 from estimator.placement.fugu import DEFAULT_THRESHOLD, fugu
+from estimator.propagation import build_load_model
 from estimator.whatif import AddedQuery, Scenario, apply_scenario
 
 Objectives = float | Mapping[str, float]
@@ -216,13 +217,15 @@ def admit_query(
 
 @dataclass(frozen=True)
 class ProvisioningPlan:
-    """A deployment meeting the objectives (``feasible``) or the best tried when none did."""
+    """A deployment meeting the objectives (``feasible``) or the best tried when none did,
+    with the ``reason`` none did."""
 
     feasible: bool
     topology: Topology
     per_query: dict[str, float]
     violations: tuple[str, ...]
     added_capacity: float
+    reason: str = ""
 
 
 def cluster(topology: Topology, count: int, capacity: float) -> Topology:
@@ -259,6 +262,19 @@ def fewest_nodes(
         raise ModelError(f"provisioning: unknown placement algorithm '{algorithm}'")
     _check_objectives(objectives, topology)
     generator = rng if rng is not None else np.random.default_rng()
+    alone = _alone_over_objective(topology, arrivals, objectives, node_capacity)
+    if alone is not None:
+        final = cluster(topology, min(max_nodes, len(topology.operators)), node_capacity)
+        per_query = per_query_mace_wc(estimate(final, arrivals))
+        return ProvisioningPlan(
+            False,
+            final,
+            per_query,
+            violations(per_query, objectives),
+            0.0,
+            f"operator '{alone}' alone on a node of capacity {node_capacity:g} "
+            "already misses its objective",
+        )
     loosest = max(objective_of(objectives, q) for q in topology.queries)
     best: ProvisioningPlan | None = None
     for count in range(1, max_nodes + 1):
@@ -276,11 +292,33 @@ def fewest_nodes(
         best = ProvisioningPlan(not broken, candidate, per_query, broken, 0.0)
         if not broken:
             return best
+    reason = f"no placement found on up to {max_nodes} nodes within the search budget"
     if best is None:
         final = cluster(topology, max_nodes, node_capacity)
         per_query = per_query_mace_wc(estimate(final, arrivals))
-        best = ProvisioningPlan(False, final, per_query, violations(per_query, objectives), 0.0)
-    return best
+        return ProvisioningPlan(
+            False, final, per_query, violations(per_query, objectives), 0.0, reason
+        )
+    return replace(best, reason=reason)
+
+
+def _alone_over_objective(
+    topology: Topology, arrivals: Arrivals, objectives: Objectives, node_capacity: float
+) -> str | None:
+    """An operator whose CE/C alone on a node already exceeds its query's objective.
+
+    CE grows with the load, so the node hosting that operator backlogs at least as
+    much whatever shares it: no node count of this capacity can meet the objective.
+    """
+    counts = arrivals.for_topology(topology)
+    dlts = build_load_model(topology, counts).operator_dlts()
+    if dlts.shape[1] == 0:
+        return None
+    peaks = cumulative_excess(dlts, node_capacity * topology.subinterval).max(axis=1)
+    for op, peak in zip(topology.operators, peaks / node_capacity, strict=True):
+        if peak > objective_of(objectives, op.query):
+            return op.id
+    return None
 
 
 def least_added_capacity(
@@ -352,13 +390,14 @@ class HostsTimeline:
     by FUGU's utilisation threshold, on nodes of ``node_capacity``.
 
     Arrays have one entry per window: ``window_start`` and ``window_length`` in
-    subintervals; ``mace_hosts`` the fewest nodes on which the search met the
-    objective (``mace_feasible`` False where even ``max_nodes`` did not, and
-    ``mace_hosts`` is then ``max_nodes``) and ``mace_wc`` the MaceWC of that
-    placement; ``fugu_hosts`` the nodes FUGU's first fit opens under the
-    threshold and ``fugu_mace_wc`` the MaceWC of FUGU's placement (above the
-    objective where the threshold was not enough, far below it where FUGU
-    over-provisions). ``mace_placements`` holds the Mace placement per window.
+    subintervals; ``mace_hosts`` the nodes hosting operators in the placement of
+    the fewest nodes on which the search met the objective (``mace_feasible``
+    False where no node count did: then the nodes of the best placement tried)
+    and ``mace_wc`` the MaceWC of that placement; ``fugu_hosts`` the nodes FUGU's
+    first fit opens under the threshold and ``fugu_mace_wc`` the MaceWC of FUGU's
+    placement (above the objective where the threshold was not enough, far below
+    it where FUGU over-provisions). ``mace_placements`` holds the Mace placement
+    per window.
     """
 
     window_start: np.ndarray
@@ -455,7 +494,7 @@ def hosts_over_time(
             budget=budget,
             rng=generator,
         )
-        mace_hosts.append(len(plan.topology.nodes))
+        mace_hosts.append(len(set(plan.topology.placement.values())))
         feasible.append(plan.feasible)
         mace_wc.append(max(plan.per_query.values(), default=0.0))
         placements.append(dict(plan.topology.placement))

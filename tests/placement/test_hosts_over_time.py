@@ -111,6 +111,22 @@ def test_fewest_nodes_reports_each_node_count_it_searches() -> None:
     assert len(plan.topology.nodes) == 4
 
 
+def test_fewest_nodes_stops_when_one_operator_alone_misses_the_objective() -> None:
+    # op2 alone loads 1.2 CPU-s/s on capacity 1: 0.2 s of backlog per second, 2 s after 10
+    topology, arrivals = constant_instance([0.3, 1.2, 0.3], [1.0], intervals=10)
+    tried: list[int] = []
+    plan = fewest_nodes(topology, arrivals, 1.0, budget=0.1, progress=tried.append)
+    assert not plan.feasible
+    assert tried == []
+    assert (
+        plan.reason == "operator 'op2' alone on a node of capacity 1 already misses its objective"
+    )
+    assert plan.per_query["q1"] == pytest.approx(2.0)
+    assert len(plan.topology.nodes) == 3
+    # with 2 s allowed it fits on two nodes (1.2 + 0.3 backlogs 5 s; 1.2 alone 2 s)
+    assert fewest_nodes(topology, arrivals, 2.0, budget=0.2).feasible
+
+
 def test_query_file_documents() -> None:
     query, added = added_query_from_document(
         {
