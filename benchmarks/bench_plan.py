@@ -9,6 +9,15 @@ in capacity mode and ``--over-time`` (4 windows). The reference timed in the sam
 ``mace estimate`` on the same files. Medians over --repeat runs.
 
     .venv/bin/python benchmarks/bench_plan.py --json [--scales 1,5] [--repeat 3]
+
+``--timeline WORKLOAD`` adds hosts over time on a simulator workload: the arrivals
+``mace simulate WORKLOAD --duration D --seed S`` would feed the engine (the same
+sampling), counted per subinterval; per --window seconds, the fewest nodes by Mace
+against FUGU's threshold count for each objective of --objectives, the machine-hours of
+each, and the static answer (``mace plan provision`` over the whole run) for scale.
+
+    .venv/bin/python benchmarks/bench_plan.py --json --scales "" --timeline clickstream-5q \
+        --duration 3600 --window 300 --objectives 1,2,5
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +175,133 @@ def _summary(name: str, output: dict[str, Any]) -> dict[str, Any]:
     return {"mace_wc": output["mace_wc"]}
 
 
+def workload_timeline(
+    name: str, duration: float, window: float, objectives: list[float], seed: int, budget: float
+) -> dict[str, Any]:
+    """Hosts over time, Mace against FUGU, on a workload's arrivals (see the module doc)."""
+    from estimator.placement.planning import fewest_nodes, hosts_over_time
+    from simulator.workloads import workload
+
+    topology, times = workload(name, duration=duration, seed=seed)
+    w = topology.subinterval
+    intervals = int(np.ceil(duration / w))
+    counts = np.zeros((len(topology.source_ids), intervals))
+    for k, source in enumerate(topology.source_ids):
+        slots = np.floor((times.pop(source) - topology.origin) / w).astype(np.int64)
+        counts[k] = np.bincount(slots[slots < intervals], minlength=intervals)
+    arrivals = Arrivals(topology.source_ids, counts)
+    capacity = max(n.capacity for n in topology.nodes)
+    rows = []
+    for objective in objectives:
+        print(f"{name} timeline, objective {objective:g} s ...", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        timeline = hosts_over_time(
+            topology,
+            arrivals,
+            objective,
+            max(1, round(window / w)),
+            capacity,
+            budget=budget,
+            rng=np.random.default_rng(seed),
+        )
+        seconds = time.perf_counter() - started
+        peak = fugu_windows(topology, arrivals, timeline, [0.85], objective, "peak")
+        tuned = fugu_windows(topology, arrivals, timeline, THRESHOLDS, objective, "mean")
+        static = fewest_nodes(
+            topology,
+            arrivals,
+            objective,
+            node_capacity=capacity,
+            budget=budget,
+            rng=np.random.default_rng(seed),
+        )
+        static_hosts = len(set(static.topology.placement.values()))
+        mace_hours, fugu_hours = timeline.machine_hours()
+        hours = timeline.window_length * w / 3600.0
+        rows.append(
+            {
+                "objective": objective,
+                "seconds": seconds,
+                "mace_hosts": timeline.mace_hosts.tolist(),
+                "mace_feasible": timeline.mace_feasible.tolist(),
+                "fugu_hosts": timeline.fugu_hosts.tolist(),
+                "fugu_windows_over_objective": int((timeline.fugu_mace_wc > objective).sum()),
+                "fugu_worst_mace_wc": float(timeline.fugu_mace_wc.max()),
+                "fugu_peak_hosts": [t["hosts"] for t in peak],
+                "fugu_peak_windows_over_objective": sum(not t["meets"] for t in peak),
+                "fugu_tuned_hosts": [t["hosts"] for t in tuned],
+                "fugu_tuned_thresholds": [t["threshold"] for t in tuned],
+                "fugu_tuned_windows_over_objective": sum(not t["meets"] for t in tuned),
+                "static_hosts": static_hosts,
+                "static_feasible": static.feasible,
+                "machine_hours": {
+                    "mace": mace_hours,
+                    "fugu": fugu_hours,
+                    "fugu_peak": _hours(peak, hours),
+                    "fugu_tuned": _hours(tuned, hours),
+                    "static_mace": static_hosts * intervals * w / 3600.0,
+                },
+            }
+        )
+    return {
+        "workload": name,
+        "duration": duration,
+        "window": window,
+        "operators": len(topology.operators),
+        "events": int(counts.sum()),
+        "node_capacity": capacity,
+        "fugu_threshold": timeline.fugu_threshold,
+        "budget": budget,
+        "objectives": rows,
+    }
+
+
+THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(20, 0, -1))
+
+
+def fugu_windows(
+    topology: Topology,
+    arrivals: Arrivals,
+    timeline: Any,
+    thresholds: Sequence[float],
+    objective: float,
+    statistic: str,
+) -> list[dict[str, Any]]:
+    """Per window of ``timeline``, FUGU with the first of ``thresholds`` whose placement
+    meets the objective (the last one tried when none does): with the thresholds
+    1.0, 0.95, .. 0.05, FUGU tuned with hindsight to the same objective as Mace."""
+    from estimator.placement import PlacementProblem
+    from estimator.placement.fugu import fugu
+    from estimator.placement.planning import cluster
+
+    pool = cluster(topology, 64, timeline.node_capacity)
+    out = []
+    for start, length in zip(timeline.window_start, timeline.window_length, strict=True):
+        problem = PlacementProblem.from_arrivals(pool, arrivals.window(start, start + length))
+        for threshold in thresholds:
+            result = fugu(
+                problem,
+                budget=1.0,
+                rng=np.random.default_rng(0),
+                threshold=threshold,
+                statistic=statistic,
+            )
+            if result.mace_wc <= objective:
+                break
+        out.append(
+            {
+                "threshold": threshold,
+                "hosts": int(result.details["nodes_needed"]),
+                "meets": result.mace_wc <= objective,
+            }
+        )
+    return out
+
+
+def _hours(rows: list[dict[str, Any]], hours: np.ndarray) -> float:
+    return float(sum(r["hosts"] * h for r, h in zip(rows, hours, strict=True)))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -172,12 +309,28 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (median)")
     parser.add_argument("--budget", type=float, default=1.0, help="search budget per search")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeline", metavar="WORKLOAD", help="hosts over time on a workload")
+    parser.add_argument("--duration", type=float, default=3600.0, help="timeline: seconds")
+    parser.add_argument("--window", type=float, default=300.0, help="timeline: window seconds")
+    parser.add_argument("--objectives", default="1,2,5", help="timeline: objectives (s)")
     args = parser.parse_args()
     results = [
-        run_scale(int(s), args.repeat, args.seed, args.budget) for s in args.scales.split(",")
+        run_scale(int(s), args.repeat, args.seed, args.budget)
+        for s in args.scales.split(",")
+        if s.strip()
     ]
+    document: dict[str, Any] = {"benchmark": "plan", "results": results}
+    if args.timeline:
+        document["timeline"] = workload_timeline(
+            args.timeline,
+            args.duration,
+            args.window,
+            [float(v) for v in args.objectives.split(",")],
+            args.seed,
+            args.budget,
+        )
     if args.json:
-        print(json.dumps({"benchmark": "plan", "results": results}, indent=2))
+        print(json.dumps(document, indent=2))
     else:
         for result in results:
             print(f"x{result['scale']}: {result['nodes']} nodes, {result['operators']} operators")

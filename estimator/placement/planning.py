@@ -451,6 +451,7 @@ def hosts_over_time(
     budget: float = 0.5,
     rng: np.random.Generator | None = None,
     progress: Callable[[int, int], None] | None = None,
+    fugu_statistic: str = "mean",
 ) -> HostsTimeline:
     """Per window of ``window_intervals`` subintervals, the hosts each way.
 
@@ -464,7 +465,9 @@ def hosts_over_time(
     to every query. The Mace count is :func:`fewest_nodes` on the window's slice
     with ``algorithm`` and ``budget`` seconds per node count tried; the FUGU count
     is :func:`estimator.placement.fugu.fugu` with ``fugu_threshold`` on a pool of
-    ``max_nodes`` nodes. ``progress(windows_done, windows)`` is called after each.
+    ``max_nodes`` nodes, packing each operator's mean load over the window (or its
+    peak subinterval with ``fugu_statistic="peak"``). ``progress(windows_done,
+    windows)`` is called after each window.
     """
     if isinstance(window_intervals, bool) or window_intervals < 1:
         raise ModelError(
@@ -503,6 +506,7 @@ def hosts_over_time(
             budget=budget,
             rng=generator,
             threshold=fugu_threshold,
+            statistic=fugu_statistic,
         )
         fugu_hosts.append(int(packed.details["nodes_needed"]))
         fugu_wc.append(packed.mace_wc)
