@@ -543,11 +543,13 @@ def run_admit(args: argparse.Namespace) -> int:
         print(json.dumps(document))
         return 0
     verdict = "ADMIT" if decision.admitted else "REFUSE"
-    reason = (
-        "every query keeps its objective"
-        if decision.admitted
-        else "breaks the objective of " + ", ".join(decision.violations)
-    )
+    already = [q for q in decision.violations if before.get(q, 0.0) > objective_of(objectives, q)]
+    broken = [q for q in decision.violations if q not in already]
+    reason = "every query keeps its objective"
+    if not decision.admitted:
+        reason = "breaks the objective of " + ", ".join(broken) if broken else "no new breach"
+        if already:
+            reason += f" ({', '.join(already)} already missed it before)"
     print(f"{verdict} query '{query}' on {system.label}: {reason}")
     print(f"  {'query':<20}{'before':>10}{'after':>10}{'objective':>11}  ok   (MaceWC, seconds)")
     for q, row in per_query.items():

@@ -480,6 +480,9 @@ def test_plan_commands_on_a_stored_run(
     assert admitted["per_query"]["q3"]["objective"] is None
     assert admitted["per_query"]["q1"]["before"] == pytest.approx(peak_of(n2, 2.0))
     assert admitted["admit"] is True
+    # q1 already misses 0.1 s before d arrives: the refusal says so
+    assert main(["plan", "admit", *db, "--add", str(add), "--objective", "q1=0.1"]) == 0
+    assert "(q1 already missed it before)" in capsys.readouterr().out.splitlines()[0]
     # plan selection against the run's own plan of q1, fitted on the first interval
     alternative = write_yaml(
         tmp_path / "alt.yaml",
