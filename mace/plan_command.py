@@ -17,7 +17,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 DEFAULT_SEED = 0
 DEFAULT_BUDGET = 1.0
 DEFAULT_SAMPLE_SHARE = 0.08  # the paper's sample: 6k of 75k events (section VIII)
+DEFAULT_SAMPLE_EVENTS = 20_000  # the paper found 500 events enough to rank its plans
 DEFAULT_WINDOW = 300.0
 DEFAULT_MAX_NODES = 64
 
@@ -76,6 +77,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         help=f"share of the arrivals (the first subintervals) each plan runs on in the "
         f"simulator to measure its statistics (default {DEFAULT_SAMPLE_SHARE:g})",
+    )
+    select.add_argument(
+        "--sample-events",
+        type=int,
+        default=DEFAULT_SAMPLE_EVENTS,
+        help=f"cut the sample after the subinterval where it reaches this many source "
+        f"events (default {DEFAULT_SAMPLE_EVENTS:,}): the simulator's time grows with them",
     )
     select.add_argument(
         "--criterion",
@@ -331,6 +339,8 @@ def run_select(args: argparse.Namespace) -> int:
     share = DEFAULT_SAMPLE_SHARE if args.sample_share is None else args.sample_share
     if not 0 < share <= 1:
         raise UsageError(f"--sample-share: must be in (0, 1], got {share}")
+    if args.sample_events < 1:
+        raise UsageError(f"--sample-events: must be at least 1, got {args.sample_events}")
     system = load_system(args, need_topology=False)
     if system is None and args.query is not None:
         raise UsageError("--query: needs --db (the query of a stored run)")
@@ -343,7 +353,7 @@ def run_select(args: argparse.Namespace) -> int:
     else:
         arrivals, where = system.arrivals, system.label
     check_plans_read_the_same_sources(plans, arrivals, where)
-    window = training_sample(arrivals.intervals, share)
+    window = training_sample(arrivals, plans.values(), share, args.sample_events)
     rng = np.random.default_rng(DEFAULT_SEED)
     fitted = {}
     with _progress(args, "running plans on the sample", "plans") as tick:
@@ -368,7 +378,7 @@ def run_select(args: argparse.Namespace) -> int:
     print(
         f"{len(ranking)} plans ranked by {args.criterion} of Mace across time on {where}, "
         f"each on one node with its total capacity; statistics measured on the first "
-        f"{share:.0%} of the arrivals ({_count(window[1], 'subinterval')}, {sample:,} events)"
+        f"{_count(window[1], 'subinterval')} of the arrivals ({sample:,} events)"
         + (f", '{args.query}' on its own run" if args.query else ", plans run in the simulator")
     )
     capacities = {name: sum(n.capacity for n in plan.nodes) for name, plan in fitted.items()}
@@ -385,11 +395,21 @@ def run_select(args: argparse.Namespace) -> int:
     return 0
 
 
-def training_sample(intervals: int, share: float) -> tuple[int, int]:
-    """The first ``share`` of the subintervals, [start, stop)."""
+def training_sample(
+    arrivals: Arrivals, plans: Iterable[Topology], share: float, max_events: int
+) -> tuple[int, int]:
+    """The first ``share`` of the subintervals, [start, stop), cut after the subinterval
+    where the sources the plans read reach ``max_events`` events."""
+    import numpy as np
+
     from estimator.fitting import training_window
 
-    return training_window(intervals, share)
+    start, stop = training_window(arrivals.intervals, share)
+    read = {s for plan in plans for s in plan.source_ids}
+    rows = [k for k, s in enumerate(arrivals.sources) if s in read]
+    events = np.cumsum(arrivals.counts[rows, start:stop].sum(axis=0))
+    enough = int(np.searchsorted(events, max_events))
+    return start, min(stop, start + enough + 1)
 
 
 def load_plans(paths: Sequence[str]) -> dict[str, Topology]:

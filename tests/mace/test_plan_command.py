@@ -117,6 +117,11 @@ def test_select_text_and_mistakes(
     assert main([*base, str(filter_first), str(udf_first)]) == 0
     out = capsys.readouterr().out
     assert "2 plans ranked by mace_wc" in out and "filter-first" in out and "<- chosen" in out
+    # the whole series, cut after the subinterval where 1500 trades are reached: 1000 + 3000
+    assert main([*base, str(filter_first), "--sample-share", "1", "--sample-events", "1500"]) == 0
+    assert "measured on the first 2 subintervals of the arrivals (4,000 events)" in (
+        capsys.readouterr().out
+    )
     other = plan_file(tmp_path / "clicks.yaml", {"cost": 0.1}, {"cost": 0.1})
     text = yaml.safe_load(other.read_text())
     text["sources"] = [{"id": "clicks"}]
