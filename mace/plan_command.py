@@ -352,18 +352,19 @@ def run_select(args: argparse.Namespace) -> int:
         where = str(args.arrivals)
     else:
         arrivals, where = system.arrivals, system.label
-    check_plans_read_the_same_sources(plans, arrivals, where)
+    own: dict[str, Topology] = {}
+    if args.query is not None:
+        assert system is not None
+        own[args.query] = running_plan(system, args.query, set(plans))
+    check_plans_read_the_same_sources({**own, **plans}, arrivals, where)
     window = training_sample(arrivals, plans.values(), share, args.sample_events)
     rng = np.random.default_rng(DEFAULT_SEED)
-    fitted = {}
+    fitted = {name: fitted_on_run(plan, system, window) for name, plan in own.items()}
     with _progress(args, "running plans on the sample", "plans") as tick:
         for name, plan in plans.items():
             fitted[name] = sampled_plan(plan, arrivals, window, rng)
             if tick:
                 tick(len(fitted), len(plans))
-    if args.query is not None:
-        assert system is not None
-        fitted[args.query] = running_plan(system, args.query, window, set(fitted))
     ranking = rank_plans(fitted, arrivals, criterion=args.criterion)
     document = {
         "ranking": [
@@ -469,9 +470,8 @@ def sampled_plan(plan: Topology, arrivals: Arrivals, window: tuple[int, int], rn
     return fit_operator_stats(plan, pd.DataFrame(stats)).topology
 
 
-def running_plan(system: System, query: str, window: tuple[int, int], taken: set[str]) -> Topology:
-    """The run's own plan of ``query``, its statistics fitted on the run's ``window``."""
-    from estimator.fitting import fit_operator_stats
+def running_plan(system: System, query: str, taken: set[str]) -> Topology:
+    """The run's own plan of ``query`` on the nodes that host its operators."""
     from estimator.model import topology_from_dict
     from estimator.placement.planning import plans_by_query
 
@@ -482,8 +482,19 @@ def running_plan(system: System, query: str, window: tuple[int, int], taken: set
         )
     if query in taken:
         raise UsageError(f"--query: a plan file is already named '{query}'")
-    plan = plans_by_query(topology_from_dict({**system.topology.to_dict(), "links": []}))[query]
-    stats = system.operator_stats
+    document = system.topology.to_dict()
+    plan = plans_by_query(topology_from_dict({**document, "links": []}))[query]
+    hosts = set(plan.placement.values())
+    return topology_from_dict(
+        {**plan.to_dict(), "nodes": [n for n in document["nodes"] if n["id"] in hosts]}
+    )
+
+
+def fitted_on_run(plan: Topology, system: System | None, window: tuple[int, int]) -> Topology:
+    """``plan`` with statistics fitted on the run's recorded ``window``."""
+    from estimator.fitting import fit_operator_stats
+
+    stats = None if system is None else system.operator_stats
     if stats is None or stats.empty:
         return plan
     rows = stats[stats["operator"].isin(plan.operator_ids)]
