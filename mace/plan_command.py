@@ -530,6 +530,7 @@ def check_plans_read_the_same_sources(
 def run_admit(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from estimator.errors import ModelError
     from estimator.evaluator import estimate
     from estimator.loaders import load_added_query
     from estimator.placement import ALGORITHMS
@@ -545,16 +546,19 @@ def run_admit(args: argparse.Namespace) -> int:
     queries = (*topology.queries, query)
     objectives = parse_objectives(args.objective, queries, system.objectives)
     before = per_query_mace_wc(estimate(topology, system.arrivals))
-    decision = admit_query(
-        topology,
-        system.arrivals,
-        added,
-        objectives,
-        algorithm=None if args.algorithm == "none" else args.algorithm,
-        budget=args.budget,
-        rng=np.random.default_rng(args.seed),
-        move_existing=args.replace,
-    )
+    try:
+        decision = admit_query(
+            topology,
+            system.arrivals,
+            added,
+            objectives,
+            algorithm=None if args.algorithm == "none" else args.algorithm,
+            budget=args.budget,
+            rng=np.random.default_rng(args.seed),
+            move_existing=args.replace,
+        )
+    except ModelError as exc:  # the query does not fit the running topology
+        raise ModelError(f"{args.add}: {exc}") from None
     per_query = {}
     for q in queries:
         objective = _finite_or_none(objective_of(objectives, q))

@@ -297,6 +297,15 @@ def test_admit_mistakes_give_one_line(
         *("plan", "admit", str(topology), "--arrivals", str(arrivals), "--add", str(again)),
         *("--objective", "1"),
     )
+    stray = write_yaml(
+        tmp_path / "stray.yaml",
+        {"query": "q2", "operators": [{"id": "x", "inputs": ["nosuch"], "cost": 0.001}]},
+    )
+    assert f"{stray}: operator 'x': unknown input 'nosuch'" in error_of(
+        capsys,
+        *("plan", "admit", str(topology), "--arrivals", str(arrivals), "--add", str(stray)),
+        *("--objective", "1"),
+    )
     assert "unknown algorithm 'greedy'" in error_of(
         capsys, *base, "--objective", "1", "--algorithm", "greedy"
     )
