@@ -34,6 +34,7 @@ from estimator.mace import Estimate, cumulative_excess, series_summary
 from estimator.model import Node, Topology, topology_from_dict
 from estimator.placement import ALGORITHMS, PlacementProblem, PlacementResult
 from estimator.placement.fugu import DEFAULT_THRESHOLD, fugu
+from estimator.propagation import build_load_model
 from estimator.whatif import AddedQuery, Scenario, apply_scenario
 
 Objectives = float | Mapping[str, float]
@@ -216,13 +217,15 @@ def admit_query(
 
 @dataclass(frozen=True)
 class ProvisioningPlan:
-    """A deployment meeting the objectives (``feasible``) or the best tried when none did."""
+    """A deployment meeting the objectives (``feasible``) or the best tried when none did,
+    with the ``reason`` none did."""
 
     feasible: bool
     topology: Topology
     per_query: dict[str, float]
     violations: tuple[str, ...]
     added_capacity: float
+    reason: str = ""
 
 
 def cluster(topology: Topology, count: int, capacity: float) -> Topology:
@@ -242,12 +245,14 @@ def fewest_nodes(
     algorithm: str = "mace-hc",
     budget: float = 1.0,
     rng: np.random.Generator | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> ProvisioningPlan:
     """The fewest nodes of ``node_capacity`` on which ``algorithm`` meets every objective.
 
     Node counts whose pooled capacity (one node of K times the capacity, a lower
     bound on the Mace of any placement on K nodes) already misses the loosest
-    objective are skipped without a search.
+    objective are skipped without a search; ``progress(K)`` is called before the
+    search on K nodes.
     """
     if not node_capacity > 0 or not math.isfinite(node_capacity):
         raise ModelError(f"provisioning: node capacity must be positive, got {node_capacity}")
@@ -257,12 +262,27 @@ def fewest_nodes(
         raise ModelError(f"provisioning: unknown placement algorithm '{algorithm}'")
     _check_objectives(objectives, topology)
     generator = rng if rng is not None else np.random.default_rng()
+    alone = _alone_over_objective(topology, arrivals, objectives, node_capacity)
+    if alone is not None:
+        final = cluster(topology, min(max_nodes, len(topology.operators)), node_capacity)
+        per_query = per_query_mace_wc(estimate(final, arrivals))
+        return ProvisioningPlan(
+            False,
+            final,
+            per_query,
+            violations(per_query, objectives),
+            0.0,
+            f"operator '{alone}' alone on a node of capacity {node_capacity:g} "
+            "already misses its objective",
+        )
     loosest = max(objective_of(objectives, q) for q in topology.queries)
     best: ProvisioningPlan | None = None
     for count in range(1, max_nodes + 1):
         pooled = estimate(cluster(topology, 1, node_capacity * count), arrivals).worst_case
         if pooled > loosest:
             continue
+        if progress is not None:
+            progress(count)
         candidate = cluster(topology, count, node_capacity)
         problem = PlacementProblem.from_arrivals(candidate, arrivals)
         found = ALGORITHMS[algorithm](problem, budget=budget, rng=generator)
@@ -272,11 +292,33 @@ def fewest_nodes(
         best = ProvisioningPlan(not broken, candidate, per_query, broken, 0.0)
         if not broken:
             return best
+    reason = f"no placement found on up to {max_nodes} nodes within the search budget"
     if best is None:
         final = cluster(topology, max_nodes, node_capacity)
         per_query = per_query_mace_wc(estimate(final, arrivals))
-        best = ProvisioningPlan(False, final, per_query, violations(per_query, objectives), 0.0)
-    return best
+        return ProvisioningPlan(
+            False, final, per_query, violations(per_query, objectives), 0.0, reason
+        )
+    return replace(best, reason=reason)
+
+
+def _alone_over_objective(
+    topology: Topology, arrivals: Arrivals, objectives: Objectives, node_capacity: float
+) -> str | None:
+    """An operator whose CE/C alone on a node already exceeds its query's objective.
+
+    CE grows with the load, so the node hosting that operator backlogs at least as
+    much whatever shares it: no node count of this capacity can meet the objective.
+    """
+    counts = arrivals.for_topology(topology)
+    dlts = build_load_model(topology, counts).operator_dlts()
+    if dlts.shape[1] == 0:
+        return None
+    peaks = cumulative_excess(dlts, node_capacity * topology.subinterval).max(axis=1)
+    for op, peak in zip(topology.operators, peaks / node_capacity, strict=True):
+        if peak > objective_of(objectives, op.query):
+            return op.id
+    return None
 
 
 def least_added_capacity(
@@ -348,13 +390,14 @@ class HostsTimeline:
     by FUGU's utilisation threshold, on nodes of ``node_capacity``.
 
     Arrays have one entry per window: ``window_start`` and ``window_length`` in
-    subintervals; ``mace_hosts`` the fewest nodes on which the search met the
-    objective (``mace_feasible`` False where even ``max_nodes`` did not, and
-    ``mace_hosts`` is then ``max_nodes``) and ``mace_wc`` the MaceWC of that
-    placement; ``fugu_hosts`` the nodes FUGU's first fit opens under the
-    threshold and ``fugu_mace_wc`` the MaceWC of FUGU's placement (above the
-    objective where the threshold was not enough, far below it where FUGU
-    over-provisions). ``mace_placements`` holds the Mace placement per window.
+    subintervals; ``mace_hosts`` the nodes hosting operators in the placement of
+    the fewest nodes on which the search met the objective (``mace_feasible``
+    False where no node count did: then the nodes of the best placement tried)
+    and ``mace_wc`` the MaceWC of that placement; ``fugu_hosts`` the nodes FUGU's
+    first fit opens under the threshold and ``fugu_mace_wc`` the MaceWC of FUGU's
+    placement (above the objective where the threshold was not enough, far below
+    it where FUGU over-provisions). ``mace_placements`` holds the Mace placement
+    per window.
     """
 
     window_start: np.ndarray
@@ -408,6 +451,7 @@ def hosts_over_time(
     budget: float = 0.5,
     rng: np.random.Generator | None = None,
     progress: Callable[[int, int], None] | None = None,
+    fugu_statistic: str = "mean",
 ) -> HostsTimeline:
     """Per window of ``window_intervals`` subintervals, the hosts each way.
 
@@ -421,7 +465,9 @@ def hosts_over_time(
     to every query. The Mace count is :func:`fewest_nodes` on the window's slice
     with ``algorithm`` and ``budget`` seconds per node count tried; the FUGU count
     is :func:`estimator.placement.fugu.fugu` with ``fugu_threshold`` on a pool of
-    ``max_nodes`` nodes. ``progress(windows_done, windows)`` is called after each.
+    ``max_nodes`` nodes, packing each operator's mean load over the window (or its
+    peak subinterval with ``fugu_statistic="peak"``). ``progress(windows_done,
+    windows)`` is called after each window.
     """
     if isinstance(window_intervals, bool) or window_intervals < 1:
         raise ModelError(
@@ -451,7 +497,7 @@ def hosts_over_time(
             budget=budget,
             rng=generator,
         )
-        mace_hosts.append(len(plan.topology.nodes))
+        mace_hosts.append(len(set(plan.topology.placement.values())))
         feasible.append(plan.feasible)
         mace_wc.append(max(plan.per_query.values(), default=0.0))
         placements.append(dict(plan.topology.placement))
@@ -460,6 +506,7 @@ def hosts_over_time(
             budget=budget,
             rng=generator,
             threshold=fugu_threshold,
+            statistic=fugu_statistic,
         )
         fugu_hosts.append(int(packed.details["nodes_needed"]))
         fugu_wc.append(packed.mace_wc)
