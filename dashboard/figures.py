@@ -398,15 +398,15 @@ def hosts_figure(
             )
         )
     if not met.all():
-        most = int(np.max(mace_hosts))
+        missed = "objective not met at any node count"
         fig.add_trace(
             go.Scatter(
                 x=((starts + ends) / 2)[~met],
                 y=np.zeros(int((~met).sum())),
                 mode="markers",
                 marker={"symbol": "x", "size": 11, "color": MEASURED},
-                name=f"objective not met with up to {most} nodes",
-                hovertemplate=f"objective not met with up to {most} nodes<extra></extra>",
+                name=missed,
+                hovertemplate=f"{missed}<extra></extra>",
                 cliponaxis=False,
             )
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,10 +265,12 @@ def provisioning(
     algorithm: str = "mace-hc",
     budget: float = 1.0,
     seed: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> ProvisionView:
     """The fewest nodes of ``node_capacity`` (mode ``nodes``), or the least capacity to
     add to the scenario's nodes keeping its placement (mode ``capacity``), with which
-    every query's MaceWC meets ``objective`` seconds."""
+    every query's MaceWC meets ``objective`` seconds (``progress(K)`` before the
+    search on K nodes)."""
     if mode not in PROVISION_MODES:
         raise ScenarioError(f"provision: unknown mode '{mode}' (nodes or capacity)")
     if algorithm not in ALGORITHMS:
@@ -285,6 +287,7 @@ def provisioning(
                 algorithm=algorithm,
                 budget=budget,
                 rng=np.random.default_rng(seed),
+                progress=progress,
             )
         else:
             plan = least_added_capacity(topology, arrivals, objective)
@@ -298,9 +301,9 @@ def provisioning(
             message = f"{label} meet the objective of {objective:g} s (MaceWC {wc:.4f} s)"
         else:
             message = (
-                f"no placement on up to {MAX_NODES} nodes of capacity {node_capacity:g} "
-                f"met {objective:g} s within the search budget (best MaceWC {wc:.4f} s): "
-                "try larger nodes, a looser objective or a longer budget"
+                f"no node count of capacity {node_capacity:g} meets {objective:g} s: "
+                f"{plan.reason} (best MaceWC {wc:.4f} s); try larger nodes, a looser "
+                "objective or a longer budget"
             )
     else:
         label = f"+{plan.added_capacity:.4g} CPU-s/s"

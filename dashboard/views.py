@@ -334,12 +334,11 @@ def hosts_view(timeline: HostsTimeline) -> tuple[go.Figure, str]:
         f"Mace-based {_hours(mace)}, FUGU threshold {_hours(fugu)}"
     )
     if missed:
-        most = int(timeline.mace_hosts.max())
         caption += (
-            f". In {missed} window{'s' * (missed != 1)} no placement on up to {most} nodes "
-            f"met the objective within the search budget (marked ×, counted as {most} "
-            "nodes): usually one operator alone overloads a node of this capacity; try "
-            "larger nodes."
+            f". In {missed} window{'s' * (missed != 1)} no node count met the objective "
+            "within the search budget (marked ×; the Mace-based hours count the best "
+            "placement tried there): usually one operator alone overloads a node of this "
+            "capacity; try larger nodes."
         )
     elif math.isclose(mace, fugu):
         caption += ": the same hosts as FUGU at this objective."

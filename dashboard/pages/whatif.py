@@ -1133,19 +1133,17 @@ def admit(
         "budget": State(ids.WI_PV_BUDGET, "value"),
     },
     background=True,
+    progress=Output(ids.WI_PV_BUSY, "children"),
+    progress_default="",
     running=[
         (Output(ids.WI_PV_START, "disabled"), True, False),
         (Output(ids.WI_PV_CANCEL, "disabled"), False, True),
-        (
-            Output(ids.WI_PV_BUSY, "children"),
-            "searching placements, from one node up…",
-            "",
-        ),
     ],
     cancel=[Input(ids.WI_PV_CANCEL, "n_clicks")],
     prevent_initial_call=True,
 )
 def provision(
+    set_progress: Callable[[str], None],
     start: Any,
     inputs_key: str | None,
     run_id: str | None,
@@ -1168,6 +1166,9 @@ def provision(
             mode=mode or "nodes",
             node_capacity=parse_positive(capacity, "node capacity", upper=MAX_CAPACITY),
             budget=parse_positive(budget, "search budget", upper=planning_view.MAX_PLANNING_BUDGET),
+            progress=lambda count: set_progress(
+                f"searching placements on {count} node{'s' * (count != 1)}…"
+            ),
         )
     except MaceError as exc:
         return {

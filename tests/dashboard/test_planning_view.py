@@ -168,7 +168,10 @@ def test_an_infeasible_provisioning_says_so(engine: WhatIfEngine, inputs: RunInp
         engine, inputs, {}, 0.5, mode="nodes", node_capacity=1.0, budget=0.05
     )
     assert not view.feasible
-    assert view.message.startswith("no placement on up to 64 nodes of capacity 1 met 0.5 s")
+    assert view.message.startswith(
+        "no node count of capacity 1 meets 0.5 s: operator 'b' alone on a node of "
+        "capacity 1 already misses its objective"
+    )
     assert len(view.nodes) <= 3  # only the nodes that host operators are listed
 
 
@@ -260,9 +263,9 @@ def test_hosts_over_time_marks_windows_no_node_count_meets(two_level: RunInputs)
     figure, caption = views.hosts_view(timeline)
     assert list(timeline.mace_feasible) == [True, True, False, False]
     assert figure.data[0].y[4:] == (None, None, None, None)
-    assert figure.data[2].name == "objective not met with up to 64 nodes"
+    assert figure.data[2].name == "objective not met at any node count"
     assert list(figure.data[2].x) == [750, 1050]
-    assert "In 2 windows no placement on up to 64 nodes met the objective" in caption
+    assert "In 2 windows no node count met the objective" in caption
 
 
 @pytest.mark.parametrize(
