@@ -341,6 +341,81 @@ def dlts_capacity_figure(
     )
 
 
+def message_figure(title: str, message: str) -> go.Figure:
+    """An empty chart with a title and a line of text in the middle (before data)."""
+    fig = go.Figure()
+    fig.update_layout(
+        title={"text": title, "x": 0.01},
+        template="plotly_white",
+        height=380,
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        annotations=[
+            {"text": message, "showarrow": False, "font": {"size": 14, "color": "#6c757d"}}
+        ],
+    )
+    return fig
+
+
+def hosts_figure(
+    starts: np.ndarray,
+    ends: np.ndarray,
+    mace_hosts: np.ndarray,
+    fugu_hosts: np.ndarray,
+    mace_met: np.ndarray,
+    objective: float,
+    threshold: float,
+) -> go.Figure:
+    """Hosts needed per time window (seconds from the run start) as steps: the fewest
+    nodes that keep the latency objective by Mace against FUGU's utilisation-threshold
+    count. Windows where no node count met the objective leave a gap in the Mace line
+    and get a cross on the time axis."""
+    starts = np.asarray(starts, dtype=float)
+    ends = np.asarray(ends, dtype=float)
+    met = np.asarray(mace_met, dtype=bool)
+    mace = np.where(met, np.asarray(mace_hosts, dtype=float), np.nan)
+
+    def steps(values: np.ndarray) -> tuple[list[float], list[float | None]]:
+        # each window's value held from its start to its end, None where it is missing
+        x = np.column_stack([starts, ends]).ravel().tolist()
+        y = [None if not np.isfinite(v) else float(v) for v in np.repeat(values, 2)]
+        return x, y
+
+    fig = go.Figure()
+    for name, values, color, dash in (
+        (f"Mace-based (objective {objective:g} s)", mace, ESTIMATED, "solid"),
+        (f"FUGU threshold ({threshold:.0%} utilisation)", fugu_hosts, SCENARIO, "dash"),
+    ):
+        x, y = steps(np.asarray(values, dtype=float))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines",
+                line={"color": color, "dash": dash, "width": 2.5},
+                name=name,
+                hovertemplate=hover(name, "hosts", "%{y:d}"),
+            )
+        )
+    if not met.all():
+        missed = "objective not met at any node count"
+        fig.add_trace(
+            go.Scatter(
+                x=((starts + ends) / 2)[~met],
+                y=np.zeros(int((~met).sum())),
+                mode="markers",
+                marker={"symbol": "x", "size": 11, "color": MEASURED},
+                name=missed,
+                hovertemplate=f"{missed}<extra></extra>",
+                cliponaxis=False,
+            )
+        )
+    fig = _layout(fig, "Hosts needed over time", "hosts (nodes)", uirevision="hosts")
+    top = max(np.max(np.nan_to_num(mace), initial=0), np.max(fugu_hosts, initial=0))
+    fig.update_yaxes(rangemode="tozero", tickformat="d", dtick=1 if top <= 10 else None)
+    return fig
+
+
 def bottleneck_figure(
     times: np.ndarray, bottleneck: Sequence[str], series: np.ndarray, node_ids: Sequence[str]
 ) -> go.Figure:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dash import html
 
+from estimator.placement.fugu import DEFAULT_THRESHOLD
+
 GLOSSARY: dict[str, str] = {
     "estimated": (
         "The estimator (Mace by default) applied to the measured load, the DLTS, of a run: "
@@ -60,6 +62,25 @@ GLOSSARY: dict[str, str] = {
         "What-if only: the scenario's subintervals are this many of the run's "
         "subintervals merged (w times the factor, arrivals added up), which smooths "
         "short bursts and widens the w in the bounds."
+    ),
+    "latency objective": (
+        "The worst latency, in seconds, a query may have: met when the query's MaceWC "
+        "(the largest Mace over the nodes hosting its operators) stays at or below it. "
+        "Set per query on the Reports page."
+    ),
+    "admission": (
+        "Admission control: a new query is admitted when, with its operators placed, "
+        "every query still meets its latency objective; the running operators stay put."
+    ),
+    "FUGU threshold": (
+        "FUGU's elastic allocation packs operators first-fit onto nodes, opening a node "
+        f"when the others would exceed this share of their capacity ({DEFAULT_THRESHOLD:.0%}) "
+        "on average load; "
+        "it sizes hosts by utilisation, not latency."
+    ),
+    "machine-hours": (
+        "Hosts times hours: the sum over time windows of the hosts needed in the window "
+        "times the window's length, what the cluster would cost at that size."
     ),
 }
 """Term -> one or two sentences, in the order the Help page lists them."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,10 @@ from dashboard.report import (
     build_report,
     violating_intervals,
 )
+from estimator.errors import ModelError
 from estimator.pathaware import ESTIMATOR_LABELS
+from estimator.placement.planning import HostsTimeline, hosts_over_time
+from estimator.whatif import MAX_CAPACITY, RunInputs, parse_positive
 
 RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
 
@@ -229,3 +233,128 @@ def report_view(
         ESTIMATOR_LABELS[estimator],
     )
     return report, fig, violating_intervals(measured, objective)
+
+
+# -- hosts needed over time (Nodes page, issue 18) --------------------------------------
+
+HOSTS_BUDGET = 0.3
+"""Seconds of placement search per node count tried in each window."""
+MAX_WINDOW_MINUTES = 24 * 60.0
+DEFAULT_WINDOW_MINUTES = 5.0
+MAX_OBJECTIVE = 86_400.0
+
+
+@dataclass(frozen=True)
+class HostsDefaults:
+    """The chart's starting inputs for a run, and where the objective comes from."""
+
+    objective: str
+    window: str
+    capacity: str
+    source: str
+
+
+def hosts_defaults(run: RunData, objectives: Mapping[str, float]) -> HostsDefaults:
+    """The tightest stored objective, else the run's measured worst case (else its
+    estimated MaceWC); 5-minute windows (a quarter of a run shorter than 10 minutes);
+    nodes as large as the run's largest."""
+    if run.intervals == 0:
+        raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    measured = run.measured_system().lat_max
+    finite = measured[np.isfinite(measured)]
+    if objectives:
+        objective, source = min(objectives.values()), "the tightest stored objective"
+    elif finite.size and finite.max() > 0:
+        objective, source = float(finite.max()), "the measured worst case"
+    else:
+        objective = float(analyses(run).estimated.estimate.max())
+        source = "the estimated worst case"
+    capacity = max(run.topology.capacity_by_node.values())
+    # 5-minute windows, or four windows on a run shorter than two of them
+    minutes = run.intervals * run.subinterval / 60.0
+    window = DEFAULT_WINDOW_MINUTES if minutes >= 2 * DEFAULT_WINDOW_MINUTES else minutes / 4
+    return HostsDefaults(
+        objective=f"{objective:.4g}" if objective > 0 else "1",
+        window=f"{window:.3g}",
+        capacity=f"{capacity:g}",
+        source=source,
+    )
+
+
+def hosts_timeline(
+    inputs: RunInputs,
+    objective: Any,
+    window_minutes: Any,
+    capacity: Any,
+    progress: Callable[[int, int], None] | None = None,
+) -> HostsTimeline:
+    """Hosts needed per window of the run's recorded arrivals (its operators with the
+    costs fitted on the run), from the chart's fields; ScenarioError names a bad one."""
+    seconds = parse_positive(objective, "objective (s)", upper=MAX_OBJECTIVE)
+    minutes = parse_positive(window_minutes, "window (min)", upper=MAX_WINDOW_MINUTES)
+    node_capacity = parse_positive(capacity, "node capacity", upper=MAX_CAPACITY)
+    width = max(1, round(minutes * 60.0 / inputs.topology.subinterval))
+    try:
+        return hosts_over_time(
+            inputs.topology,
+            inputs.arrivals,
+            seconds,
+            width,
+            node_capacity,
+            budget=HOSTS_BUDGET,
+            rng=np.random.default_rng(0),
+            progress=progress,
+        )
+    except ModelError as exc:
+        raise ViewError(f"hosts over time: {exc}") from None
+
+
+def _hours(value: float) -> str:
+    return f"{value:.3g} h" if value >= 1 else f"{value * 60:.3g} min"
+
+
+def hosts_view(timeline: HostsTimeline) -> tuple[go.Figure, str]:
+    """The hosts-over-time chart and its caption (machine-hours of each)."""
+    w = timeline.subinterval
+    starts = timeline.window_start * w
+    ends = (timeline.window_start + timeline.window_length) * w
+    figure = figures.hosts_figure(
+        starts,
+        ends,
+        timeline.mace_hosts,
+        timeline.fugu_hosts,
+        timeline.mace_feasible,
+        timeline.objective,
+        timeline.fugu_threshold,
+    )
+    mace, fugu = timeline.machine_hours()
+    missed = int((~timeline.mace_feasible).sum())
+    caption = (
+        f"Machine-hours over {_hours(float(ends[-1] - starts[0]) / 3600.0)} of recorded load: "
+        f"Mace-based {_hours(mace)}, FUGU threshold {_hours(fugu)}"
+    )
+    if missed:
+        caption += (
+            f". In {missed} window{'s' * (missed != 1)} no node count met the objective "
+            "within the search budget (marked ×; the Mace-based hours count the best "
+            "placement tried there): usually one operator alone overloads a node of this "
+            "capacity; try larger nodes."
+        )
+    elif math.isclose(mace, fugu):
+        caption += ": the same hosts as FUGU at this objective."
+    elif mace < fugu:
+        caption += f": Mace saves {_hours(fugu - mace)} ({(fugu - mace) / fugu:.0%})."
+    else:
+        caption += f": keeping the objective takes {_hours(mace - fugu)} more than FUGU."
+    broken = timeline.fugu_mace_wc > timeline.objective
+    if broken.any():
+        caption += (
+            f" FUGU's count breaks the objective in {int(broken.sum())} window"
+            f"{'s' * (int(broken.sum()) != 1)} (MaceWC up to "
+            f"{float(timeline.fugu_mace_wc.max()):.3g} s)."
+        )
+    caption += (
+        f" Each window is planned on its own, on nodes of capacity "
+        f"{timeline.node_capacity:g} CPU-s/s starting with empty queues."
+    )
+    return figure, caption

@@ -15,8 +15,9 @@ import pandas as pd
 import yaml
 
 from estimator.arrivals import MAX_INTERVALS, Arrivals, arrivals_from_frame
-from estimator.errors import ModelError
+from estimator.errors import ModelError, ScenarioError
 from estimator.model import Topology, topology_from_dict
+from estimator.whatif import AddedQuery, added_query_from_json
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 """Largest topology, placement or version file read (a 100k-operator topology is ~10 MB)."""
@@ -111,6 +112,57 @@ def load_arrivals(
         return arrivals_from_frame(frame, topology, max_intervals=max_intervals)
     except ModelError as exc:
         raise ModelError(f"{file}: {exc}") from None
+
+
+def added_query_from_document(document: Any, where: str = "query file") -> tuple[str, AddedQuery]:
+    """The query id and the :class:`AddedQuery` of a query file's document.
+
+    A query file holds one new query: ``query`` (its id; operators without a
+    ``query`` field get it, one naming another query is an error), ``operators``
+    in the topology file format, an optional ``placement`` (operator -> node)
+    and ``sources``, the new sources it reads with their arrival series
+    (``{id, arrivals: [events per subinterval ...]}``); sources of the running
+    system are read by id without being listed.
+    """
+    if not isinstance(document, Mapping):
+        raise ModelError(f"{where}: expected a mapping with query, operators and sources")
+    query = document.get("query")
+    if not isinstance(query, str) or not query:
+        raise ModelError(f"{where}: 'query' must name the query (a non-empty string)")
+    operators = document.get("operators")
+    if not isinstance(operators, list) or not all(isinstance(o, Mapping) for o in operators):
+        raise ModelError(f"{where}: 'operators' must be a list of operator entries")
+    entries = []
+    for op in operators:
+        entry = {**op, "query": op.get("query", query)}
+        if entry["query"] != query:
+            raise ModelError(
+                f"{where}: operator '{op.get('id')}' belongs to query '{entry['query']}', "
+                f"not to '{query}'"
+            )
+        entries.append(entry)
+    sources = document.get("sources") or []
+    if not isinstance(sources, list):
+        raise ModelError(f"{where}: 'sources' must be a list of {{id, arrivals}} entries")
+    series: dict[str, Any] = {}
+    for source in sources:
+        if not isinstance(source, Mapping) or not isinstance(source.get("id"), str):
+            raise ModelError(f"{where}: every source needs an 'id'")
+        if source["id"] in series:
+            raise ModelError(f"{where}: source '{source['id']}' is listed twice")
+        series[source["id"]] = source.get("arrivals")
+        if series[source["id"]] is None:
+            raise ModelError(f"{where}: source '{source['id']}' has no 'arrivals' list")
+    data = {"operators": entries, "placement": document.get("placement") or {}, "sources": series}
+    try:
+        return query, added_query_from_json(data)
+    except ScenarioError as exc:
+        raise ModelError(f"{where}: {exc}") from None
+
+
+def load_added_query(path: str | Path) -> tuple[str, AddedQuery]:
+    """Read a query file (YAML or JSON, see :func:`added_query_from_document`)."""
+    return added_query_from_document(_read_document(path), str(path))
 
 
 def dump_topology(topology: Topology, *, fmt: str = "yaml") -> str:

@@ -252,7 +252,8 @@ def _added_query_to_json(added: AddedQuery) -> dict[str, Any]:
     }
 
 
-def _added_query_from_json(data: Any) -> AddedQuery:
+def added_query_from_json(data: Any) -> AddedQuery:
+    """An added query from its JSON form (operators, placement, sources), validated."""
     if not isinstance(data, Mapping):
         raise ScenarioError("add query: expected a mapping")
     operators = data.get("operators") or []
@@ -325,7 +326,7 @@ def scenario_from_json(data: Any) -> Scenario:
         },
         remove_nodes=tuple(str(n) for n in removed),
         rate_scale=parse_positive(data.get("rate_scale", 1.0), "rate scale", upper=MAX_RATE_SCALE),
-        add_query=None if add_query is None else _added_query_from_json(add_query),
+        add_query=None if add_query is None else added_query_from_json(add_query),
         subinterval_factor=parse_factor(data.get("subinterval_factor", 1)),
     )
 

@@ -1,17 +1,20 @@
 """Nodes: estimated CE/C heatmap, measured DLTS against capacity, bottleneck over time,
-measured utilization against demand."""
+measured utilization against demand, and the hosts the latency objective needs over
+time (Mace-based against FUGU's threshold, computed in a background job)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, dcc, html, no_update
+from dash import Input, Output, State, ctx, dcc, html, no_update
 
-from dashboard import context, ids, views
+from dashboard import context, figures, ids, views, whatif_view
 from dashboard.glossary import term
-from estimator.errors import MaceError
+from estimator.errors import MaceError, ScenarioError
+from storage import scenarios
 
 dash.register_page(__name__, path="/nodes", name="Nodes", order=1)
 
@@ -69,6 +72,69 @@ def layout(**_: Any) -> html.Div:
                 ]
             ),
             dcc.Graph(id=ids.ND_BOTTLENECK),
+            html.Hr(),
+            _hosts_section(),
+        ]
+    )
+
+
+def _field(label: str, component: str, width: int) -> dbc.Col:
+    return dbc.Col([html.Small(label), dbc.Input(id=component, size="sm", debounce=True)], md=width)
+
+
+def _hosts_section() -> html.Div:
+    return html.Div(
+        [
+            dcc.Store(id=ids.ND_HOSTS_REQUEST),
+            html.H5("Hosts needed over time"),
+            html.Div(
+                [
+                    "How many machines does the latency objective need, and when? Per "
+                    "window of the recorded load, the fewest nodes on which the placement "
+                    "search keeps every query's ",
+                    term("MaceWC"),
+                    " within the ",
+                    term("latency objective"),
+                    ", against the hosts FUGU opens to keep each node under its ",
+                    term("FUGU threshold", "utilisation threshold"),
+                    ", and the ",
+                    term("machine-hours"),
+                    " of each. The objective defaults to the run's tightest stored "
+                    "objective, else its measured worst case.",
+                ],
+                className="text-muted small mb-2",
+            ),
+            dbc.Row(
+                [
+                    _field("Objective (s)", ids.ND_HOSTS_OBJECTIVE, 2),
+                    _field("Window (min)", ids.ND_HOSTS_WINDOW, 2),
+                    _field("Node capacity (CPU-s/s)", ids.ND_HOSTS_CAPACITY, 2),
+                    dbc.Col(
+                        [
+                            dbc.Button(
+                                "Compute", id=ids.ND_HOSTS_START, size="sm", color="success"
+                            ),
+                            dbc.Button(
+                                "Cancel",
+                                id=ids.ND_HOSTS_CANCEL,
+                                size="sm",
+                                color="warning",
+                                className="ms-1",
+                                disabled=True,
+                            ),
+                        ],
+                        md=2,
+                        className="pt-3",
+                    ),
+                ],
+                className="mb-2",
+            ),
+            dbc.Progress(id=ids.ND_HOSTS_PROGRESS, value=0, label="", style={"maxWidth": "50%"}),
+            dcc.Graph(
+                id=ids.ND_HOSTS,
+                figure=figures.message_figure("Hosts needed over time", "computing…"),
+            ),
+            html.Div(id=ids.ND_HOSTS_CAPTION, className="small"),
         ]
     )
 
@@ -95,3 +161,86 @@ def update(run_id: str | None, node: str | None, range_key: str | None, _: Any) 
     except MaceError as exc:
         return (no_update,) * 5 + (str(exc), True)
     return heat, dlts, bottleneck, busy, list(run.topology.node_ids), "", False
+
+
+@dash.callback(
+    output={
+        "request": Output(ids.ND_HOSTS_REQUEST, "data"),
+        "objective": Output(ids.ND_HOSTS_OBJECTIVE, "value"),
+        "window": Output(ids.ND_HOSTS_WINDOW, "value"),
+        "capacity": Output(ids.ND_HOSTS_CAPACITY, "value"),
+        "caption": Output(ids.ND_HOSTS_CAPTION, "children", allow_duplicate=True),
+    },
+    inputs={"run_id": Input(ids.RUN, "value"), "start": Input(ids.ND_HOSTS_START, "n_clicks")},
+    prevent_initial_call="initial_duplicate",
+)
+def hosts_request(run_id: str | None, start: int | None) -> dict[str, Any]:
+    """A computation request for the worker: the run's model fitted on its latest data
+    (the worker reads it from the engine's cache, never the database). A new run also
+    fills the fields with its defaults."""
+    unchanged = {"objective": no_update, "window": no_update, "capacity": no_update}
+    try:
+        if not run_id:
+            raise ScenarioError("select a run")
+        app = context.current()
+        run = app.runs.get(run_id)
+        inputs = whatif_view.inputs_for_run(app.engine, run)
+        request = {"key": inputs.key, "clicks": start or 0}
+        if ctx.triggered_id == ids.ND_HOSTS_START:
+            return {"request": request, "caption": "computing…", **unchanged}
+        with app.database.cursor() as cur:
+            stored = scenarios.objectives(cur, run_id)
+        defaults = views.hosts_defaults(run, stored)
+    except MaceError as exc:
+        return {"request": None, "caption": str(exc), **unchanged}
+    return {
+        "request": request,
+        "objective": defaults.objective,
+        "window": defaults.window,
+        "capacity": defaults.capacity,
+        "caption": f"objective {defaults.objective} s ({defaults.source}): computing…",
+    }
+
+
+@dash.callback(
+    output={
+        "figure": Output(ids.ND_HOSTS, "figure"),
+        "caption": Output(ids.ND_HOSTS_CAPTION, "children"),
+    },
+    inputs={"request": Input(ids.ND_HOSTS_REQUEST, "data")},
+    state={
+        "objective": State(ids.ND_HOSTS_OBJECTIVE, "value"),
+        "window": State(ids.ND_HOSTS_WINDOW, "value"),
+        "capacity": State(ids.ND_HOSTS_CAPACITY, "value"),
+    },
+    background=True,
+    progress=[Output(ids.ND_HOSTS_PROGRESS, "value"), Output(ids.ND_HOSTS_PROGRESS, "label")],
+    progress_default=[0, ""],
+    running=[
+        (Output(ids.ND_HOSTS_START, "disabled"), True, False),
+        (Output(ids.ND_HOSTS_CANCEL, "disabled"), False, True),
+    ],
+    cancel=[Input(ids.ND_HOSTS_CANCEL, "n_clicks")],
+    prevent_initial_call=True,
+)
+def hosts(
+    set_progress: Callable[[tuple[int, str]], None],
+    request: Any,
+    objective: Any,
+    window: Any,
+    capacity: Any,
+) -> dict[str, Any]:
+    """Hosts needed per window, by Mace and by FUGU (a worker process, with progress)."""
+    if not isinstance(request, dict) or not request.get("key"):
+        return {"figure": no_update, "caption": no_update}
+
+    def report(done: int, total: int) -> None:
+        set_progress((round(100 * done / total), f"window {done} of {total}"))
+
+    try:
+        inputs = context.current().engine.cached_inputs(str(request["key"]))
+        timeline = views.hosts_timeline(inputs, objective, window, capacity, report)
+        figure, caption = views.hosts_view(timeline)
+    except MaceError as exc:
+        return {"figure": no_update, "caption": str(exc)}
+    return {"figure": figure, "caption": caption}

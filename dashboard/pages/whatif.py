@@ -17,11 +17,12 @@ import dash_cytoscape as cyto
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 
-from dashboard import context, ids, optimizer, whatif_view
+from dashboard import context, ids, optimizer, planning_view, whatif_view
 from dashboard.glossary import term
 from estimator.errors import MaceError
 from estimator.placement import ALGORITHMS
 from estimator.whatif import (
+    MAX_CAPACITY,
     RunInputs,
     ScenarioError,
     parse_positive,
@@ -160,17 +161,8 @@ def layout(**_: Any) -> html.Div:
             ]
         )
     )
-    return html.Div(
+    editor = html.Div(
         [
-            # {run id: [edit, ...]}: kept across reloads and page changes, per run
-            dcc.Store(id=ids.WI_SCENARIO, storage_type="session"),
-            dcc.Store(id=ids.WI_INPUTS_KEY),
-            dcc.Store(id=ids.WI_OPT_RESULT),
-            dcc.Download(id=ids.WI_DOWNLOAD),
-            dbc.Alert(id=ids.WI_MESSAGE, is_open=False, color="danger", dismissable=True),
-            dbc.Alert(id=ids.WI_NOTE, is_open=False, color="success", dismissable=True),
-            dbc.Alert(COUNTER_RUN_NOTE, id=ids.WI_ENGINE_NOTE, is_open=False, color="info"),
-            html.H4(id=ids.WI_MACE_WC, className="mb-2"),
             dbc.Row(
                 [
                     dbc.Col(controls, md=4),
@@ -207,7 +199,335 @@ def layout(**_: Any) -> html.Div:
             dbc.Button("Apply table", id=ids.WI_APPLY_TABLE, size="sm", className="my-2"),
             html.H6("Scenario comparison"),
             DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13}),
+        ],
+        className="pt-2",
+    )
+    return html.Div(
+        [
+            # {run id: [edit, ...]}: kept across reloads and page changes, per run
+            dcc.Store(id=ids.WI_SCENARIO, storage_type="session"),
+            dcc.Store(id=ids.WI_INPUTS_KEY),
+            dcc.Store(id=ids.WI_OPT_RESULT),
+            dcc.Store(id=ids.WI_OBJECTIVES),
+            dcc.Store(id=ids.WI_AD_RESULT),
+            dcc.Store(id=ids.WI_PV_RESULT),
+            dcc.Download(id=ids.WI_DOWNLOAD),
+            dbc.Alert(id=ids.WI_MESSAGE, is_open=False, color="danger", dismissable=True),
+            dbc.Alert(id=ids.WI_NOTE, is_open=False, color="success", dismissable=True),
+            dbc.Alert(COUNTER_RUN_NOTE, id=ids.WI_ENGINE_NOTE, is_open=False, color="info"),
+            html.H4(id=ids.WI_MACE_WC, className="mb-2"),
+            dbc.Tabs(
+                [
+                    dbc.Tab(editor, label="Scenario editor", tab_id=TAB_EDITOR),
+                    dbc.Tab(_admit_tab(), label="Admit a query", tab_id=TAB_ADMIT),
+                    dbc.Tab(
+                        _provision_tab(), label="Provision for an objective", tab_id=TAB_PROVISION
+                    ),
+                    dbc.Tab(_plans_tab(), label="Compare plans", tab_id=TAB_PLANS),
+                ],
+                id=ids.WI_TABS,
+                active_tab=TAB_EDITOR,
+            ),
         ]
+    )
+
+
+TAB_EDITOR, TAB_ADMIT, TAB_PROVISION, TAB_PLANS = "editor", "admit", "provision", "plans"
+TABLE_STYLE = {"fontSize": 13, "padding": "2px 6px", "textAlign": "left"}
+QUERY_EXAMPLE = """# a query file: the new query, its operators and its new sources' arrivals
+query: q9
+operators:
+  - {id: o1, inputs: [orders], cost: 0.001, selectivity: 1.0}
+  - {id: o2, inputs: [o1, s], cost: [0.002, 0.001], selectivity: [0.5, 0.5]}
+sources:                        # new sources (running ones are read by id)
+  - {id: orders, arrivals: [100, 120, 80, 95]}   # events per subinterval
+placement: {o1: n1}             # optional: where to start"""
+
+
+def _upload(component: str, text: str, multiple: bool = False) -> dcc.Upload:
+    kib = planning_view.MAX_UPLOAD_BYTES // 1024
+    return dcc.Upload(
+        id=component,
+        children=html.Div([text, html.Small(f" (YAML or JSON, at most {kib} KiB each)")]),
+        max_size=planning_view.MAX_UPLOAD_BYTES,
+        multiple=multiple,
+        accept=".yaml,.yml,.json",
+        className="upload-box",
+    )
+
+
+def _table(component: str, columns: list[str]) -> DataTable:
+    return DataTable(
+        id=component,
+        columns=[{"name": c, "id": c} for c in columns],
+        data=[],
+        style_cell=TABLE_STYLE,
+        style_data_conditional=[
+            {"if": {"filter_query": '{ok} = "NO"', "column_id": "ok"}, "color": "#b02a37"}
+        ],
+    )
+
+
+ADMIT_ALGORITHMS = [
+    *({"label": a, "value": a} for a in ALGORITHMS),
+    {"label": "as in the file (no search)", "value": planning_view.AS_IN_FILE},
+]
+
+
+def _admit_tab() -> html.Div:
+    return html.Div(
+        [
+            html.P(
+                [
+                    "Can a new query run next to the scenario above without breaking a ",
+                    term("latency objective"),
+                    "? ",
+                    term("admission", "Admission"),
+                    ": the running operators stay where they are, the new ones are placed "
+                    "by the algorithm, and every query's ",
+                    term("MaceWC"),
+                    " is compared with its objective (set on the Reports page).",
+                ],
+                className="text-muted small",
+            ),
+            dbc.Row(
+                [
+                    dbc.Col(
+                        [
+                            _upload(ids.WI_AD_UPLOAD, "Drop a query file here or click"),
+                            dbc.Textarea(
+                                id=ids.WI_AD_TEXT,
+                                placeholder=QUERY_EXAMPLE,
+                                rows=9,
+                                className="font-monospace small mt-2",
+                            ),
+                        ],
+                        md=6,
+                    ),
+                    dbc.Col(
+                        [
+                            _row(
+                                "Objective of the new query (s, optional)",
+                                dbc.Input(id=ids.WI_AD_OBJECTIVE, placeholder="none", size="sm"),
+                            ),
+                            _row(
+                                "Placement algorithm · time budget (s)",
+                                dcc.Dropdown(
+                                    id=ids.WI_AD_ALGO,
+                                    options=ADMIT_ALGORITHMS,
+                                    value="mace-hc",
+                                    clearable=False,
+                                ),
+                                dbc.Input(id=ids.WI_AD_BUDGET, value="1", size="sm"),
+                            ),
+                            dbc.Button(
+                                "Check admission", id=ids.WI_AD_START, color="success", size="sm"
+                            ),
+                            html.Small(id=ids.WI_AD_BUSY, className="ms-2 text-muted"),
+                        ],
+                        md=6,
+                    ),
+                ]
+            ),
+            dbc.Alert(id=ids.WI_AD_DECISION, is_open=False, className="mt-2 mb-2"),
+            dbc.Row(
+                [
+                    dbc.Col(
+                        [
+                            html.H6("Each query before and after"),
+                            _table(
+                                ids.WI_AD_QUERIES,
+                                ["query", "before (s)", "after (s)", "objective (s)", "ok"],
+                            ),
+                        ],
+                        md=7,
+                    ),
+                    dbc.Col(
+                        [
+                            html.H6("Placement of the new operators"),
+                            _table(ids.WI_AD_PLACEMENT, ["operator", "node"]),
+                        ],
+                        md=5,
+                    ),
+                ]
+            ),
+            dbc.Button(
+                "Add this query to the scenario",
+                id=ids.WI_AD_APPLY,
+                size="sm",
+                className="mt-2",
+                disabled=True,
+            ),
+        ],
+        className="pt-2",
+    )
+
+
+def _provision_tab() -> html.Div:
+    return html.Div(
+        [
+            html.P(
+                [
+                    "What does a ",
+                    term("latency objective"),
+                    " need? Mode fewest nodes: the fewest identical "
+                    "nodes on which the placement search keeps every query's ",
+                    term("MaceWC"),
+                    " within the objective. Mode least added capacity: the least CPU "
+                    "capacity to add to "
+                    "the scenario's nodes, placement unchanged. Capacities are in reference "
+                    "CPU-seconds per second (1 = one reference core).",
+                ],
+                className="text-muted small",
+            ),
+            dbc.Row(
+                [
+                    dbc.Col(
+                        _row("Objective (s)", dbc.Input(id=ids.WI_PV_OBJECTIVE, size="sm")), md=2
+                    ),
+                    dbc.Col(
+                        _row(
+                            "Mode",
+                            dbc.RadioItems(
+                                id=ids.WI_PV_MODE,
+                                options=[
+                                    {"label": "fewest nodes", "value": "nodes"},
+                                    {"label": "least added capacity", "value": "capacity"},
+                                ],
+                                value="nodes",
+                                inline=True,
+                            ),
+                        ),
+                        md=3,
+                    ),
+                    dbc.Col(
+                        _row(
+                            "Node capacity (CPU-s/s)",
+                            dbc.Input(id=ids.WI_PV_CAPACITY, value="1", size="sm"),
+                        ),
+                        md=2,
+                    ),
+                    dbc.Col(
+                        _row(
+                            "Search budget per node count (s)",
+                            dbc.Input(id=ids.WI_PV_BUDGET, value="0.5", size="sm"),
+                        ),
+                        md=2,
+                    ),
+                    dbc.Col(
+                        [
+                            dbc.Button("Provision", id=ids.WI_PV_START, color="success", size="sm"),
+                            dbc.Button(
+                                "Cancel",
+                                id=ids.WI_PV_CANCEL,
+                                color="warning",
+                                size="sm",
+                                className="ms-1",
+                                disabled=True,
+                            ),
+                            html.Small(id=ids.WI_PV_BUSY, className="ms-2 text-muted"),
+                        ],
+                        md=3,
+                        className="pt-4",
+                    ),
+                ]
+            ),
+            dbc.Alert(id=ids.WI_PV_DECISION, is_open=False, className="mt-2 mb-2"),
+            dbc.Row(
+                [
+                    dbc.Col(
+                        [
+                            html.H6("Each query now and on the proposal"),
+                            _table(
+                                ids.WI_PV_QUERIES,
+                                ["query", "now (s)", "proposed (s)", "objective (s)", "ok"],
+                            ),
+                        ],
+                        md=6,
+                    ),
+                    dbc.Col(
+                        [
+                            html.H6("Proposed nodes"),
+                            _table(ids.WI_PV_NODES, ["node", "capacity", "operators"]),
+                        ],
+                        md=6,
+                    ),
+                ]
+            ),
+            dbc.Button(
+                "Load the proposal as the scenario",
+                id=ids.WI_PV_APPLY,
+                size="sm",
+                className="mt-2",
+                disabled=True,
+            ),
+        ],
+        className="pt-2",
+    )
+
+
+CRITERIA = [
+    {"label": "MaceWC (worst case)", "value": "mace_wc"},
+    {"label": "mean of Mace", "value": "mean"},
+    {"label": "p99 of Mace", "value": "p99"},
+]
+
+
+def _plans_tab() -> html.Div:
+    return html.Div(
+        [
+            html.P(
+                [
+                    "Which plan of a query should run? The running plan (its costs fitted "
+                    "on this run) is ranked against plan files you upload: topology files "
+                    "whose operators all belong to the query and read the run's sources. As "
+                    "in the paper, each plan runs on one node holding its total capacity, "
+                    "fed with the run's arrivals, and is judged by its ",
+                    term("Mace"),
+                    " across time.",
+                ],
+                className="text-muted small",
+            ),
+            dbc.Row(
+                [
+                    dbc.Col(_row("Query", dcc.Dropdown(id=ids.WI_PL_QUERY, clearable=False)), md=2),
+                    dbc.Col(
+                        _row(
+                            "Rank by",
+                            dcc.Dropdown(
+                                id=ids.WI_PL_CRITERION,
+                                options=CRITERIA,
+                                value="mace_wc",
+                                clearable=False,
+                            ),
+                        ),
+                        md=3,
+                    ),
+                    dbc.Col(
+                        _upload(
+                            ids.WI_PL_UPLOAD,
+                            f"Drop up to {planning_view.MAX_PLANS} plan files here or click",
+                            multiple=True,
+                        ),
+                        md=7,
+                    ),
+                ]
+            ),
+            dbc.Alert(id=ids.WI_PL_CHOSEN, is_open=False, className="mt-2 mb-2"),
+            DataTable(
+                id=ids.WI_PL_TABLE,
+                columns=[
+                    {"name": c, "id": c}
+                    for c in ("rank", "plan", "MaceWC (s)", "mean (s)", "p99 (s)")
+                ],
+                data=[],
+                style_cell=TABLE_STYLE,
+                style_data_conditional=[
+                    {"if": {"filter_query": "{rank} = 1"}, "fontWeight": "bold"}
+                ],
+            ),
+        ],
+        className="pt-2",
     )
 
 
@@ -290,16 +610,37 @@ def _scenario(inputs: RunInputs, store: Any, run_id: str | None) -> dict[str, An
     return whatif_view.fold_edits(inputs, whatif_view.edits_for(store, run_id))
 
 
+PROPOSALS = {ids.WI_AD_APPLY: "admitted", ids.WI_PV_APPLY: "provisioned"}
+"""The planning tabs' buttons that load their proposal as the scenario, and its state."""
+
+
+def _proposal(proposal: Any) -> dict[str, Any]:
+    if not isinstance(proposal, Mapping) or not isinstance(proposal.get("scenario"), Mapping):
+        raise ScenarioError("nothing to load: run the planner first")
+    return {"name": str(proposal.get("label", "proposal")), "scenario": proposal["scenario"]}
+
+
 @dash.callback(
-    output={"scenario": Output(ids.WI_SCENARIO, "data"), **MESSAGE, **NOTE},
+    output={
+        "scenario": Output(ids.WI_SCENARIO, "data"),
+        "tab": Output(ids.WI_TABS, "active_tab"),
+        **MESSAGE,
+        **NOTE,
+    },
     inputs={
-        "clicks": {key: Input(key, "n_clicks") for key in [*EDITS, ids.WI_LOAD, ids.WI_RESET]},
+        "clicks": {
+            key: Input(key, "n_clicks") for key in [*EDITS, ids.WI_LOAD, ids.WI_RESET, *PROPOSALS]
+        },
         "undo": Input({"type": ids.WI_UNDO, "index": ALL}, "n_clicks"),
         "tapped": Input(ids.WI_GRAPH, "tapNodeData"),
     },
     state={
         "run_id": State(ids.RUN, "value"),
         "data": State(ids.WI_SCENARIO, "data"),
+        "proposals": {
+            key: State(ids.WI_AD_RESULT if key == ids.WI_AD_APPLY else ids.WI_PV_RESULT, "data")
+            for key in PROPOSALS
+        },
         "form": {
             "operator": State(ids.WI_OPERATOR, "value"),
             "target": State(ids.WI_TARGET, "value"),
@@ -322,11 +663,13 @@ def edit(
     tapped: Any,
     run_id: str | None,
     data: dict[str, Any] | None,
+    proposals: dict[str, Any],
     form: dict[str, Any],
 ) -> dict[str, Any]:
-    """One more edit in the run's edit log (or an undo, or Reset), with a confirmation."""
+    """One more edit in the run's edit log (or an undo, or Reset, or a planning tab's
+    proposal loaded as the scenario), with a confirmation."""
     trigger = ctx.triggered_id
-    unchanged = {"scenario": no_update, "text": no_update, "note": no_update}
+    unchanged = {"scenario": no_update, "text": no_update, "note": no_update, "tab": no_update}
     if trigger == ids.WI_GRAPH:
         return {**unchanged, "open": False, "note_open": no_update}
     undoing = isinstance(trigger, Mapping) and trigger.get("type") == ids.WI_UNDO
@@ -342,15 +685,19 @@ def edit(
             result = whatif_view.undo_edit(inputs, edits, int(trigger["index"]))
         elif trigger == ids.WI_LOAD:
             result = whatif_view.add_edit(inputs, edits, "load_saved", _load_saved(values))
+        elif trigger in PROPOSALS:
+            proposal = _proposal(proposals.get(trigger))
+            result = whatif_view.add_edit(inputs, edits, "load_saved", proposal)
         elif trigger in EDITS:
             action, read = EDITS[trigger]
             result = whatif_view.add_edit(inputs, edits, action, read(values))
         else:
             raise ScenarioError("unknown action")
     except MaceError as exc:
-        return {"scenario": no_update, **_failed(exc)}
+        return {"scenario": no_update, "tab": no_update, **_failed(exc)}
     store = whatif_view.with_edits(data, run_id or "", result.edits)
-    return {"scenario": store, **_notify(result.note)}
+    tab = TAB_EDITOR if isinstance(trigger, str) and trigger in PROPOSALS else no_update
+    return {"scenario": store, "tab": tab, **_notify(result.note)}
 
 
 @dash.callback(
@@ -630,3 +977,247 @@ def export(export: Any, run_id: str | None, data: Any) -> dict[str, Any]:
         return {"download": no_update, "text": str(exc), "open": True}
     content = {"content": text, "filename": f"{run_id}-scenario.yaml"}
     return {"download": content, "text": no_update, "open": no_update}
+
+
+# -- planning tabs (issue 18) ------------------------------------------------------------
+
+
+@dash.callback(
+    output={
+        "objectives": Output(ids.WI_OBJECTIVES, "data"),
+        "objective": Output(ids.WI_PV_OBJECTIVE, "value"),
+        "capacity": Output(ids.WI_PV_CAPACITY, "value"),
+        "queries": Output(ids.WI_PL_QUERY, "options"),
+        "query": Output(ids.WI_PL_QUERY, "value"),
+    },
+    inputs={"run_id": Input(ids.RUN, "value")},
+)
+def planning_defaults(run_id: str | None) -> dict[str, Any]:
+    """The run's stored objectives (the background jobs never read the database), and
+    defaults: the tightest stored objective (else the current MaceWC), the largest node
+    capacity, the first query."""
+    try:
+        app = context.current()
+        inputs = _inputs(run_id)
+        with app.database.cursor() as cur:
+            stored = scenarios.objectives(cur, run_id or "")
+        defaults = planning_view.defaults(app.engine, inputs, stored)
+    except MaceError:
+        return {"objectives": {}, "objective": "", "capacity": "1", "queries": [], "query": None}
+    return {
+        "objectives": stored,
+        "objective": defaults.objective,
+        "capacity": defaults.capacity,
+        "queries": defaults.queries,
+        "query": defaults.queries[0] if defaults.queries else None,
+    }
+
+
+DECISION = {
+    "decision": Output(ids.WI_AD_DECISION, "children"),
+    "color": Output(ids.WI_AD_DECISION, "color"),
+    "open": Output(ids.WI_AD_DECISION, "is_open"),
+}
+
+
+@dash.callback(
+    output={"text": Output(ids.WI_AD_TEXT, "value"), **DECISION},
+    inputs={"contents": Input(ids.WI_AD_UPLOAD, "contents")},
+    state={"filename": State(ids.WI_AD_UPLOAD, "filename")},
+    prevent_initial_call=True,
+)
+def admit_upload(contents: str | None, filename: str | None) -> dict[str, Any]:
+    """An uploaded query file goes into the text box (to read, edit, then check)."""
+    try:
+        text = planning_view.upload_text(contents, filename)
+    except MaceError as exc:
+        return {"text": no_update, "decision": str(exc), "color": "danger", "open": True}
+    return {"text": text, "decision": f"loaded {filename}", "color": "secondary", "open": True}
+
+
+@dash.callback(
+    output={
+        **DECISION,
+        "queries": Output(ids.WI_AD_QUERIES, "data"),
+        "placement": Output(ids.WI_AD_PLACEMENT, "data"),
+        "result": Output(ids.WI_AD_RESULT, "data"),
+        "apply_disabled": Output(ids.WI_AD_APPLY, "disabled"),
+    },
+    inputs={"start": Input(ids.WI_AD_START, "n_clicks")},
+    state={
+        "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
+        "run_id": State(ids.RUN, "value"),
+        "data": State(ids.WI_SCENARIO, "data"),
+        "text": State(ids.WI_AD_TEXT, "value"),
+        "filename": State(ids.WI_AD_UPLOAD, "filename"),
+        "objective": State(ids.WI_AD_OBJECTIVE, "value"),
+        "algorithm": State(ids.WI_AD_ALGO, "value"),
+        "budget": State(ids.WI_AD_BUDGET, "value"),
+        "objectives": State(ids.WI_OBJECTIVES, "data"),
+    },
+    background=True,
+    running=[
+        (Output(ids.WI_AD_START, "disabled"), True, False),
+        (Output(ids.WI_AD_BUSY, "children"), "placing the new operators…", ""),
+    ],
+    prevent_initial_call=True,
+)
+def admit(
+    start: Any,
+    inputs_key: str | None,
+    run_id: str | None,
+    data: Any,
+    text: str | None,
+    filename: str | None,
+    objective: Any,
+    algorithm: str | None,
+    budget: Any,
+    objectives: Any,
+) -> dict[str, Any]:
+    """Admission control of the query in the text box against the scenario (a worker
+    process: inputs from the engine's cache, objectives from the page's store)."""
+    try:
+        if not (text or "").strip():
+            raise ScenarioError("admit: upload or paste a query file first")
+        query = planning_view.added_query_from_text(text or "", filename or "query file")
+        engine = context.current().engine
+        inputs = engine.cached_inputs(inputs_key or "")
+        view = planning_view.admission(
+            engine,
+            inputs,
+            _scenario(inputs, data, run_id),
+            query,
+            planning_view.stored_objectives(objectives),
+            new_objective=(
+                None
+                if not str(objective or "").strip()
+                else planning_view.parse_objective(objective, "objective of the new query")
+            ),
+            algorithm=algorithm or "mace-hc",
+            budget=parse_positive(budget, "time budget", upper=planning_view.MAX_PLANNING_BUDGET),
+        )
+    except MaceError as exc:
+        return {
+            "decision": str(exc), "color": "danger", "open": True, "queries": [],
+            "placement": [], "result": None, "apply_disabled": True,
+        }  # fmt: skip
+    return {
+        "decision": view.message,
+        "color": "success" if view.admitted else "warning",
+        "open": True,
+        "queries": view.rows,
+        "placement": view.placement,
+        "result": {"scenario": view.scenario, "label": f"admitted {view.query}"},
+        "apply_disabled": not view.admitted,
+    }
+
+
+@dash.callback(
+    output={
+        "decision": Output(ids.WI_PV_DECISION, "children"),
+        "color": Output(ids.WI_PV_DECISION, "color"),
+        "open": Output(ids.WI_PV_DECISION, "is_open"),
+        "queries": Output(ids.WI_PV_QUERIES, "data"),
+        "nodes": Output(ids.WI_PV_NODES, "data"),
+        "result": Output(ids.WI_PV_RESULT, "data"),
+        "apply_disabled": Output(ids.WI_PV_APPLY, "disabled"),
+    },
+    inputs={"start": Input(ids.WI_PV_START, "n_clicks")},
+    state={
+        "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
+        "run_id": State(ids.RUN, "value"),
+        "data": State(ids.WI_SCENARIO, "data"),
+        "objective": State(ids.WI_PV_OBJECTIVE, "value"),
+        "mode": State(ids.WI_PV_MODE, "value"),
+        "capacity": State(ids.WI_PV_CAPACITY, "value"),
+        "budget": State(ids.WI_PV_BUDGET, "value"),
+    },
+    background=True,
+    progress=Output(ids.WI_PV_BUSY, "children"),
+    progress_default="",
+    running=[
+        (Output(ids.WI_PV_START, "disabled"), True, False),
+        (Output(ids.WI_PV_CANCEL, "disabled"), False, True),
+    ],
+    cancel=[Input(ids.WI_PV_CANCEL, "n_clicks")],
+    prevent_initial_call=True,
+)
+def provision(
+    set_progress: Callable[[str], None],
+    start: Any,
+    inputs_key: str | None,
+    run_id: str | None,
+    data: Any,
+    objective: Any,
+    mode: str | None,
+    capacity: Any,
+    budget: Any,
+) -> dict[str, Any]:
+    """Nodes or capacity the objective needs on the scenario (a worker process)."""
+    try:
+        seconds = planning_view.parse_objective(objective)
+        engine = context.current().engine
+        inputs = engine.cached_inputs(inputs_key or "")
+        view = planning_view.provisioning(
+            engine,
+            inputs,
+            _scenario(inputs, data, run_id),
+            seconds,
+            mode=mode or "nodes",
+            node_capacity=parse_positive(capacity, "node capacity", upper=MAX_CAPACITY),
+            budget=parse_positive(budget, "search budget", upper=planning_view.MAX_PLANNING_BUDGET),
+            progress=lambda count: set_progress(
+                f"searching placements on {count} node{'s' * (count != 1)}…"
+            ),
+        )
+    except MaceError as exc:
+        return {
+            "decision": str(exc), "color": "danger", "open": True, "queries": [],
+            "nodes": [], "result": None, "apply_disabled": True,
+        }  # fmt: skip
+    return {
+        "decision": view.message,
+        "color": "success" if view.feasible else "warning",
+        "open": True,
+        "queries": view.rows,
+        "nodes": view.nodes,
+        "result": {"scenario": view.scenario, "label": f"provisioned: {view.label}"},
+        "apply_disabled": not view.feasible,
+    }
+
+
+@dash.callback(
+    output={
+        "rows": Output(ids.WI_PL_TABLE, "data"),
+        "chosen": Output(ids.WI_PL_CHOSEN, "children"),
+        "color": Output(ids.WI_PL_CHOSEN, "color"),
+        "open": Output(ids.WI_PL_CHOSEN, "is_open"),
+    },
+    inputs={
+        "contents": Input(ids.WI_PL_UPLOAD, "contents"),
+        "criterion": Input(ids.WI_PL_CRITERION, "value"),
+        "query": Input(ids.WI_PL_QUERY, "value"),
+    },
+    state={"filenames": State(ids.WI_PL_UPLOAD, "filename"), "run_id": State(ids.RUN, "value")},
+    prevent_initial_call=True,
+)
+def compare_plans(
+    contents: list[str] | None,
+    criterion: str | None,
+    query: str | None,
+    filenames: list[str] | None,
+    run_id: str | None,
+) -> dict[str, Any]:
+    """Rank the running plan of the query against the uploaded plans."""
+    if not contents:
+        return {"rows": [], "chosen": "", "color": "secondary", "open": False}
+    try:
+        names = list(filenames or [])
+        files = [
+            (name, planning_view.upload_text(content, name))
+            for name, content in zip(names, contents, strict=False)
+        ]
+        ranking = planning_view.plan_ranking(_inputs(run_id), query, files, criterion or "mace_wc")
+    except MaceError as exc:
+        return {"rows": [], "chosen": str(exc), "color": "danger", "open": True}
+    return {"rows": ranking.rows, "chosen": ranking.message, "color": "success", "open": True}

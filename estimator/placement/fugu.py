@@ -28,6 +28,8 @@ from estimator.errors import ModelError
 from estimator.placement.common import Clock, PlacementProblem, PlacementResult, Progress
 
 STATISTICS = ("mean", "peak")
+DEFAULT_THRESHOLD = 0.85
+"""The utilisation threshold of a node (share of its capacity) first fit fills up to."""
 
 
 class _Bins:
@@ -69,7 +71,7 @@ def fugu(
     budget: float,
     rng: np.random.Generator,
     progress: Progress | None = None,
-    threshold: float = 0.85,
+    threshold: float = DEFAULT_THRESHOLD,
     statistic: str = "mean",
     rebalance: bool = True,
     interval: float = 0.1,

@@ -10,6 +10,9 @@
 - Provisioning: the fewest identical nodes on which an algorithm finds a
   placement meeting every objective, or the least capacity to add to the
   current nodes, keeping the current placement.
+- Elastic provisioning over time (beyond FUGU): per time window of a recorded
+  load, the fewest nodes that keep the objective by Mace against the host
+  count of FUGU's utilisation threshold on the same window.
 
 Latency objectives are in seconds, compared with the per-query MaceWC (the
 estimate of the query's worst-case latency); a single number applies to every
@@ -19,7 +22,7 @@ query and a mapping names queries (queries it does not name are unconstrained).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -30,6 +33,8 @@ from estimator.evaluator import estimate
 from estimator.mace import Estimate, cumulative_excess, series_summary
 from estimator.model import Node, Topology, topology_from_dict
 from estimator.placement import ALGORITHMS, PlacementProblem, PlacementResult
+from estimator.placement.fugu import DEFAULT_THRESHOLD, fugu
+from estimator.propagation import build_load_model
 from estimator.whatif import AddedQuery, Scenario, apply_scenario
 
 Objectives = float | Mapping[str, float]
@@ -212,13 +217,15 @@ def admit_query(
 
 @dataclass(frozen=True)
 class ProvisioningPlan:
-    """A deployment meeting the objectives (``feasible``) or the best tried when none did."""
+    """A deployment meeting the objectives (``feasible``) or the best tried when none did,
+    with the ``reason`` none did."""
 
     feasible: bool
     topology: Topology
     per_query: dict[str, float]
     violations: tuple[str, ...]
     added_capacity: float
+    reason: str = ""
 
 
 def cluster(topology: Topology, count: int, capacity: float) -> Topology:
@@ -238,12 +245,14 @@ def fewest_nodes(
     algorithm: str = "mace-hc",
     budget: float = 1.0,
     rng: np.random.Generator | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> ProvisioningPlan:
     """The fewest nodes of ``node_capacity`` on which ``algorithm`` meets every objective.
 
     Node counts whose pooled capacity (one node of K times the capacity, a lower
     bound on the Mace of any placement on K nodes) already misses the loosest
-    objective are skipped without a search.
+    objective are skipped without a search; ``progress(K)`` is called before the
+    search on K nodes.
     """
     if not node_capacity > 0 or not math.isfinite(node_capacity):
         raise ModelError(f"provisioning: node capacity must be positive, got {node_capacity}")
@@ -253,12 +262,27 @@ def fewest_nodes(
         raise ModelError(f"provisioning: unknown placement algorithm '{algorithm}'")
     _check_objectives(objectives, topology)
     generator = rng if rng is not None else np.random.default_rng()
+    alone = _alone_over_objective(topology, arrivals, objectives, node_capacity)
+    if alone is not None:
+        final = cluster(topology, min(max_nodes, len(topology.operators)), node_capacity)
+        per_query = per_query_mace_wc(estimate(final, arrivals))
+        return ProvisioningPlan(
+            False,
+            final,
+            per_query,
+            violations(per_query, objectives),
+            0.0,
+            f"operator '{alone}' alone on a node of capacity {node_capacity:g} "
+            "already misses its objective",
+        )
     loosest = max(objective_of(objectives, q) for q in topology.queries)
     best: ProvisioningPlan | None = None
     for count in range(1, max_nodes + 1):
         pooled = estimate(cluster(topology, 1, node_capacity * count), arrivals).worst_case
         if pooled > loosest:
             continue
+        if progress is not None:
+            progress(count)
         candidate = cluster(topology, count, node_capacity)
         problem = PlacementProblem.from_arrivals(candidate, arrivals)
         found = ALGORITHMS[algorithm](problem, budget=budget, rng=generator)
@@ -268,11 +292,33 @@ def fewest_nodes(
         best = ProvisioningPlan(not broken, candidate, per_query, broken, 0.0)
         if not broken:
             return best
+    reason = f"no placement found on up to {max_nodes} nodes within the search budget"
     if best is None:
         final = cluster(topology, max_nodes, node_capacity)
         per_query = per_query_mace_wc(estimate(final, arrivals))
-        best = ProvisioningPlan(False, final, per_query, violations(per_query, objectives), 0.0)
-    return best
+        return ProvisioningPlan(
+            False, final, per_query, violations(per_query, objectives), 0.0, reason
+        )
+    return replace(best, reason=reason)
+
+
+def _alone_over_objective(
+    topology: Topology, arrivals: Arrivals, objectives: Objectives, node_capacity: float
+) -> str | None:
+    """An operator whose CE/C alone on a node already exceeds its query's objective.
+
+    CE grows with the load, so the node hosting that operator backlogs at least as
+    much whatever shares it: no node count of this capacity can meet the objective.
+    """
+    counts = arrivals.for_topology(topology)
+    dlts = build_load_model(topology, counts).operator_dlts()
+    if dlts.shape[1] == 0:
+        return None
+    peaks = cumulative_excess(dlts, node_capacity * topology.subinterval).max(axis=1)
+    for op, peak in zip(topology.operators, peaks / node_capacity, strict=True):
+        if peak > objective_of(objectives, op.query):
+            return op.id
+    return None
 
 
 def least_added_capacity(
@@ -333,13 +379,164 @@ def _least_capacity(
     return high
 
 
+# ---------------------------------------------------------------------------
+# elastic provisioning over time
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostsTimeline:
+    """Hosts needed per time window, by Mace (fewest nodes keeping the objective) and
+    by FUGU's utilisation threshold, on nodes of ``node_capacity``.
+
+    Arrays have one entry per window: ``window_start`` and ``window_length`` in
+    subintervals; ``mace_hosts`` the nodes hosting operators in the placement of
+    the fewest nodes on which the search met the objective (``mace_feasible``
+    False where no node count did: then the nodes of the best placement tried)
+    and ``mace_wc`` the MaceWC of that placement; ``fugu_hosts`` the nodes FUGU's
+    first fit opens under the threshold and ``fugu_mace_wc`` the MaceWC of FUGU's
+    placement (above the objective where the threshold was not enough, far below
+    it where FUGU over-provisions). ``mace_placements`` holds the Mace placement
+    per window.
+    """
+
+    window_start: np.ndarray
+    window_length: np.ndarray
+    mace_hosts: np.ndarray
+    mace_feasible: np.ndarray
+    mace_wc: np.ndarray
+    fugu_hosts: np.ndarray
+    fugu_mace_wc: np.ndarray
+    mace_placements: tuple[dict[str, str], ...]
+    objective: float
+    node_capacity: float
+    fugu_threshold: float
+    subinterval: float
+
+    def machine_hours(self, subinterval: float | None = None) -> tuple[float, float]:
+        """(Mace, FUGU) host-hours over the timeline: hosts times window duration."""
+        width = self.subinterval if subinterval is None else subinterval
+        seconds = self.window_length * width
+        return (
+            float((self.mace_hosts * seconds).sum()) / 3600.0,
+            float((self.fugu_hosts * seconds).sum()) / 3600.0,
+        )
+
+    def rows(self) -> list[dict[str, float | int | bool]]:
+        """One JSON-ready row per window (times in seconds from the first subinterval)."""
+        return [
+            {
+                "start": float(self.window_start[k] * self.subinterval),
+                "seconds": float(self.window_length[k] * self.subinterval),
+                "mace_hosts": int(self.mace_hosts[k]),
+                "mace_feasible": bool(self.mace_feasible[k]),
+                "mace_wc": float(self.mace_wc[k]),
+                "fugu_hosts": int(self.fugu_hosts[k]),
+                "fugu_mace_wc": float(self.fugu_mace_wc[k]),
+            }
+            for k in range(self.window_start.size)
+        ]
+
+
+def hosts_over_time(
+    topology: Topology,
+    arrivals: Arrivals,
+    objective: float,
+    window_intervals: int,
+    node_capacity: float,
+    fugu_threshold: float = DEFAULT_THRESHOLD,
+    *,
+    max_nodes: int = 64,
+    algorithm: str = "mace-hc",
+    budget: float = 0.5,
+    rng: np.random.Generator | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    fugu_statistic: str = "mean",
+) -> HostsTimeline:
+    """Per window of ``window_intervals`` subintervals, the hosts each way.
+
+    ``topology`` gives the operators with the costs and selectivities to use
+    (for a stored run, fit them first with :func:`estimator.fitting.fit_operator_stats`);
+    its nodes and placement are ignored: every window is planned from scratch on
+    identical nodes of ``node_capacity``. ``arrivals`` is the recorded load (events
+    per source and subinterval); the last window may be shorter. Each window starts
+    with empty queues, as after a reconfiguration: a backlog carried over from the
+    previous window is not counted. ``objective`` (seconds, per-query MaceWC) applies
+    to every query. The Mace count is :func:`fewest_nodes` on the window's slice
+    with ``algorithm`` and ``budget`` seconds per node count tried; the FUGU count
+    is :func:`estimator.placement.fugu.fugu` with ``fugu_threshold`` on a pool of
+    ``max_nodes`` nodes, packing each operator's mean load over the window (or its
+    peak subinterval with ``fugu_statistic="peak"``). ``progress(windows_done,
+    windows)`` is called after each window.
+    """
+    if isinstance(window_intervals, bool) or window_intervals < 1:
+        raise ModelError(
+            f"hosts over time: the window must be at least 1 subinterval, got {window_intervals}"
+        )
+    if not objective > 0 or not math.isfinite(objective):
+        raise ModelError(
+            f"hosts over time: the objective must be positive seconds, got {objective}"
+        )
+    if arrivals.intervals == 0:
+        raise ModelError("hosts over time: the arrival series is empty")
+    generator = rng if rng is not None else np.random.default_rng()
+    starts = np.arange(0, arrivals.intervals, window_intervals)
+    lengths = np.minimum(starts + window_intervals, arrivals.intervals) - starts
+    pool = cluster(topology, max_nodes, node_capacity)
+    mace_hosts, feasible, mace_wc, fugu_hosts, fugu_wc = [], [], [], [], []
+    placements = []
+    for k, (start, length) in enumerate(zip(starts, lengths, strict=True)):
+        window = arrivals.window(int(start), int(start + length))
+        plan = fewest_nodes(
+            topology,
+            window,
+            objective,
+            node_capacity=node_capacity,
+            max_nodes=max_nodes,
+            algorithm=algorithm,
+            budget=budget,
+            rng=generator,
+        )
+        mace_hosts.append(len(set(plan.topology.placement.values())))
+        feasible.append(plan.feasible)
+        mace_wc.append(max(plan.per_query.values(), default=0.0))
+        placements.append(dict(plan.topology.placement))
+        packed = fugu(
+            PlacementProblem.from_arrivals(pool, window),
+            budget=budget,
+            rng=generator,
+            threshold=fugu_threshold,
+            statistic=fugu_statistic,
+        )
+        fugu_hosts.append(int(packed.details["nodes_needed"]))
+        fugu_wc.append(packed.mace_wc)
+        if progress is not None:
+            progress(k + 1, starts.size)
+    return HostsTimeline(
+        window_start=starts,
+        window_length=lengths,
+        mace_hosts=np.array(mace_hosts, dtype=int),
+        mace_feasible=np.array(feasible, dtype=bool),
+        mace_wc=np.array(mace_wc, dtype=float),
+        fugu_hosts=np.array(fugu_hosts, dtype=int),
+        fugu_mace_wc=np.array(fugu_wc, dtype=float),
+        mace_placements=tuple(placements),
+        objective=float(objective),
+        node_capacity=float(node_capacity),
+        fugu_threshold=float(fugu_threshold),
+        subinterval=topology.subinterval,
+    )
+
+
 __all__ = [
     "AdmissionDecision",
+    "HostsTimeline",
     "Objectives",
     "PlanScore",
     "ProvisioningPlan",
     "admit_query",
     "fewest_nodes",
+    "hosts_over_time",
     "least_added_capacity",
     "plans_by_query",
     "rank_plans",

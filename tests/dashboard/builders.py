@@ -67,11 +67,12 @@ def write_small_run(
     versions: Sequence[tuple[float, Mapping[str, str]]] = (),
     document: Mapping[str, object] = SMALL_TOPOLOGY,
     measured_cpu: Mapping[tuple[str, int], float] = SMALL_CPU,
+    arrivals: Sequence[float] = SMALL_ARRIVALS,
 ) -> Topology:
     """A hand-computed run: operator CPU is cost * events except the ``measured_cpu``
-    entries, keyed by (operator, interval)."""
+    entries, keyed by (operator, interval); ``arrivals`` are the events of source s."""
     topology = topology_from_dict(dict(document))
-    s = np.array(SMALL_ARRIVALS, dtype=float)
+    s = np.array(arrivals, dtype=float)
     stats = []
     for op in topology.operators:
         for interval, events in enumerate(s):
@@ -124,3 +125,30 @@ TANDEM_CPU = {("a", 0): 1.75, ("b", 1): 3.0}
 
 
 STATS_COLUMNS = ("run_id", "operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
+
+
+# Query and plan files for the small run's planning (issue 18). A query that fits next
+# to it, and one that, on n2 as its file says, adds 0.5 * 4 = 2 CPU-s per interval to
+# n2's 0.3078125 * s: loads [3.539, 5.694, 3.539, 2.0, 5.078] against 2 leave CE 9.85
+# at the end, CE/C 4.925 s for q1.
+QUERY_FITS = """query: q9
+operators:
+  - {id: x, inputs: [s2], cost: 0.01, selectivity: 1.0}
+sources:
+  - {id: s2, arrivals: [1, 1, 1, 1, 1]}
+"""
+QUERY_BREAKS_Q1 = """query: q9
+operators:
+  - {id: x, inputs: [s2], cost: 0.5, selectivity: 1.0}
+sources:
+  - {id: s2, arrivals: [4, 4, 4, 4, 4]}
+placement: {x: n2}
+"""
+# An alternative plan of q1 on one node of capacity 2 (0.15 * s never exceeds it).
+PLAN_B = """nodes: [{id: m, capacity: 2.0}]
+sources: [{id: s}]
+operators:
+  - {id: a2, query: q1, inputs: [s], cost: 0.05, selectivity: 1.0}
+  - {id: b2, query: q1, inputs: [a2], cost: 0.1, selectivity: 1.0}
+placement: {a2: m, b2: m}
+"""
