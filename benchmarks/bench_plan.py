@@ -101,7 +101,9 @@ def timed(argv: list[str], repeat: int) -> tuple[float, dict[str, Any]]:
     return statistics.median(seconds), json.loads(output)
 
 
-def run_scale(scale: int, repeat: int, seed: int, budget: float) -> dict[str, Any]:
+def run_scale(
+    scale: int, repeat: int, seed: int, budget: float, only: Sequence[str] = ()
+) -> dict[str, Any]:
     topology, arrivals = random_workload(np.random.default_rng(seed), scale, WorkloadParameters())
     current = estimate(topology, arrivals).worst_case
     objective = 1.0
@@ -140,6 +142,8 @@ def run_scale(scale: int, repeat: int, seed: int, budget: float) -> dict[str, An
         }
         rows: dict[str, Any] = {}
         for name, argv in commands.items():
+            if only and name != "estimate (reference)" and not any(o in name for o in only):
+                continue
             print(f"x{scale} {name} ...", file=sys.stderr, flush=True)
             runs = 1 if "provision nodes" in name or "over-time" in name else repeat
             seconds, output = timed(argv, runs)
@@ -309,13 +313,18 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (median)")
     parser.add_argument("--budget", type=float, default=1.0, help="search budget per search")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--only", default="", help="comma-separated parts of command names to time (default all)"
+    )
     parser.add_argument("--timeline", metavar="WORKLOAD", help="hosts over time on a workload")
     parser.add_argument("--duration", type=float, default=3600.0, help="timeline: seconds")
     parser.add_argument("--window", type=float, default=300.0, help="timeline: window seconds")
     parser.add_argument("--objectives", default="1,2,5", help="timeline: objectives (s)")
     args = parser.parse_args()
     results = [
-        run_scale(int(s), args.repeat, args.seed, args.budget)
+        run_scale(
+            int(s), args.repeat, args.seed, args.budget, [o for o in args.only.split(",") if o]
+        )
         for s in args.scales.split(",")
         if s.strip()
     ]

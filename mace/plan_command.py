@@ -17,7 +17,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from mace.errors import UsageError
 from mace.options import add_max_intervals, max_intervals
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from estimator.arrivals import Arrivals
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 DEFAULT_SEED = 0
 DEFAULT_BUDGET = 1.0
 DEFAULT_SAMPLE_SHARE = 0.08  # the paper's sample: 6k of 75k events (section VIII)
-DEFAULT_SAMPLE_EVENTS = 20_000  # the paper found 500 events enough to rank its plans
+DEFAULT_SAMPLE_EVENTS = 5_000  # the paper found 500 events enough to rank its plans
 DEFAULT_WINDOW = 300.0
 DEFAULT_MAX_NODES = 64
 
@@ -82,8 +83,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--sample-events",
         type=int,
         default=DEFAULT_SAMPLE_EVENTS,
-        help=f"cut the sample after the subinterval where it reaches this many source "
-        f"events (default {DEFAULT_SAMPLE_EVENTS:,}): the simulator's time grows with them",
+        help=f"at most this many source events in the sample (default "
+        f"{DEFAULT_SAMPLE_EVENTS:,}): the simulator's time grows with them",
     )
     select.add_argument(
         "--criterion",
@@ -357,12 +358,12 @@ def run_select(args: argparse.Namespace) -> int:
         assert system is not None
         own[args.query] = running_plan(system, args.query, set(plans))
     check_plans_read_the_same_sources({**own, **plans}, arrivals, where)
-    window = training_sample(arrivals, plans.values(), share, args.sample_events)
-    rng = np.random.default_rng(DEFAULT_SEED)
-    fitted = {name: fitted_on_run(plan, system, window) for name, plan in own.items()}
+    sources = sorted({src for plan in plans.values() for src in plan.source_ids})
+    sample = draw_sample(arrivals, sources, share, args.sample_events)
+    fitted = {name: fitted_on_run(plan, system, sample.window) for name, plan in own.items()}
     with _progress(args, "running plans on the sample", "plans") as tick:
         for name, plan in plans.items():
-            fitted[name] = sampled_plan(plan, arrivals, window, rng)
+            fitted[name] = sampled_plan(plan, sample, np.random.default_rng(DEFAULT_SEED))
             if tick:
                 tick(len(fitted), len(plans))
     ranking = rank_plans(fitted, arrivals, criterion=args.criterion)
@@ -375,11 +376,10 @@ def run_select(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(document))
         return 0
-    sample = int(arrivals.counts[:, window[0] : window[1]].sum())
     print(
         f"{len(ranking)} plans ranked by {args.criterion} of Mace across time on {where}, "
-        f"each on one node with its total capacity; statistics measured on the first "
-        f"{_count(window[1], 'subinterval')} of the arrivals ({sample:,} events)"
+        f"each on one node with its total capacity; statistics measured on a sample of "
+        f"{sample.events:,} events (in the first {_count(sample.window[1], 'subinterval')})"
         + (f", '{args.query}' on its own run" if args.query else ", plans run in the simulator")
     )
     capacities = {name: sum(n.capacity for n in plan.nodes) for name, plan in fitted.items()}
@@ -396,21 +396,42 @@ def run_select(args: argparse.Namespace) -> int:
     return 0
 
 
-def training_sample(
-    arrivals: Arrivals, plans: Iterable[Topology], share: float, max_events: int
-) -> tuple[int, int]:
-    """The first ``share`` of the subintervals, [start, stop), cut after the subinterval
-    where the sources the plans read reach ``max_events`` events."""
+@dataclass(frozen=True)
+class Sample:
+    """The first events of the arrivals: per source, event positions in subintervals
+    (interval index plus a uniform offset, sorted), and the intervals they lie in."""
+
+    positions: dict[str, np.ndarray]
+    window: tuple[int, int]
+
+    @property
+    def events(self) -> int:
+        return sum(p.size for p in self.positions.values())
+
+
+def draw_sample(
+    arrivals: Arrivals, sources: Sequence[str], share: float, max_events: int
+) -> Sample:
+    """The events of ``sources`` in the first ``share`` of the subintervals, at most the
+    first ``max_events`` of them; events lie uniformly at random inside their subinterval."""
     import numpy as np
 
     from estimator.fitting import training_window
 
     start, stop = training_window(arrivals.intervals, share)
-    read = {s for plan in plans for s in plan.source_ids}
-    rows = [k for k, s in enumerate(arrivals.sources) if s in read]
-    events = np.cumsum(arrivals.counts[rows, start:stop].sum(axis=0))
-    enough = int(np.searchsorted(events, max_events))
-    return start, min(stop, start + enough + 1)
+    rows = [arrivals.sources.index(s) for s in sources]
+    counts = arrivals.counts[rows, start:stop].round().astype(np.int64)
+    stop = min(stop, start + int(np.searchsorted(np.cumsum(counts.sum(axis=0)), max_events)) + 1)
+    rng = np.random.default_rng(DEFAULT_SEED)
+    positions = {}
+    for k, source in enumerate(sources):
+        slots = np.repeat(np.arange(start, stop), counts[k, : stop - start])
+        positions[source] = np.sort(slots + rng.random(slots.size))
+    every = np.concatenate([np.zeros(0), *positions.values()])
+    if every.size > max_events:
+        cut = np.partition(every, max_events - 1)[max_events - 1]
+        positions = {s: p[p <= cut] for s, p in positions.items()}
+    return Sample(positions, (start, stop))
 
 
 def load_plans(paths: Sequence[str]) -> dict[str, Topology]:
@@ -431,12 +452,12 @@ def load_plans(paths: Sequence[str]) -> dict[str, Topology]:
     return plans
 
 
-def sampled_plan(plan: Topology, arrivals: Arrivals, window: tuple[int, int], rng: Any) -> Topology:
+def sampled_plan(plan: Topology, sample: Sample, rng: Any) -> Topology:
     """The plan with costs and selectivities measured by running it in the simulator on
-    the arrivals of ``window`` (the paper's trial run on a small sample, section IX-A).
+    the ``sample`` (the paper's trial run on a small sample, section IX-A).
 
-    Events are spread uniformly at random inside their subinterval; the plan runs on
-    one node holding its total capacity; ports that saw no event keep their values.
+    The plan runs on one node holding its total capacity; ports that saw no event keep
+    their values.
     """
     import numpy as np
     import pandas as pd
@@ -446,12 +467,7 @@ def sampled_plan(plan: Topology, arrivals: Arrivals, window: tuple[int, int], rn
     from simulator.run import simulate
 
     w = plan.subinterval
-    start, stop = window
-    counts = arrivals.for_topology(plan)[:, start:stop].round().astype(np.int64)
-    times = {}
-    for row, source in enumerate(plan.source_ids):
-        slots = np.repeat(np.arange(start, stop), counts[row])
-        times[source] = np.sort((slots + rng.random(slots.size)) * w + plan.origin)
+    times = {s: sample.positions[s] * w + plan.origin for s in plan.source_ids}
     result = simulate(single_node(plan), times, rng=rng)
     runs = result.telemetry.executions.to_pandas()
     if runs.empty:

@@ -88,7 +88,8 @@ def test_select_ranks_plans_measured_on_a_sample(
     document = run_json(
         capsys,
         *("plan", "select", "--plans", str(udf_first), str(filter_first)),
-        *("--arrivals", str(arrivals), "--sample-share", "1", "--json"),
+        *("--arrivals", str(arrivals), "--sample-share", "1", "--sample-events", "6000"),
+        "--json",
     )
     assert set(document) == {"ranking", "chosen"}
     assert document["chosen"] == "filter-first"
@@ -117,11 +118,9 @@ def test_select_text_and_mistakes(
     assert main([*base, str(filter_first), str(udf_first)]) == 0
     out = capsys.readouterr().out
     assert "2 plans ranked by mace_wc" in out and "filter-first" in out and "<- chosen" in out
-    # the whole series, cut after the subinterval where 1500 trades are reached: 1000 + 3000
+    # the first 1500 trades lie in the first 2 subintervals (1000 + 3000)
     assert main([*base, str(filter_first), "--sample-share", "1", "--sample-events", "1500"]) == 0
-    assert "measured on the first 2 subintervals of the arrivals (4,000 events)" in (
-        capsys.readouterr().out
-    )
+    assert "on a sample of 1,500 events (in the first 2 subintervals)" in capsys.readouterr().out
     other = plan_file(tmp_path / "clicks.yaml", {"cost": 0.1}, {"cost": 0.1})
     text = yaml.safe_load(other.read_text())
     text["sources"] = [{"id": "clicks"}]
