@@ -438,6 +438,118 @@ def operator_graph_elements(
     return elements
 
 
+BLAME_LOW = (255, 245, 230)
+BLAME_HIGH = (214, 39, 40)
+NO_SHARE = "#e0e0e0"
+
+
+def share_color(share: float) -> str:
+    """A colour from light (a share near 0) to red (the whole backlog), ``share`` in [0, 1]."""
+    t = min(max(float(share), 0.0), 1.0)
+    r, g, b = (round(lo + t * (hi - lo)) for lo, hi in zip(BLAME_LOW, BLAME_HIGH, strict=True))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def blame_graph_elements(
+    topology: Topology,
+    placement: Mapping[str, str],
+    contributions: Mapping[str, float],
+    sources: Mapping[str, float],
+    total: float,
+) -> list[dict[str, Any]]:
+    """Cytoscape elements of the operator graph coloured by each operator's (and
+    source's) share of a backlog of ``total`` seconds; grey where it has none."""
+
+    def paint(seconds: float) -> tuple[str, str]:
+        if seconds <= 0 or total <= 0:
+            return NO_SHARE, ""
+        return share_color(seconds / total), f"\n{seconds:.3f} s ({seconds / total:.0%})"
+
+    elements: list[dict[str, Any]] = []
+    for source in topology.source_ids:
+        color, text = paint(sources.get(source, 0.0))
+        elements.append(
+            {"data": {"id": source, "label": source + text, "color": color}, "classes": "source"}
+        )
+    for op in topology.operators:
+        node = placement[op.id]
+        color, text = paint(contributions.get(op.id, 0.0))
+        elements.append(
+            {
+                "data": {
+                    "id": op.id,
+                    "label": f"{op.id}@{node}{text}",
+                    "color": color,
+                    "node": node,
+                    "query": op.query,
+                },
+                "classes": "operator",
+            }
+        )
+        for upstream in op.inputs:
+            elements.append({"data": {"source": upstream, "target": op.id}})
+    return elements
+
+
+def contribution_figure(
+    contributions: Mapping[str, float], total: float, resource: str
+) -> go.Figure:
+    """Each operator's share of ``resource``'s backlog (seconds of CE/C), largest on top."""
+    ranked = sorted(contributions.items(), key=lambda kv: kv[1])
+    names = [name for name, _ in ranked]
+    seconds = [value for _, value in ranked]
+    shares = [value / total if total > 0 else 0.0 for value in seconds]
+    fig = go.Figure(
+        go.Bar(
+            x=seconds,
+            y=names,
+            orientation="h",
+            marker_color=[share_color(s) for s in shares],
+            marker_line={"color": "#999", "width": 1},
+            text=[f"{v:.3f} s ({s:.0%})" for v, s in zip(seconds, shares, strict=True)],
+            textposition="auto",
+            customdata=shares,
+            hovertemplate="%{y}: %{x:.3f} s, %{customdata:.1%} of the backlog<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title={"text": f"Share of the backlog on {resource} per operator", "x": 0.01},
+        margin={"l": 80, "r": 20, "t": 45, "b": 45},
+        xaxis_title="contribution to CE/C (s)",
+        template="plotly_white",
+        height=max(220, 110 + 32 * len(names)),
+        showlegend=False,
+    )
+    if not names:
+        fig.add_annotation(
+            text="no backlog: nothing to share",
+            showarrow=False,
+            x=0.5,
+            y=0.5,
+            xref="paper",
+            yref="paper",
+        )
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+    return fig
+
+
+def with_busy_period(fig: go.Figure, since: float, until: float, resource: str) -> go.Figure:
+    """The figure with the explained busy period shaded: ``resource`` builds its
+    backlog from ``since`` to ``until`` (seconds)."""
+    fig.add_vrect(
+        x0=since,
+        x1=until,
+        fillcolor="rgba(255, 127, 14, 0.15)",
+        line_width=0,
+        layer="below",
+        annotation_text=f"explained: backlog on {resource}",
+        annotation_position="top left",
+        annotation_font_size=11,
+    )
+    return fig
+
+
 GRAPH_STYLESHEET: list[dict[str, Any]] = [
     {
         "selector": "node",
@@ -464,6 +576,14 @@ GRAPH_STYLESHEET: list[dict[str, Any]] = [
         },
     },
 ]
+
+
+BLAME_STYLESHEET: list[dict[str, Any]] = [
+    *GRAPH_STYLESHEET,
+    {"selector": "node", "style": {"font-size": 12, "width": 28, "height": 28}},
+    {"selector": "node", "style": {"border-width": 1, "border-color": "#888"}},
+]
+"""The Overview's blame graph: the operator graph's style, larger for reading."""
 
 
 EXPLAINER_DLTS = (0.5, 1.8, 1.6, 0.4, 0.3, 1.5)

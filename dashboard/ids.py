@@ -16,6 +16,14 @@ OV_KPI_WC = "ov-kpi-wc"
 OV_KPI_COVERAGE = "ov-kpi-coverage"
 OV_KPI_BOTTLENECK = "ov-kpi-bottleneck"
 OV_MESSAGE = "ov-message"
+OV_EXPLAIN_AT = "ov-explain-at"  # store: {"run", "time"} of the clicked point, or None
+OV_EXPLAIN_WORST = "ov-explain-worst"
+OV_EXPLAIN_TEXT = "ov-explain-text"
+OV_EXPLAIN_NOTE = "ov-explain-note"
+OV_EXPLAIN_MESSAGE = "ov-explain-message"
+OV_BLAME_BARS = "ov-blame-bars"
+OV_BLAME_GRAPH = "ov-blame-graph"
+OV_BLAME_SOURCES = "ov-blame-sources"
 
 # nodes
 ND_NODE = "nd-node"

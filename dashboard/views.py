@@ -19,7 +19,10 @@ from dashboard.report import (
     build_report,
     violating_intervals,
 )
+from estimator.blame import Blame, blame
+from estimator.model import version_at
 from estimator.pathaware import ESTIMATOR_LABELS
+from estimator.runs import RunAnalysis, analyse
 
 RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
 
@@ -81,9 +84,12 @@ class OverviewView:
         return worst, coverage, self.bottleneck
 
 
-def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> OverviewView:
+def overview(
+    run: RunData, range_key: str | None, estimator: str = "mace", explain: int | None = None
+) -> OverviewView:
     """Measured, estimated and predicted latency in the window, with its KPIs, for
-    ``estimator``."""
+    ``estimator``; the busy period behind subinterval ``explain`` (default: the worst
+    one) is shaded."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     part = window(run, range_key)
@@ -105,6 +111,15 @@ def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> Ov
         label=label,
         predicted=result.predicted.estimate[part],
     )
+    explained = blame_at(run, explain, result.estimated)
+    if explained.ce_seconds > 0:
+        half = run.subinterval / 2  # the span covers its points, inside the time axis
+        figures.with_busy_period(
+            fig,
+            max(float(run.times[explained.busy_since]) - half, float(times[0])),
+            min(float(run.times[explained.interval]) + half, float(times[-1])),
+            explained.resource,
+        )
     finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
     measured_wc = float(finite.max()) if finite.size else None
     estimated_wc = float(est.estimate[part].max())
@@ -134,6 +149,108 @@ def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> Ov
         coverage=bound_coverage(measured.lat_max[part], est.lower[part], est.upper[part]),
         bottleneck=bottleneck,
         label=label,
+    )
+
+
+def clicked_point(run_id: str | None, click: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The store entry of a click on the latency chart: the run and the clicked time."""
+    points = (click or {}).get("points") or []
+    time = points[0].get("x") if points and isinstance(points[0], Mapping) else None
+    if not run_id or not isinstance(time, int | float) or isinstance(time, bool):
+        return None
+    return {"run": run_id, "time": float(time)}
+
+
+def selected_interval(run: RunData, selection: Mapping[str, Any] | None) -> int | None:
+    """The subinterval a click on the latency chart chose (``{"run", "time"}``, the
+    clicked time in seconds), or None (the worst one) when nothing of this run is chosen."""
+    if not selection or selection.get("run") != run.info.run_id:
+        return None
+    time = selection.get("time")
+    if not isinstance(time, int | float) or isinstance(time, bool) or run.intervals == 0:
+        return None
+    return int(min(max(round(float(time) / run.subinterval), 0), run.intervals - 1))
+
+
+def _estimated(run: RunData, estimator: str) -> RunAnalysis:
+    placements = [v.placement for v in run.versions]
+    return analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator)
+
+
+def blame_at(run: RunData, interval: int | None, estimated: RunAnalysis) -> Blame:
+    """The blame at ``interval``, by default the peak of the ``estimated`` series (the
+    chosen estimator's, so the explanation starts where the chart peaks)."""
+    if interval is None:
+        interval = int(np.argmax(estimated.estimate))
+    return blame(
+        run.topology,
+        run.operator_dlts,
+        run.arrivals.for_topology(run.topology),
+        [v.placement for v in run.versions],
+        run.version_starts,
+        interval,
+    )
+
+
+@dataclass(frozen=True)
+class ExplanationView:
+    """The Overview's answer to "why is latency high at this subinterval"."""
+
+    blame: Blame
+    headline: str
+    coverage_note: str | None
+    figure: go.Figure
+    elements: list[dict[str, Any]]
+    source_rows: list[dict[str, Any]]
+
+
+def explanation(run: RunData, interval: int | None, estimator: str = "mace") -> ExplanationView:
+    """Latency blame at ``interval`` (default: the worst subinterval of ``estimator``):
+    the bottleneck, its busy period, per-operator and per-source shares, the operator
+    graph coloured by share. Blame splits Mace's backlog; for another estimator the
+    note says what the explanation covers."""
+    if run.intervals == 0:
+        raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    estimated = _estimated(run, estimator)
+    result = blame_at(run, interval, estimated)
+    p, w = result.interval, run.subinterval
+    at = f"t = {run.times[p]:g} s (subinterval {p})"
+    if result.ce_seconds > 0:
+        since = result.busy_since
+        headline = (
+            f"At {at}, {result.resource} is the bottleneck: {result.ce_seconds:.3f} s behind "
+            f"(CE/C). Its backlog has been building since t = {run.times[since]:g} s "
+            f"(subinterval {since}), for {(p - since + 1) * w:g} s."
+        )
+    else:
+        headline = (
+            f"At {at}, no resource has a backlog (Mace = 0 s): latency there is processing "
+            "and transfer time, within w + eps."
+        )
+    note = None
+    if estimator != "mace":
+        label = ESTIMATOR_LABELS[estimator]
+        note = (
+            f"The {label} estimate at this subinterval is {estimated.estimate[p]:.3f} s. "
+            f"This explanation covers the bottleneck resource's own backlog (Mace, "
+            f"{result.ce_seconds:.3f} s); the waits the {label} estimate adds along the "
+            "other nodes of a path are not split among operators yet."
+        )
+    placement = run.versions[version_at(run.version_starts, p)].placement
+    total = result.ce_seconds
+    rows = [
+        {"source": name, "seconds": round(seconds, 4), "share": seconds / total}
+        for name, seconds in sorted(result.sources.items(), key=lambda kv: -kv[1])
+    ]
+    return ExplanationView(
+        blame=result,
+        headline=headline,
+        coverage_note=note,
+        figure=figures.contribution_figure(result.contributions, total, result.resource),
+        elements=figures.blame_graph_elements(
+            run.topology, placement, result.contributions, result.sources, total
+        ),
+        source_rows=rows,
     )
 
 

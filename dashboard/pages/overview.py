@@ -6,10 +6,14 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
+import dash_cytoscape as cyto
 from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash.dash_table.DataTable import DataTable
+from dash.dash_table.Format import Format, Scheme
+from dash.dash_table.FormatTemplate import percentage
 
 from dashboard import context, figures, ids, views
-from dashboard.glossary import GLOSSARY
+from dashboard.glossary import GLOSSARY, term
 from estimator.errors import MaceError
 
 dash.register_page(__name__, path="/", name="Overview", order=0)
@@ -89,7 +93,99 @@ def layout(**_: Any) -> html.Div:
                 className="mb-2 g-2",
             ),
             dcc.Graph(id=ids.OV_LATENCY),
+            dcc.Store(id=ids.OV_EXPLAIN_AT),
+            _explanation_card(),
         ]
+    )
+
+
+def _explanation_card() -> dbc.Card:
+    """Latency blame of the clicked (or the worst) subinterval."""
+    intro = html.P(
+        [
+            "Click a point of the chart to explain that subinterval. The bottleneck is the "
+            "node with the largest ",
+            term("CE/C"),
+            " there; its backlog has been building since the start of its busy period (the "
+            "shaded span). Each operator placed on it gets a part of the backlog in "
+            "proportion to its ",
+            term("DLTS"),
+            " over that period, and each source the part its events caused; the parts add "
+            "up to the CE/C, in seconds.",
+        ],
+        className="text-muted small mb-2",
+    )
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                dbc.Row(
+                    [
+                        dbc.Col(html.H5("Why is latency high here?"), md=8),
+                        dbc.Col(
+                            dbc.Button(
+                                "Explain the worst subinterval", id=ids.OV_EXPLAIN_WORST, size="sm"
+                            ),
+                            md=4,
+                            style={"textAlign": "right"},
+                        ),
+                    ]
+                ),
+                intro,
+                html.P(id=ids.OV_EXPLAIN_TEXT, className="mb-2", style={"fontWeight": 600}),
+                dbc.Alert(id=ids.OV_EXPLAIN_NOTE, is_open=False, color="warning"),
+                dbc.Row(
+                    [
+                        dbc.Col(
+                            dcc.Graph(id=ids.OV_BLAME_BARS, config={"displayModeBar": False}), md=5
+                        ),
+                        dbc.Col(
+                            [
+                                html.H6("Operator graph, coloured by share of the backlog"),
+                                cyto.Cytoscape(
+                                    id=ids.OV_BLAME_GRAPH,
+                                    elements=[],
+                                    layout={"name": "breadthfirst", "directed": True},
+                                    stylesheet=figures.BLAME_STYLESHEET,
+                                    style={"width": "100%", "height": "320px"},
+                                ),
+                                html.Div(
+                                    "light: small share, red: the whole backlog, grey: no "
+                                    "share (not on the bottleneck node).",
+                                    className="text-muted small",
+                                ),
+                            ],
+                            md=4,
+                        ),
+                        dbc.Col(
+                            [
+                                html.H6("Share of the backlog per source"),
+                                DataTable(
+                                    id=ids.OV_BLAME_SOURCES,
+                                    columns=[
+                                        {"name": "source", "id": "source"},
+                                        {
+                                            "name": "CE/C (s)",
+                                            "id": "seconds",
+                                            "type": "numeric",
+                                            "format": Format(precision=3, scheme=Scheme.fixed),
+                                        },
+                                        {
+                                            "name": "share",
+                                            "id": "share",
+                                            "type": "numeric",
+                                            "format": percentage(1),
+                                        },
+                                    ],
+                                    style_cell={"fontSize": 13, "padding": "2px 6px"},
+                                ),
+                            ],
+                            md=3,
+                        ),
+                    ]
+                ),
+            ]
+        ),
+        className="mb-3",
     )
 
 
@@ -104,6 +200,7 @@ def layout(**_: Any) -> html.Div:
     Input(ids.OV_RANGE, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
     Input(ids.ESTIMATOR, "value"),
+    Input(ids.OV_EXPLAIN_AT, "data"),
     State(ids.OV_LATENCY, "relayoutData"),
 )
 def update(
@@ -111,16 +208,59 @@ def update(
     range_key: str | None,
     _: Any,
     estimator: str | None,
+    selection: dict[str, Any] | None,
     relayout: dict[str, Any] | None,
 ) -> tuple:
     if not run_id:
         return no_update, "-", "-", "-", "select a run (none ingested yet?)", True
     try:
-        view = views.overview(context.current().runs.get(run_id), range_key, estimator or "mace")
+        run = context.current().runs.get(run_id)
+        explain = views.selected_interval(run, selection)
+        view = views.overview(run, range_key, estimator or "mace", explain)
     except MaceError as exc:
         return no_update, "-", "-", "-", str(exc), True
     worst, coverage, bottleneck = view.kpis()
     figure = view.figure
-    if ctx.triggered_id == ids.OV_REFRESH:  # a refresh keeps the user's zoom
+    if ctx.triggered_id in (ids.OV_REFRESH, ids.OV_EXPLAIN_AT):  # keep the user's zoom
         figure = figures.with_ranges(figure, views.kept_zoom(relayout))
     return figure, worst, coverage, bottleneck, "", False
+
+
+@dash.callback(
+    Output(ids.OV_EXPLAIN_AT, "data"),
+    Input(ids.OV_LATENCY, "clickData"),
+    Input(ids.OV_EXPLAIN_WORST, "n_clicks"),
+    State(ids.RUN, "value"),
+    prevent_initial_call=True,
+)
+def choose(click: dict[str, Any] | None, _: Any, run_id: str | None) -> dict[str, Any] | None:
+    """A click on the chart explains the clicked subinterval; the button the worst one."""
+    if ctx.triggered_id == ids.OV_LATENCY:
+        return views.clicked_point(run_id, click)
+    return None
+
+
+@dash.callback(
+    Output(ids.OV_EXPLAIN_TEXT, "children"),
+    Output(ids.OV_EXPLAIN_NOTE, "children"),
+    Output(ids.OV_EXPLAIN_NOTE, "is_open"),
+    Output(ids.OV_BLAME_BARS, "figure"),
+    Output(ids.OV_BLAME_GRAPH, "elements"),
+    Output(ids.OV_BLAME_SOURCES, "data"),
+    Input(ids.RUN, "value"),
+    Input(ids.OV_EXPLAIN_AT, "data"),
+    Input(ids.ESTIMATOR, "value"),
+    Input(ids.OV_REFRESH, "n_intervals"),
+)
+def explain(
+    run_id: str | None, selection: dict[str, Any] | None, estimator: str | None, _: Any
+) -> tuple:
+    if not run_id:
+        return "", "", False, no_update, [], []
+    try:
+        run = context.current().runs.get(run_id)
+        view = views.explanation(run, views.selected_interval(run, selection), estimator or "mace")
+    except MaceError as exc:
+        return str(exc), "", False, no_update, [], []
+    note = view.coverage_note or ""
+    return view.headline, note, bool(note), view.figure, view.elements, view.source_rows

@@ -123,4 +123,13 @@ TANDEM_TOPOLOGY = {
 TANDEM_CPU = {("a", 0): 1.75, ("b", 1): 3.0}
 
 
+# SMALL_TOPOLOGY with c's measured CPU 2.0 in interval 0 (a 0.75 as in SMALL_CPU): the
+# bottleneck moves from n1 to n2. By hand:
+#   n1 (C = 1) carries c: load [2.0, 1.2, 0.5, 0, 1.0] -> CE/C [1.0, 1.2, 0.7, 0, 0];
+#   n2 (C = 2) carries a and b: load [1.75, 3.6, 1.5, 0, 3.0] -> CE/C [0, 0.8, 0.55, 0, 0.5].
+# Worst: interval 1 on n1 (1.2 s, busy since 0, all of it c's). At interval 4: n2 (0.5 s,
+# busy since 4), split by DLTS a 1.0, b 2.0 -> a 0.5/3, b 1.0/3.
+SHIFTING_CPU = {("a", 0): 0.75, ("c", 0): 2.0}
+
+
 STATS_COLUMNS = ("run_id", "operator", "port", "interval", "events_in", "events_out", "cpu_seconds")

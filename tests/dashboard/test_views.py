@@ -120,7 +120,7 @@ def test_placement_versions_split_loads_and_mark_changes(tmp_path: Path) -> None
     n1 = 0.1 * s + np.where(np.arange(5) >= 2, 0.2 * s, 0.0)
     np.testing.assert_allclose(run.node_dlts[0], n1, atol=1e-12)
     view = views.overview(run, "all")
-    assert [shape.x0 for shape in view.figure.layout.shapes] == [2.0]
+    assert [shape.x0 for shape in view.figure.layout.shapes if shape.type == "line"] == [2.0]
     # q1 spans n1 and n2 from interval 2 on, so its Mace is the larger of the two there
     analysis = views.analyses(run).estimated
     np.testing.assert_allclose(
@@ -264,3 +264,48 @@ def test_kept_zoom_reads_the_users_axis_ranges(relayout: object, kept: object) -
     from dashboard.views import kept_zoom
 
     assert kept_zoom(relayout) == kept  # type: ignore[arg-type]
+
+
+def test_explanation_of_the_worst_and_of_a_chosen_subinterval(shifting_db: Path) -> None:
+    run = RunCache(Database(shifting_db)).get("shift")
+    # hand-computed in builders.SHIFTING_CPU
+    worst = views.explanation(run, None)
+    assert (worst.blame.interval, worst.blame.resource, worst.blame.busy_since) == (1, "n1", 0)
+    assert worst.blame.contributions == pytest.approx({"c": 1.2})
+    assert worst.headline.startswith("At t = 1 s (subinterval 1), n1 is the bottleneck: 1.200 s")
+    assert "since t = 0 s (subinterval 0)" in worst.headline
+    assert worst.coverage_note is None
+    late = views.explanation(run, 4)
+    assert (late.blame.resource, late.blame.busy_since) == ("n2", 4)
+    assert late.blame.contributions == pytest.approx({"a": 0.5 / 3, "b": 1.0 / 3})
+    assert late.source_rows == [{"source": "s", "seconds": 0.5, "share": pytest.approx(1.0)}]
+    bars = late.figure.data[0]
+    assert list(bars.y) == ["a", "b"] and list(bars.x) == pytest.approx([0.5 / 3, 1.0 / 3])
+    colours = {e["data"]["id"]: e["data"]["color"] for e in late.elements if "id" in e["data"]}
+    assert colours["c"] == "#e0e0e0" and colours["b"] != colours["a"] != "#e0e0e0"
+    idle = views.explanation(run, 3)
+    assert idle.blame.ce_seconds == 0 and "no resource has a backlog" in idle.headline
+
+
+def test_explanation_says_what_it_covers_for_the_path_aware_estimator(tandem_db: Path) -> None:
+    run = RunCache(Database(tandem_db)).get("tandem")
+    view = views.explanation(run, None, "path")
+    # builders.TANDEM_TOPOLOGY: path-aware 3.25 s at interval 1, Mace (n1's CE/C) 2.65 s
+    assert view.blame.interval == 1 and view.blame.resource == "n1"
+    assert view.coverage_note is not None
+    assert "path-aware estimate at this subinterval is 3.250 s" in view.coverage_note
+    assert "(Mace, 2.650 s)" in view.coverage_note
+
+
+def test_a_click_selects_the_subinterval_of_its_run(shifting_db: Path) -> None:
+    run = RunCache(Database(shifting_db)).get("shift")
+    chosen = views.clicked_point("shift", {"points": [{"x": 3.9, "y": 0.5}]})
+    assert chosen == {"run": "shift", "time": 3.9}
+    assert views.selected_interval(run, chosen) == 4
+    assert views.selected_interval(run, {"run": "other", "time": 3.9}) is None
+    assert views.selected_interval(run, None) is None
+    assert views.selected_interval(run, {"run": "shift", "time": 99.0}) == 4
+    assert views.clicked_point("shift", {"points": []}) is None
+    # the explained busy period is shaded on the latency chart
+    shapes = views.overview(run, "all", "mace", 4).figure.layout.shapes
+    assert [(s.x0, s.x1) for s in shapes if s.type == "rect"] == [(3.5, 4.0)]
