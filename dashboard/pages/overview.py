@@ -167,7 +167,9 @@ def _explanation_card() -> dbc.Card:
                                             "name": "CE/C (s)",
                                             "id": "seconds",
                                             "type": "numeric",
-                                            "format": Format(precision=3, scheme=Scheme.fixed),
+                                            "format": Format(
+                                                precision=3, scheme=Scheme.fixed
+                                            ).to_plotly_json(),
                                         },
                                         {
                                             "name": "share",
