@@ -137,14 +137,18 @@ def latency_figure(
     lower: np.ndarray | None = None,
     label: str = "Mace",
     predicted: np.ndarray | None = None,
+    predicted_name: str | None = None,
+    change_notes: Sequence[str] = (),
 ) -> go.Figure:
     """Measured max and p99 latency per subinterval under the estimate and its band.
 
     ``series`` is the estimated series of the estimator named ``label`` (from the
     measured load); the band is [``lower``, ``upper``], by default [Mace, Mace + w + eps]
     (Theorem 3); ``predicted`` (optional) is the same estimator on the fitted model.
-    Vertical dashed lines mark placement changes. ``uirevision`` keeps a drag-zoom across
-    refreshes.
+    Vertical dashed lines mark placement changes, with a marker whose hover text is the
+    matching entry of ``change_notes`` (e.g. the change's verification) if given.
+    ``predicted_name`` renames the predicted line (e.g. after a refit). ``uirevision``
+    keeps a drag-zoom across refreshes.
     """
     times = np.asarray(times, dtype=float)
     fig = go.Figure()
@@ -176,26 +180,53 @@ def latency_figure(
     )
     fig.add_trace(_line(times, series, f"estimated {label}", ESTIMATED))
     if predicted is not None:
-        fig.add_trace(_line(times, predicted, f"predicted {label}", MODEL_LINE, line_dash="dash"))
+        name = predicted_name or f"predicted {label}"
+        fig.add_trace(_line(times, predicted, name, MODEL_LINE, line_dash="dash"))
     fig.add_trace(_line(times, measured_max, "measured max", MEASURED))
     fig.add_trace(_line(times, measured_p99, "measured p99", "#9467bd", line_dash="dot"))
     for t in change_times:
-        fig.add_vline(x=float(t), line_dash="dash", line_color="#555", opacity=0.7)
+        fig.add_vline(
+            x=float(t),
+            line_dash="dash",
+            line_color="#555",
+            opacity=0.7,
+            annotation_text="change",
+            annotation_position="top right",
+            annotation_font_size=11,
+        )
     if change_times:
+        notes = list(change_notes) or [""] * len(change_times)
         fig.add_trace(
             go.Scatter(
                 x=list(change_times),
                 y=[0.0] * len(change_times),
+                text=notes,
                 mode="markers",
-                marker={"symbol": "triangle-up", "size": 11, "color": "#555"},
+                marker={"symbol": "triangle-up", "size": 13, "color": "#555"},
                 name="placement change",
-                hovertemplate="placement change at t = %{x:.1f} s<extra></extra>",
+                hovertemplate="placement change at t = %{x:.1f} s %{text}<extra></extra>",
             )
         )
     title = "Latency per subinterval: measured, estimated" + (
         " and predicted" if predicted is not None else ""
     )
     return _layout(fig, title, "latency (s)", uirevision)
+
+
+def rolling_error_figure(times: np.ndarray, error: np.ndarray, window: int) -> go.Figure:
+    """The predicted latency's relative error against the measured one, over the trailing
+    ``window`` subintervals at each time, as a percentage."""
+    times = np.asarray(times, dtype=float)
+    fig = go.Figure(_line(times, error, "prediction error", MODEL_LINE, unit="", value="%{y:.1%}"))
+    fig = _layout(
+        fig,
+        f"Prediction error (|predicted − measured| / measured, last {window} subintervals)",
+        "error",
+        uirevision="error",
+    )
+    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    fig.update_layout(height=260, showlegend=False, title_font_size=14)
+    return fig
 
 
 def _plain_layout(title: str, x_title: str, y_title: str, uirevision: str) -> dict[str, Any]:

@@ -24,6 +24,17 @@ OV_EXPLAIN_MESSAGE = "ov-explain-message"
 OV_BLAME_BARS = "ov-blame-bars"
 OV_BLAME_GRAPH = "ov-blame-graph"
 OV_BLAME_SOURCES = "ov-blame-sources"
+OV_CHANGES_TABLE = "ov-changes-table"
+OV_DRIFT_BANNER = "ov-drift-banner"
+OV_DRIFT_K = "ov-drift-k"
+OV_DRIFT_TABLE = "ov-drift-table"
+OV_ERROR_GRAPH = "ov-error-graph"
+OV_MODEL_NOTE = "ov-model-note"
+OV_REFIT = "ov-refit-store"  # session store: {"run", "start", "stop", "minutes"} or None
+OV_REFIT_MINUTES = "ov-refit-minutes"
+OV_REFIT_APPLY = "ov-refit-apply"
+OV_REFIT_RESET = "ov-refit-reset"
+OV_REFIT_MESSAGE = "ov-refit-message"
 
 # nodes
 ND_NODE = "nd-node"

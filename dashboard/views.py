@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,15 +14,26 @@ from dashboard.data import RunData
 from dashboard.errors import ViewError
 from dashboard.report import (
     KEYS,
+    RunAnalyses,
     analyses,
     bound_coverage,
     build_report,
     violating_intervals,
 )
 from estimator.blame import Blame, blame
+from estimator.drift import (
+    DEFAULT_ERROR_WINDOW,
+    DEFAULT_K,
+    DriftEvent,
+    drift_events,
+    refit,
+    rolling_error,
+)
+from estimator.fitting import training_window
 from estimator.model import version_at
 from estimator.pathaware import ESTIMATOR_LABELS
-from estimator.runs import RunAnalysis, analyse
+from estimator.runs import DEFAULT_TRAINING_SHARE, RunAnalysis, analyse, node_loads
+from estimator.verification import ChangeCheck, verify_changes
 
 RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
 
@@ -66,6 +77,10 @@ class OverviewView:
     coverage: float | None
     bottleneck: str
     label: str = "Mace"
+    changes: tuple[ChangeCheck, ...] = ()
+    drift: tuple[DriftEvent, ...] = ()
+    training: tuple[int, int] = (0, 0)
+    error_figure: go.Figure | None = None
 
     def kpis(self) -> tuple[str, str, str]:
         """The worst-case, bound coverage and bottleneck cards, in the names the chart's
@@ -85,31 +100,48 @@ class OverviewView:
 
 
 def overview(
-    run: RunData, range_key: str | None, estimator: str = "mace", explain: int | None = None
+    run: RunData,
+    range_key: str | None,
+    estimator: str = "mace",
+    explain: int | None = None,
+    *,
+    k: int = DEFAULT_K,
+    training: tuple[int, int] | None = None,
 ) -> OverviewView:
     """Measured, estimated and predicted latency in the window, with its KPIs, for
     ``estimator``; the busy period behind subinterval ``explain`` (default: the worst
-    one) is shaded."""
+    one) is shaded, each placement change marked with its verification. The model is
+    fitted on ``training`` ([start, stop), a refit) or the run's first share; drift
+    events are stretches of ``k`` subintervals outside its band, over the whole run."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    k = drift_k(k)
     part = window(run, range_key)
-    result = analyses(run, estimator=estimator)
+    result = (
+        analyses(run, estimator=estimator)
+        if training is None
+        else refit_analyses(run, estimator, training)
+    )
     label = ESTIMATOR_LABELS[estimator]
     est = result.estimated
     measured = run.measured_system()
     times = run.times[part]
-    starts = [run.times[s] for s in run.version_starts[1:] if part.start <= s < part.stop]
+    checks = tuple(verify_changes(run, estimator=estimator))
+    shown = [c for c in checks if part.start <= c.interval < part.stop]
+    fitted_on = training or training_window(run.intervals, DEFAULT_TRAINING_SHARE)
     fig = figures.latency_figure(
         times,
         measured.lat_max[part],
         measured.lat_p99[part],
         est.estimate[part],
         est.upper[part],
-        starts,
+        [run.times[c.interval] for c in shown],
         uirevision=f"{run.info.run_id}-{range_key}",
         lower=est.lower[part],
         label=label,
         predicted=result.predicted.estimate[part],
+        predicted_name=None if training is None else f"predicted {label} (refit)",
+        change_notes=[change_note(c) for c in shown],
     )
     explained = blame_at(run, explain, result.estimated)
     if explained.ce_seconds > 0:
@@ -120,6 +152,11 @@ def overview(
             min(float(run.times[explained.interval]) + half, float(times[-1])),
             explained.resource,
         )
+    checked = measured.lat_max.copy()
+    checked[: fitted_on[0] if training is not None else 0] = np.nan  # the refit's own period on
+    drift = tuple(drift_events(checked, result.predicted.lower, result.predicted.upper, k))
+    rolling = rolling_error(result.predicted.estimate, measured.lat_max, DEFAULT_ERROR_WINDOW)
+    error_figure = figures.rolling_error_figure(times, rolling[part], DEFAULT_ERROR_WINDOW)
     finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
     measured_wc = float(finite.max()) if finite.size else None
     estimated_wc = float(est.estimate[part].max())
@@ -149,6 +186,153 @@ def overview(
         coverage=bound_coverage(measured.lat_max[part], est.lower[part], est.upper[part]),
         bottleneck=bottleneck,
         label=label,
+        changes=checks,
+        drift=drift,
+        training=fitted_on,
+        error_figure=error_figure,
+    )
+
+
+def _signed_percent(change: float) -> str:
+    return f"{change:+.0%}".replace("-", "\u2212")
+
+
+def change_note(check: ChangeCheck) -> str:
+    """The hover text of a change marker, e.g. "predicted −35% worst case, measured −31%"."""
+    moved = ", ".join(f"{op} {old} \u2192 {new}" for op, old, new in check.moved)
+    predicted = (
+        "no prediction (no data before the change)"
+        if not np.isfinite(check.predicted_change)
+        else f"predicted {_signed_percent(check.predicted_change)} worst case"
+    )
+    measured = (
+        "measured: no data yet"
+        if not np.isfinite(check.measured_change)
+        else f"measured {_signed_percent(check.measured_change)}"
+    )
+    return f"(version {check.version}{': ' + moved if moved else ''}): {predicted}, {measured}"
+
+
+def _number(value: float, digits: int = 4) -> float | None:
+    return round(float(value), digits) if np.isfinite(value) else None
+
+
+def change_rows(run: RunData, checks: Sequence[ChangeCheck]) -> list[dict[str, Any]]:
+    """The Changes table: one row per placement change, seconds and shares (fractions:
+    the table shows them as percentages), None where a period has no data."""
+    return [
+        {
+            "time": float(run.times[c.interval]),
+            "interval": c.interval,
+            "version": c.version,
+            "moved": ", ".join(f"{op}: {old} \u2192 {new}" for op, old, new in c.moved),
+            "predicted_wc_before": _number(c.predicted_wc_before),
+            "predicted_wc_after": _number(c.predicted_wc_after),
+            "predicted_change": _number(c.predicted_change),
+            "measured_wc_before": _number(c.measured_wc_before),
+            "measured_wc_after": _number(c.measured_wc_after),
+            "measured_change": _number(c.measured_change),
+        }
+        for c in checks
+    ]
+
+
+def drift_rows(run: RunData, events: Sequence[DriftEvent]) -> list[dict[str, Any]]:
+    """The drift events table, in seconds since the run's start (newest first)."""
+    w = run.subinterval
+    return [
+        {
+            "start": float(run.times[e.start]),
+            "end": float(run.times[e.end] + w),
+            "duration": (e.end - e.start + 1) * w,
+            "direction": f"{e.direction} the band",
+            "flagged": float(run.times[e.flagged_at] + w),
+            "peak": round(e.peak, 4),
+        }
+        for e in reversed(events)
+    ]
+
+
+def drift_banner(run: RunData, view: OverviewView, k: int) -> str:
+    """The Overview's banner when the measured latency left the predicted band ("" if not)."""
+    if not view.drift:
+        return ""
+    latest = view.drift[-1]
+    w = run.subinterval
+    lo, hi = view.training
+    return (
+        f"Model drift: the measured latency left the predicted band for at least {k} "
+        f"consecutive subintervals {len(view.drift)} time(s). Latest: {latest.direction} "
+        f"the band from t = {run.times[latest.start]:g} s to {run.times[latest.end] + w:g} s, "
+        f"by up to {latest.peak:.3f} s. The model fitted on t = {lo * w:g}\u2013{hi * w:g} s "
+        "may no longer hold: see the drift events below, or refit it on a recent window."
+    )
+
+
+def refit_analyses(run: RunData, estimator: str, training: tuple[int, int]) -> RunAnalyses:
+    """Estimated and predicted latency with the model refit on ``training`` [start, stop).
+
+    The predicted load is the estimated (measured) operator DLTS before ``start`` and the
+    refit model's from ``start`` on, so the prediction starts from the backlog the run
+    really had there, as a model refit at ``start`` would have predicted going on.
+    (Adapter over :func:`estimator.drift.refit`: that module gives the refit model's
+    DLTS for the whole run.)"""
+    start = training[0]
+    placements = [v.placement for v in run.versions]
+    counts = run.arrivals.for_topology(run.topology)
+    dlts = run.operator_dlts.copy()
+    dlts[:, start:] = refit(run.topology, run.operator_stats, counts, training)[:, start:]
+    loads = node_loads(run.topology, dlts, placements, run.version_starts)
+    return RunAnalyses(
+        _estimated(run, estimator),
+        analyse(run.topology, loads, placements, run.version_starts, estimator),
+    )
+
+
+def drift_k(value: Any) -> int:
+    """The k field: a whole number of subintervals, at least 1 (ViewError otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ViewError(f"drift: k must be a whole number of subintervals, got {value!r}")
+    if value < 1:
+        raise ViewError(f"drift: k must be at least 1 subinterval, got {value!r}")
+    return int(value)
+
+
+def refit_entry(run: RunData, minutes: Any) -> dict[str, Any]:
+    """The page store's refit state: the model is fitted on the run's last ``minutes``
+    (the whole run if it is shorter) as of now, [start, stop) in subintervals."""
+    if not isinstance(minutes, int | float) or isinstance(minutes, bool) or not minutes > 0:
+        raise ViewError(f"refit: enter the window as a positive number of minutes, got {minutes!r}")
+    if run.intervals == 0:
+        raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    length = max(1, round(float(minutes) * 60.0 / run.subinterval))
+    start = max(0, run.intervals - length)
+    return {"run": run.info.run_id, "start": start, "stop": run.intervals, "minutes": minutes}
+
+
+def refit_training(run: RunData, entry: Mapping[str, Any] | None) -> tuple[int, int] | None:
+    """The training window of a refit stored for this run, or None (the original model)."""
+    if not entry or entry.get("run") != run.info.run_id:
+        return None
+    start, stop = entry.get("start"), entry.get("stop")
+    if not isinstance(start, int) or not isinstance(stop, int) or not 0 <= start < stop:
+        return None
+    return start, min(stop, run.intervals)
+
+
+def model_note(run: RunData, view: OverviewView, refit: bool) -> str:
+    """Which window the predicted line's model was fitted on."""
+    lo, hi = view.training
+    w = run.subinterval
+    if not refit:
+        return (
+            f"Predicted line: model fitted on t = {lo * w:g}\u2013{hi * w:g} s (the first "
+            f"{DEFAULT_TRAINING_SHARE:.0%} of the run)."
+        )
+    return (
+        f"Predicted line: model refit on t = {lo * w:g}\u2013{hi * w:g} s, predicting from "
+        f"t = {lo * w:g} s on (before it, the predicted line is the estimated one); drift "
+        "is checked from there on. The stored data is not changed."
     )
 
 

@@ -9,12 +9,15 @@ import dash_bootstrap_components as dbc
 import dash_cytoscape as cyto
 from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
-from dash.dash_table.Format import Format, Scheme
+from dash.dash_table.Format import Format, Scheme, Sign
 from dash.dash_table.FormatTemplate import percentage
 
 from dashboard import context, figures, ids, views
 from dashboard.glossary import GLOSSARY, term
+from estimator.drift import DEFAULT_K
 from estimator.errors import MaceError
+
+DEFAULT_REFIT_MINUTES = 5
 
 dash.register_page(__name__, path="/", name="Overview", order=0)
 
@@ -61,6 +64,7 @@ def layout(**_: Any) -> html.Div:
                 className="mb-2",
             ),
             dbc.Alert(id=ids.OV_MESSAGE, is_open=False, color="warning"),
+            dbc.Alert(id=ids.OV_DRIFT_BANNER, is_open=False, color="danger"),
             dbc.Row(
                 [
                     dbc.Col(
@@ -94,8 +98,158 @@ def layout(**_: Any) -> html.Div:
             ),
             dcc.Graph(id=ids.OV_LATENCY),
             dcc.Store(id=ids.OV_EXPLAIN_AT),
+            dcc.Store(id=ids.OV_REFIT, storage_type="session"),
             _explanation_card(),
+            dbc.Row([dbc.Col(_changes_card(), md=6), dbc.Col(_drift_card(), md=6)]),
         ]
+    )
+
+
+TABLE_STYLE: dict[str, Any] = {
+    "style_cell": {"fontSize": 13, "padding": "2px 6px"},
+    "style_header": {"whiteSpace": "normal", "height": "auto", "fontWeight": "bold"},
+    "style_table": {"overflowX": "auto"},
+}
+SECONDS = Format(precision=3, scheme=Scheme.fixed).to_plotly_json()
+SIGNED_PERCENT = Format(precision=0, scheme=Scheme.percentage, sign=Sign.positive).to_plotly_json()
+
+
+def _seconds(name: str, column: str) -> dict[str, Any]:
+    return {"name": name, "id": column, "type": "numeric", "format": SECONDS}
+
+
+def _changes_card() -> dbc.Card:
+    """Each placement change checked: the model fitted before it against what happened."""
+    columns: list[Any] = [
+        {"name": "t (s)", "id": "time", "type": "numeric"},
+        {"name": "version", "id": "version", "type": "numeric"},
+        {"name": "operators moved", "id": "moved"},
+        _seconds("predicted worst case before (s)", "predicted_wc_before"),
+        _seconds("predicted worst case after (s)", "predicted_wc_after"),
+        {
+            "name": "predicted change",
+            "id": "predicted_change",
+            "type": "numeric",
+            "format": SIGNED_PERCENT,
+        },
+        _seconds("measured worst case before (s)", "measured_wc_before"),
+        _seconds("measured worst case after (s)", "measured_wc_after"),
+        {
+            "name": "measured change",
+            "id": "measured_change",
+            "type": "numeric",
+            "format": SIGNED_PERCENT,
+        },
+    ]
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                html.H5("Changes"),
+                html.P(
+                    [
+                        "Each placement change (a dashed marker on the chart), checked: the ",
+                        term("predicted"),
+                        " worst case of a model fitted before the change only, for the "
+                        "periods before and after it, against the ",
+                        term("measured"),
+                        " worst case of the same periods. Empty cells: no data yet.",
+                    ],
+                    className="text-muted small mb-2",
+                ),
+                DataTable(
+                    id=ids.OV_CHANGES_TABLE,
+                    columns=columns,
+                    page_size=8,
+                    **TABLE_STYLE,
+                ),
+            ]
+        ),
+        className="mb-3",
+    )
+
+
+def _drift_card() -> dbc.Card:
+    """When the model stops holding: drift events, k, the rolling error and a refit."""
+    columns: list[Any] = [
+        {"name": "from t (s)", "id": "start", "type": "numeric"},
+        {"name": "to t (s)", "id": "end", "type": "numeric"},
+        {"name": "duration (s)", "id": "duration", "type": "numeric"},
+        {"name": "measured latency", "id": "direction"},
+        {"name": "flagged at t (s)", "id": "flagged", "type": "numeric"},
+        _seconds("largest distance to the band (s)", "peak"),
+    ]
+    controls = dbc.Row(
+        [
+            dbc.Col(
+                [
+                    html.Label("k (consecutive subintervals outside the band)", className="small"),
+                    dbc.Input(
+                        id=ids.OV_DRIFT_K,
+                        type="number",
+                        min=1,
+                        step=1,
+                        value=DEFAULT_K,
+                        debounce=True,
+                        size="sm",
+                    ),
+                ],
+                md=4,
+            ),
+            dbc.Col(
+                [
+                    html.Label("recent window (minutes)", className="small"),
+                    dbc.Input(
+                        id=ids.OV_REFIT_MINUTES,
+                        type="number",
+                        min=0,
+                        value=DEFAULT_REFIT_MINUTES,
+                        debounce=True,
+                        size="sm",
+                    ),
+                ],
+                md=3,
+            ),
+            dbc.Col(
+                [
+                    dbc.Button(
+                        "Refit on recent window", id=ids.OV_REFIT_APPLY, size="sm", className="me-1"
+                    ),
+                    dbc.Button(
+                        "Original model", id=ids.OV_REFIT_RESET, size="sm", color="secondary"
+                    ),
+                ],
+                md=5,
+                style={"alignSelf": "flex-end"},
+            ),
+        ],
+        className="mb-2",
+    )
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                html.H5("Model drift"),
+                html.P(
+                    [
+                        "A drift event: the measured max latency stays outside the predicted "
+                        "band [",
+                        term("Mace"),
+                        ", predicted + ",
+                        term("w"),
+                        " + ",
+                        term("eps"),
+                        "] for k consecutive subintervals or more, so the model fitted on the "
+                        "training window no longer matches the system.",
+                    ],
+                    className="text-muted small mb-2",
+                ),
+                controls,
+                dbc.Alert(id=ids.OV_REFIT_MESSAGE, is_open=False, color="danger"),
+                html.Div(id=ids.OV_MODEL_NOTE, className="small mb-2"),
+                DataTable(id=ids.OV_DRIFT_TABLE, columns=columns, page_size=6, **TABLE_STYLE),
+                dcc.Graph(id=ids.OV_ERROR_GRAPH, config={"displayModeBar": False}),
+            ]
+        ),
+        className="mb-3",
     )
 
 
@@ -198,11 +352,19 @@ def _explanation_card() -> dbc.Card:
     Output(ids.OV_KPI_BOTTLENECK, "children"),
     Output(ids.OV_MESSAGE, "children"),
     Output(ids.OV_MESSAGE, "is_open"),
+    Output(ids.OV_DRIFT_BANNER, "children"),
+    Output(ids.OV_DRIFT_BANNER, "is_open"),
+    Output(ids.OV_DRIFT_TABLE, "data"),
+    Output(ids.OV_CHANGES_TABLE, "data"),
+    Output(ids.OV_ERROR_GRAPH, "figure"),
+    Output(ids.OV_MODEL_NOTE, "children"),
     Input(ids.RUN, "value"),
     Input(ids.OV_RANGE, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
     Input(ids.ESTIMATOR, "value"),
     Input(ids.OV_EXPLAIN_AT, "data"),
+    Input(ids.OV_DRIFT_K, "value"),
+    Input(ids.OV_REFIT, "data"),
     State(ids.OV_LATENCY, "relayoutData"),
 )
 def update(
@@ -211,21 +373,66 @@ def update(
     _: Any,
     estimator: str | None,
     selection: dict[str, Any] | None,
+    k: Any,
+    refit: dict[str, Any] | None,
     relayout: dict[str, Any] | None,
 ) -> tuple:
+    unchanged = (no_update,) * 6
     if not run_id:
-        return no_update, "-", "-", "-", "select a run (none ingested yet?)", True
+        return no_update, "-", "-", "-", "select a run (none ingested yet?)", True, *unchanged
     try:
         run = context.current().runs.get(run_id)
-        explain = views.selected_interval(run, selection)
-        view = views.overview(run, range_key, estimator or "mace", explain)
+        training = views.refit_training(run, refit)
+        view = views.overview(
+            run,
+            range_key,
+            estimator or "mace",
+            views.selected_interval(run, selection),
+            k=views.drift_k(k),
+            training=training,
+        )
     except MaceError as exc:
-        return no_update, "-", "-", "-", str(exc), True
+        return no_update, "-", "-", "-", str(exc), True, *unchanged
     worst, coverage, bottleneck = view.kpis()
     figure = view.figure
     if ctx.triggered_id in (ids.OV_REFRESH, ids.OV_EXPLAIN_AT):  # keep the user's zoom
         figure = figures.with_ranges(figure, views.kept_zoom(relayout))
-    return figure, worst, coverage, bottleneck, "", False
+    banner = views.drift_banner(run, view, views.drift_k(k))
+    return (
+        figure,
+        worst,
+        coverage,
+        bottleneck,
+        "",
+        False,
+        banner,
+        bool(banner),
+        views.drift_rows(run, view.drift),
+        views.change_rows(run, view.changes),
+        view.error_figure,
+        views.model_note(run, view, training is not None),
+    )
+
+
+@dash.callback(
+    Output(ids.OV_REFIT, "data"),
+    Output(ids.OV_REFIT_MESSAGE, "children"),
+    Output(ids.OV_REFIT_MESSAGE, "is_open"),
+    Input(ids.OV_REFIT_APPLY, "n_clicks"),
+    Input(ids.OV_REFIT_RESET, "n_clicks"),
+    State(ids.OV_REFIT_MINUTES, "value"),
+    State(ids.RUN, "value"),
+    prevent_initial_call=True,
+)
+def refit(_: Any, __: Any, minutes: Any, run_id: str | None) -> tuple:
+    """One click fits the predicted line's model on the run's last minutes (page state
+    only); the other goes back to the original model."""
+    if ctx.triggered_id == ids.OV_REFIT_RESET or not run_id:
+        return None, "", False
+    try:
+        return views.refit_entry(context.current().runs.get(run_id), minutes), "", False
+    except MaceError as exc:
+        return no_update, str(exc), True
 
 
 @dash.callback(

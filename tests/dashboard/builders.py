@@ -133,3 +133,88 @@ SHIFTING_CPU = {("a", 0): 0.75, ("c", 0): 2.0}
 
 
 STATS_COLUMNS = ("run_id", "operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
+
+
+ONE_NODE_TOPOLOGY = {
+    "name": "one-node",
+    "subinterval": 1.0,
+    "nodes": [{"id": "n1", "capacity": 1.0}],
+    "sources": [{"id": "s"}],
+    "operators": [{"id": "a", "query": "q1", "inputs": ["s"], "cost": 0.1, "selectivity": 1.0}],
+    "placement": {"a": "n1"},
+}
+
+
+def write_series_run(
+    db: Path,
+    run_id: str,
+    document: Mapping[str, object],
+    arrivals: Sequence[int],
+    cpu: Mapping[str, Sequence[float]],
+    latency: Mapping[str, Sequence[float | None]],
+    versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+) -> Topology:
+    """A run of one source ``s`` with the given arrivals, measured CPU per operator and
+    interval (every event passes every operator) and measured max latency per query."""
+    topology = topology_from_dict(dict(document))
+    n = len(arrivals)
+    stats = [
+        (run_id, op, 0, k, int(arrivals[k]), int(arrivals[k]), float(cpu[op][k]))
+        for op in topology.operator_ids
+        for k in range(n)
+    ]
+    busy = [
+        (
+            run_id,
+            node,
+            k,
+            min(1.0, sum(cpu[op][k] for op, at in topology.placement.items() if at == node)),
+        )
+        for node in topology.node_ids
+        for k in range(n)
+    ]
+    con = connect(db)
+    try:
+        with transaction(con, "test run"):
+            write_run(con, run_id, topology, versions)
+            merge_source_arrivals(
+                con,
+                pd.DataFrame(
+                    {"run_id": run_id, "source": "s", "interval": range(n), "events": arrivals}
+                ).astype({"events": "int64"}),
+            )
+            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            merge_node_busy(
+                con, pd.DataFrame(busy, columns=["run_id", "node", "interval", "busy_seconds"])
+            )
+            merge_latency_stats(con, latency_frame(run_id, latency))
+    finally:
+        con.close()
+    return topology
+
+
+DRIFT_INTERVALS = 40
+DRIFT_FROM = 20
+
+
+def write_drift_run(db: Path, run_id: str, drifting: bool) -> None:
+    """One node (C = 1) and 5 events per second at 0.1 CPU-s each: no backlog, so the
+    predicted band is [0, 0 + w + eps] = [0, 1.1] s and the measured latency 0.3 s is
+    inside it. ``drifting``: from DRIFT_FROM on an event costs 0.3 CPU-s (1.5 CPU-s of
+    work per second), the backlog grows by 0.5 s per second and the measured latency
+    0.3 + 0.5 (p - 19) leaves the band (fitted on the first 10%, before the change) at
+    p = 21 for good: one drift event, above the band, from 21 to 39."""
+    arrivals = [5] * DRIFT_INTERVALS
+    cost = [0.3 if drifting and k >= DRIFT_FROM else 0.1 for k in range(DRIFT_INTERVALS)]
+    latency = [
+        0.3 + (0.5 * (k - DRIFT_FROM + 1) if drifting and k >= DRIFT_FROM else 0.0)
+        for k in range(DRIFT_INTERVALS)
+    ]
+    write_series_run(
+        db,
+        run_id,
+        ONE_NODE_TOPOLOGY,
+        arrivals,
+        {"a": [5 * c for c in cost]},
+        {"q1": latency},
+    )
