@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from estimator.errors import MaceError
 from mace import (
+    alerts_command,
     collect_command,
     demo_command,
     estimate_command,
@@ -42,6 +43,7 @@ COMMANDS = (
     ingest_command,
     collect_command,
     explain_command,
+    alerts_command,
 )
 BROKEN_PIPE_STATUS = 141
 

@@ -210,7 +210,30 @@ CREATE TABLE run_topology_stamps (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# Alerts of a run (storage.alerts): latency objectives breached (measured or predicted) and
+# drift of the predictive model, over subintervals [start_interval, end_interval]. query is
+# NULL for an alert about the whole system; delivered: POSTed to the webhook.
+_V5 = """
+CREATE SEQUENCE alert_ids START 1;
+CREATE TABLE alerts (
+    alert_id       BIGINT    PRIMARY KEY DEFAULT nextval('alert_ids'),
+    run_id         VARCHAR   NOT NULL,
+    query          VARCHAR,
+    kind           VARCHAR   NOT NULL
+        CHECK (kind IN ('measured_breach', 'predicted_breach', 'drift')),
+    start_interval BIGINT    NOT NULL,
+    end_interval   BIGINT    NOT NULL,
+    value          DOUBLE    NOT NULL,
+    objective      DOUBLE,
+    detail         VARCHAR   NOT NULL DEFAULT '',
+    created_at     TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    updated_at     TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    delivered      BOOLEAN   NOT NULL DEFAULT false,
+    delivered_at   TIMESTAMP
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
