@@ -35,6 +35,8 @@ OV_REFIT_MINUTES = "ov-refit-minutes"
 OV_REFIT_APPLY = "ov-refit-apply"
 OV_REFIT_RESET = "ov-refit-reset"
 OV_REFIT_MESSAGE = "ov-refit-message"
+OV_ALERTS = "ov-alerts-table"
+OV_ALERTS_NOTE = "ov-alerts-note"
 
 # nodes
 ND_NODE = "nd-node"

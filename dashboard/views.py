@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from dashboard import figures
 from dashboard.data import RunData
 from dashboard.errors import ViewError
+from dashboard.monitoring import run_drift
 from dashboard.report import (
     KEYS,
     RunAnalyses,
@@ -25,7 +26,6 @@ from estimator.drift import (
     DEFAULT_ERROR_WINDOW,
     DEFAULT_K,
     DriftEvent,
-    drift_events,
     refit,
     rolling_error,
 )
@@ -34,6 +34,7 @@ from estimator.model import version_at
 from estimator.pathaware import ESTIMATOR_LABELS
 from estimator.runs import DEFAULT_TRAINING_SHARE, RunAnalysis, analyse, node_loads
 from estimator.verification import ChangeCheck, verify_changes
+from storage.alerts import StoredAlert
 
 RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
 
@@ -112,7 +113,8 @@ def overview(
     ``estimator``; the busy period behind subinterval ``explain`` (default: the worst
     one) is shaded, each placement change marked with its verification. The model is
     fitted on ``training`` ([start, stop), a refit) or the run's first share; drift
-    events are stretches of ``k`` subintervals outside its band, over the whole run."""
+    events (:func:`dashboard.monitoring.run_drift`) are stretches of ``k`` settled
+    subintervals outside its band."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     k = drift_k(k)
@@ -152,9 +154,9 @@ def overview(
             min(float(run.times[explained.interval]) + half, float(times[-1])),
             explained.resource,
         )
-    checked = measured.lat_max.copy()
-    checked[: fitted_on[0] if training is not None else 0] = np.nan  # the refit's own period on
-    drift = tuple(drift_events(checked, result.predicted.lower, result.predicted.upper, k))
+    # after a refit, only drift from the refit model's own period on counts
+    since = fitted_on[0] if training is not None else 0
+    drift = tuple(e for e in run_drift(run, result, k) if e.end >= since)
     rolling = rolling_error(result.predicted.estimate, measured.lat_max, DEFAULT_ERROR_WINDOW)
     error_figure = figures.rolling_error_figure(times, rolling[part], DEFAULT_ERROR_WINDOW)
     finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
@@ -334,6 +336,31 @@ def model_note(run: RunData, view: OverviewView, refit: bool) -> str:
         f"t = {lo * w:g} s on (before it, the predicted line is the estimated one); drift "
         "is checked from there on. The stored data is not changed."
     )
+
+
+ALERT_KINDS = {
+    "measured_breach": "measured above objective",
+    "predicted_breach": "predicted above objective",
+    "drift": "model drift",
+}
+
+
+def alert_rows(run: RunData, alerts: Sequence[StoredAlert]) -> list[dict[str, Any]]:
+    """The Overview's alerts list, newest first, in seconds since the run's start."""
+    w = run.subinterval
+    return [
+        {
+            "kind": ALERT_KINDS.get(a.kind, a.kind),
+            "query": a.query or "system",
+            "start": a.start * w,
+            "end": (a.end + 1) * w,
+            "value": round(a.value, 4),
+            "objective": a.objective,
+            "detail": a.detail,
+            "delivered": "yes" if a.delivered else "no",
+        }
+        for a in reversed(alerts)
+    ]
 
 
 def clicked_point(run_id: str | None, click: Mapping[str, Any] | None) -> dict[str, Any] | None:

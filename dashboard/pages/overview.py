@@ -16,6 +16,7 @@ from dashboard import context, figures, ids, views
 from dashboard.glossary import GLOSSARY, term
 from estimator.drift import DEFAULT_K
 from estimator.errors import MaceError
+from storage.alerts import list_alerts
 
 DEFAULT_REFIT_MINUTES = 5
 
@@ -100,13 +101,16 @@ def layout(**_: Any) -> html.Div:
             dcc.Store(id=ids.OV_EXPLAIN_AT),
             dcc.Store(id=ids.OV_REFIT, storage_type="session"),
             _explanation_card(),
-            dbc.Row([dbc.Col(_changes_card(), md=6), dbc.Col(_drift_card(), md=6)]),
+            _changes_card(),
+            _drift_card(),
+            _alerts_card(),
         ]
     )
 
 
 TABLE_STYLE: dict[str, Any] = {
     "style_cell": {"fontSize": 13, "padding": "2px 6px"},
+    "style_cell_conditional": [{"if": {"column_type": "text"}, "textAlign": "left"}],
     "style_header": {"whiteSpace": "normal", "height": "auto", "fontWeight": "bold"},
     "style_table": {"overflowX": "auto"},
 }
@@ -123,7 +127,7 @@ def _changes_card() -> dbc.Card:
     columns: list[Any] = [
         {"name": "t (s)", "id": "time", "type": "numeric"},
         {"name": "version", "id": "version", "type": "numeric"},
-        {"name": "operators moved", "id": "moved"},
+        {"name": "operators moved", "id": "moved", "type": "text"},
         _seconds("predicted worst case before (s)", "predicted_wc_before"),
         _seconds("predicted worst case after (s)", "predicted_wc_after"),
         {
@@ -168,13 +172,45 @@ def _changes_card() -> dbc.Card:
     )
 
 
+def _alerts_card() -> dbc.Card:
+    """The run's stored alerts (raised by the alert pass of mace ingest or serve)."""
+    columns: list[Any] = [
+        {"name": "alert", "id": "kind", "type": "text"},
+        {"name": "query", "id": "query", "type": "text"},
+        {"name": "from t (s)", "id": "start", "type": "numeric"},
+        {"name": "to t (s)", "id": "end", "type": "numeric"},
+        _seconds("peak (s)", "value"),
+        _seconds("objective (s)", "objective"),
+        {"name": "detail", "id": "detail", "type": "text"},
+        {"name": "sent to webhook", "id": "delivered", "type": "text"},
+    ]
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                html.H5("Alerts"),
+                html.P(
+                    "Raised after each ingestion pass (mace ingest, mace serve --landing): a "
+                    "query's measured or predicted latency above its objective (set on the "
+                    "Reports page; predicted: before it happens), and model drift. Peak: the "
+                    "largest latency of a breach, or the largest distance outside the band "
+                    "of a drift.",
+                    className="text-muted small mb-2",
+                ),
+                html.Div(id=ids.OV_ALERTS_NOTE, className="small mb-2"),
+                DataTable(id=ids.OV_ALERTS, columns=columns, page_size=8, **TABLE_STYLE),
+            ]
+        ),
+        className="mb-3",
+    )
+
+
 def _drift_card() -> dbc.Card:
     """When the model stops holding: drift events, k, the rolling error and a refit."""
     columns: list[Any] = [
         {"name": "from t (s)", "id": "start", "type": "numeric"},
         {"name": "to t (s)", "id": "end", "type": "numeric"},
         {"name": "duration (s)", "id": "duration", "type": "numeric"},
-        {"name": "measured latency", "id": "direction"},
+        {"name": "measured latency", "id": "direction", "type": "text"},
         {"name": "flagged at t (s)", "id": "flagged", "type": "numeric"},
         _seconds("largest distance to the band (s)", "peak"),
     ]
@@ -231,22 +267,40 @@ def _drift_card() -> dbc.Card:
                 html.P(
                     [
                         "A drift event: the measured max latency stays outside the predicted "
-                        "band [",
+                        "band, [",
                         term("Mace"),
                         ", predicted + ",
                         term("w"),
                         " + ",
                         term("eps"),
-                        "] for k consecutive subintervals or more, so the model fitted on the "
-                        "training window no longer matches the system.",
+                        "] of the fitted model widened by one w on each side, for k "
+                        "consecutive subintervals or more (only subintervals whose outputs "
+                        "are all in count): the model no longer matches the system.",
                     ],
                     className="text-muted small mb-2",
                 ),
-                controls,
-                dbc.Alert(id=ids.OV_REFIT_MESSAGE, is_open=False, color="danger"),
-                html.Div(id=ids.OV_MODEL_NOTE, className="small mb-2"),
-                DataTable(id=ids.OV_DRIFT_TABLE, columns=columns, page_size=6, **TABLE_STYLE),
-                dcc.Graph(id=ids.OV_ERROR_GRAPH, config={"displayModeBar": False}),
+                dbc.Row(
+                    [
+                        dbc.Col(
+                            [
+                                controls,
+                                dbc.Alert(id=ids.OV_REFIT_MESSAGE, is_open=False, color="danger"),
+                                html.Div(id=ids.OV_MODEL_NOTE, className="small mb-2"),
+                                DataTable(
+                                    id=ids.OV_DRIFT_TABLE,
+                                    columns=columns,
+                                    page_size=6,
+                                    **TABLE_STYLE,
+                                ),
+                            ],
+                            md=6,
+                        ),
+                        dbc.Col(
+                            dcc.Graph(id=ids.OV_ERROR_GRAPH, config={"displayModeBar": False}),
+                            md=6,
+                        ),
+                    ]
+                ),
             ]
         ),
         className="mb-3",
@@ -316,7 +370,7 @@ def _explanation_card() -> dbc.Card:
                                 DataTable(
                                     id=ids.OV_BLAME_SOURCES,
                                     columns=[
-                                        {"name": "source", "id": "source"},
+                                        {"name": "source", "id": "source", "type": "text"},
                                         {
                                             "name": "CE/C (s)",
                                             "id": "seconds",
@@ -473,3 +527,24 @@ def explain(
         return str(exc), "", False, no_update, [], []
     note = view.coverage_note or ""
     return view.headline, note, bool(note), view.figure, view.elements, view.source_rows
+
+
+@dash.callback(
+    Output(ids.OV_ALERTS, "data"),
+    Output(ids.OV_ALERTS_NOTE, "children"),
+    Input(ids.RUN, "value"),
+    Input(ids.OV_REFRESH, "n_intervals"),
+)
+def alerts(run_id: str | None, _: Any) -> tuple:
+    if not run_id:
+        return [], ""
+    try:
+        app = context.current()
+        run = app.runs.get(run_id)
+        with app.database.cursor() as cur:
+            stored = list_alerts(cur, run_id)
+    except MaceError as exc:
+        return [], str(exc)
+    if not stored:
+        return [], "No alert stored for this run."
+    return views.alert_rows(run, stored), f"{len(stored)} alert(s), newest first."

@@ -202,8 +202,10 @@ def write_drift_run(db: Path, run_id: str, drifting: bool) -> None:
     predicted band is [0, 0 + w + eps] = [0, 1.1] s and the measured latency 0.3 s is
     inside it. ``drifting``: from DRIFT_FROM on an event costs 0.3 CPU-s (1.5 CPU-s of
     work per second), the backlog grows by 0.5 s per second and the measured latency
-    0.3 + 0.5 (p - 19) leaves the band (fitted on the first 10%, before the change) at
-    p = 21 for good: one drift event, above the band, from 21 to 39."""
+    0.3 + 0.5 (p - 19) leaves the band (fitted on the first 10%, before the change;
+    widened by w, so its top is 2.1 s) at p = 23 for good. Subintervals after 37 are not
+    settled ((p + 1) + 1.1 > 40 s): one drift event, above the band, from 23 to 37,
+    peak 0.3 + 0.5 * 18 - 2.1 = 7.2 s."""
     arrivals = [5] * DRIFT_INTERVALS
     cost = [0.3 if drifting and k >= DRIFT_FROM else 0.1 for k in range(DRIFT_INTERVALS)]
     latency = [

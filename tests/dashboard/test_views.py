@@ -309,3 +309,68 @@ def test_a_click_selects_the_subinterval_of_its_run(shifting_db: Path) -> None:
     # the explained busy period is shaded on the latency chart
     shapes = views.overview(run, "all", "mace", 4).figure.layout.shapes
     assert [(s.x0, s.x1) for s in shapes if s.type == "rect"] == [(3.5, 4.0)]
+
+
+def test_a_placement_change_is_marked_and_verified(tmp_path: Path) -> None:
+    from tests.dashboard.builders import write_small_run
+
+    db = tmp_path / "versions.duckdb"
+    write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n1", "c": "n1"})])
+    run = RunCache(Database(db)).get("small")
+    view = views.overview(run, "all")
+    # by hand, costs fitted on [0, 2): a 1.95/17, b 0.2, c 0.1. Before (n2, C = 2, a + b):
+    # CE/C peaks at (12 a + 2.4 - 2) / 2 = 0.888 s; after, n1 (C = 1) carries b + c,
+    # 0.3 s per event: CE 0.2 carried into 2, then 0.7, 0, 2.0. Measured max 1.2 s
+    # before, 1.0 s after.
+    (row,) = views.change_rows(run, view.changes)
+    assert row["time"] == 2.0 and row["version"] == 1 and row["moved"] == "b: n2 → n1"
+    assert row["predicted_wc_before"] == pytest.approx(0.8882, abs=1e-4)
+    assert row["predicted_wc_after"] == pytest.approx(2.0)
+    assert (row["measured_wc_before"], row["measured_wc_after"]) == (1.2, 1.0)
+    assert row["measured_change"] == pytest.approx(-1 / 6, abs=1e-4)
+    marker = next(t for t in view.figure.data if t.name == "placement change")
+    assert list(marker.x) == [2.0]
+    assert marker.text == (
+        "(version 1: b n2 → n1): predicted +125% worst case, measured −17%",
+    )
+
+
+def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
+    from tests.dashboard.builders import write_drift_run
+
+    write_drift_run(tmp_path / "drift.duckdb", "drift", drifting=True)
+    write_drift_run(tmp_path / "steady.duckdb", "steady", drifting=False)
+    steady = RunCache(Database(tmp_path / "steady.duckdb")).get("steady")
+    assert views.overview(steady, "all").drift == ()
+    assert views.drift_banner(steady, views.overview(steady, "all"), 5) == ""
+    run = RunCache(Database(tmp_path / "drift.duckdb")).get("drift")
+    view = views.overview(run, "all")
+    # hand-computed in builders.write_drift_run
+    assert views.drift_rows(run, view.drift) == [
+        {
+            "start": 23.0,
+            "end": 38.0,
+            "duration": 15.0,
+            "direction": "above the band",
+            "flagged": 28.0,
+            "peak": 7.2,
+        }
+    ]
+    assert "above the band from t = 23 s to 38 s, by up to 7.200 s" in views.drift_banner(
+        run, view, 5
+    )
+    assert views.overview(run, "all", k=16).drift == ()
+    # refit on the last 15 s (cost 0.3): the prediction follows the run from t = 25 s on
+    entry = views.refit_entry(run, 0.25)
+    assert entry == {"run": "drift", "start": 25, "stop": 40, "minutes": 0.25}
+    training = views.refit_training(run, entry)
+    refit = views.overview(run, "all", training=training)
+    assert refit.drift == () and refit.training == (25, 40)
+    assert "model refit on t = 25–40 s" in views.model_note(run, refit, True)
+    assert views.refit_training(run, {**entry, "run": "other"}) is None
+    for bad in (None, 0, -1, "5"):
+        with pytest.raises(ViewError, match="positive number of minutes"):
+            views.refit_entry(run, bad)
+    for bad_k in (None, 0, 2.5, True):
+        with pytest.raises(ViewError, match="drift: k must be"):
+            views.overview(run, "all", k=bad_k)  # type: ignore[arg-type]
