@@ -330,9 +330,7 @@ def test_a_placement_change_is_marked_and_verified(tmp_path: Path) -> None:
     assert row["measured_change"] == pytest.approx(-1 / 6, abs=1e-4)
     marker = next(t for t in view.figure.data if t.name == "placement change")
     assert list(marker.x) == [2.0]
-    assert marker.text == (
-        "(version 1: b n2 → n1): predicted +125% worst case, measured −17%",
-    )
+    assert marker.text == ("(version 1: b n2 → n1): predicted +125% worst case, measured −17%",)
 
 
 def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
