@@ -18,7 +18,7 @@ from estimator.drift import DEFAULT_K
 from estimator.errors import MaceError
 from storage.alerts import list_alerts
 
-DEFAULT_REFIT_MINUTES = 5
+DEFAULT_REFIT_MINUTES = 1
 
 dash.register_page(__name__, path="/", name="Overview", order=0)
 
@@ -160,6 +160,7 @@ def _changes_card() -> dbc.Card:
                     ],
                     className="text-muted small mb-2",
                 ),
+                html.Div(id=ids.OV_CHANGES_NOTE, className="small mb-2"),
                 DataTable(
                     id=ids.OV_CHANGES_TABLE,
                     columns=columns,
@@ -266,16 +267,19 @@ def _drift_card() -> dbc.Card:
                 html.H5("Model drift"),
                 html.P(
                     [
-                        "A drift event: the measured max latency stays outside the predicted "
-                        "band, [",
+                        "A ",
+                        term("drift event"),
+                        ": the measured max latency stays outside the ",
+                        term("predicted band"),
+                        " ([",
                         term("Mace"),
                         ", predicted + ",
                         term("w"),
                         " + ",
                         term("eps"),
-                        "] of the fitted model widened by one w on each side, for k "
-                        "consecutive subintervals or more (only subintervals whose outputs "
-                        "are all in count): the model no longer matches the system.",
+                        "] widened by one w on each side) for k consecutive subintervals or "
+                        "more; only subintervals whose outputs are all in count. The model no "
+                        "longer matches the system: refit it on a recent window.",
                     ],
                     className="text-muted small mb-2",
                 ),
@@ -311,11 +315,13 @@ def _explanation_card() -> dbc.Card:
     """Latency blame of the clicked (or the worst) subinterval."""
     intro = html.P(
         [
-            "Click a point of the chart to explain that subinterval. The bottleneck is the "
-            "node with the largest ",
+            "Click a point of the chart to explain that subinterval. The ",
+            term("bottleneck"),
+            " is the node with the largest ",
             term("CE/C"),
-            " there; its backlog has been building since the start of its busy period (the "
-            "shaded span). Each operator placed on it gets a part of the backlog in "
+            " there; its backlog has been building since the start of its ",
+            term("busy period"),
+            " (the shaded span). Each operator placed on it gets a part of the backlog in "
             "proportion to its ",
             term("DLTS"),
             " over that period, and each source the part its events caused; the parts add "
@@ -410,6 +416,7 @@ def _explanation_card() -> dbc.Card:
     Output(ids.OV_DRIFT_BANNER, "is_open"),
     Output(ids.OV_DRIFT_TABLE, "data"),
     Output(ids.OV_CHANGES_TABLE, "data"),
+    Output(ids.OV_CHANGES_NOTE, "children"),
     Output(ids.OV_ERROR_GRAPH, "figure"),
     Output(ids.OV_MODEL_NOTE, "children"),
     Input(ids.RUN, "value"),
@@ -431,7 +438,7 @@ def update(
     refit: dict[str, Any] | None,
     relayout: dict[str, Any] | None,
 ) -> tuple:
-    unchanged = (no_update,) * 6
+    unchanged = (no_update,) * 7
     if not run_id:
         return no_update, "-", "-", "-", "select a run (none ingested yet?)", True, *unchanged
     try:
@@ -463,6 +470,7 @@ def update(
         bool(banner),
         views.drift_rows(run, view.drift),
         views.change_rows(run, view.changes),
+        "" if view.changes else "No placement change in this run.",
         view.error_figure,
         views.model_note(run, view, training is not None),
     )
