@@ -68,6 +68,20 @@ def kept_zoom(relayout: Mapping[str, Any] | None) -> dict[str, list[float]]:
     return ranges
 
 
+def zoom_after(
+    relayout: Mapping[str, Any] | None, kept: Mapping[str, Sequence[float]] | None
+) -> dict[str, list[float]]:
+    """The zoom to keep after a ``relayoutData`` event: the ranges it sets, none for an
+    axis it resets (double-click), and the ``kept`` ones for events about something else
+    (``{"autosize": true}`` when the page below the chart changed height)."""
+    ranges = {axis: list(bounds) for axis, bounds in (kept or {}).items()}
+    for axis in ("xaxis", "yaxis"):
+        if relayout and relayout.get(f"{axis}.autorange"):
+            ranges.pop(axis, None)
+    ranges.update(kept_zoom(relayout))
+    return ranges
+
+
 @dataclass(frozen=True)
 class OverviewView:
     figure: go.Figure
@@ -81,7 +95,7 @@ class OverviewView:
     changes: tuple[ChangeCheck, ...] = ()
     drift: tuple[DriftEvent, ...] = ()
     training: tuple[int, int] = (0, 0)
-    error_figure: go.Figure | None = None
+    error_figure: dict[str, Any] | None = None
 
     def kpis(self) -> tuple[str, str, str]:
         """The worst-case, bound coverage and bottleneck cards, in the names the chart's
@@ -410,7 +424,7 @@ class ExplanationView:
     blame: Blame
     headline: str
     coverage_note: str | None
-    figure: go.Figure
+    figure: dict[str, Any]
     elements: list[dict[str, Any]]
     source_rows: list[dict[str, Any]]
 

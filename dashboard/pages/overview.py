@@ -11,6 +11,7 @@ from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 from dash.dash_table.Format import Format, Scheme, Sign
 from dash.dash_table.FormatTemplate import percentage
+from dash.exceptions import PreventUpdate
 
 from dashboard import context, figures, ids, views
 from dashboard.glossary import GLOSSARY, term
@@ -99,6 +100,8 @@ def layout(**_: Any) -> html.Div:
             ),
             dcc.Graph(id=ids.OV_LATENCY),
             dcc.Store(id=ids.OV_EXPLAIN_AT),
+            dcc.Store(id=ids.OV_ZOOM),
+            dcc.Store(id=ids.OV_EXPLAIN_SHOWN),
             dcc.Store(id=ids.OV_REFIT, storage_type="session"),
             _explanation_card(),
             _changes_card(),
@@ -427,6 +430,7 @@ def _explanation_card() -> dbc.Card:
     Input(ids.OV_DRIFT_K, "value"),
     Input(ids.OV_REFIT, "data"),
     State(ids.OV_LATENCY, "relayoutData"),
+    State(ids.OV_ZOOM, "data"),
 )
 def update(
     run_id: str | None,
@@ -437,6 +441,7 @@ def update(
     k: Any,
     refit: dict[str, Any] | None,
     relayout: dict[str, Any] | None,
+    zoom: dict[str, list[float]] | None,
 ) -> tuple:
     unchanged = (no_update,) * 7
     if not run_id:
@@ -457,7 +462,7 @@ def update(
     worst, coverage, bottleneck = view.kpis()
     figure = view.figure
     if ctx.triggered_id in (ids.OV_REFRESH, ids.OV_EXPLAIN_AT):  # keep the user's zoom
-        figure = figures.with_ranges(figure, views.kept_zoom(relayout))
+        figure = figures.with_ranges(figure, views.zoom_after(relayout, zoom))
     banner = views.drift_banner(run, view, views.drift_k(k))
     return (
         figure,
@@ -498,6 +503,24 @@ def refit(_: Any, __: Any, minutes: Any, run_id: str | None) -> tuple:
 
 
 @dash.callback(
+    Output(ids.OV_ZOOM, "data"),
+    Input(ids.OV_LATENCY, "relayoutData"),
+    Input(ids.RUN, "value"),
+    Input(ids.OV_RANGE, "value"),
+    State(ids.OV_ZOOM, "data"),
+    prevent_initial_call=True,
+)
+def remember_zoom(
+    relayout: dict[str, Any] | None, _: Any, __: Any, kept: dict[str, list[float]] | None
+) -> dict[str, list[float]]:
+    """The user's zoom, kept apart from ``relayoutData``: a resize of the chart (the
+    explanation below it changes height) replaces that with ``{"autosize": true}``."""
+    if ctx.triggered_id != ids.OV_LATENCY:  # another run or range: a fresh chart
+        return {}
+    return views.zoom_after(relayout, kept)
+
+
+@dash.callback(
     Output(ids.OV_EXPLAIN_AT, "data"),
     Input(ids.OV_LATENCY, "clickData"),
     Input(ids.OV_EXPLAIN_WORST, "n_clicks"),
@@ -518,23 +541,34 @@ def choose(click: dict[str, Any] | None, _: Any, run_id: str | None) -> dict[str
     Output(ids.OV_BLAME_BARS, "figure"),
     Output(ids.OV_BLAME_GRAPH, "elements"),
     Output(ids.OV_BLAME_SOURCES, "data"),
+    Output(ids.OV_EXPLAIN_SHOWN, "data"),
     Input(ids.RUN, "value"),
     Input(ids.OV_EXPLAIN_AT, "data"),
     Input(ids.ESTIMATOR, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
+    State(ids.OV_EXPLAIN_SHOWN, "data"),
 )
 def explain(
-    run_id: str | None, selection: dict[str, Any] | None, estimator: str | None, _: Any
+    run_id: str | None,
+    selection: dict[str, Any] | None,
+    estimator: str | None,
+    _: Any,
+    shown: str | None,
 ) -> tuple:
     if not run_id:
-        return "", "", False, no_update, [], []
+        return "", "", False, no_update, [], [], None
     try:
         run = context.current().runs.get(run_id)
-        view = views.explanation(run, views.selected_interval(run, selection), estimator or "mace")
+        interval = views.selected_interval(run, selection)
+        # a refresh without new data leaves the panel alone (redrawing it resizes the page)
+        key = f"{run.key}|{interval}|{estimator}"
+        if key == shown:
+            raise PreventUpdate
+        view = views.explanation(run, interval, estimator or "mace")
     except MaceError as exc:
-        return str(exc), "", False, no_update, [], []
+        return str(exc), "", False, no_update, [], [], None
     note = view.coverage_note or ""
-    return view.headline, note, bool(note), view.figure, view.elements, view.source_rows
+    return view.headline, note, bool(note), view.figure, view.elements, view.source_rows, key
 
 
 @dash.callback(

@@ -266,6 +266,17 @@ def test_kept_zoom_reads_the_users_axis_ranges(relayout: object, kept: object) -
     assert kept_zoom(relayout) == kept  # type: ignore[arg-type]
 
 
+def test_zoom_is_kept_across_resize_events_and_dropped_on_reset() -> None:
+    zoomed = views.zoom_after({"xaxis.range[0]": 1.5, "xaxis.range[1]": 2.5}, {})
+    assert zoomed == {"xaxis": [1.5, 2.5]}
+    # the explanation below the chart changed height: Plotly reports an autosize only
+    assert views.zoom_after({"autosize": True}, zoomed) == zoomed
+    assert views.zoom_after(None, zoomed) == zoomed
+    both = views.zoom_after({"yaxis.range": [0, 5]}, zoomed)
+    assert both == {"xaxis": [1.5, 2.5], "yaxis": [0.0, 5.0]}
+    assert views.zoom_after({"xaxis.autorange": True}, both) == {"yaxis": [0.0, 5.0]}
+
+
 def test_explanation_of_the_worst_and_of_a_chosen_subinterval(shifting_db: Path) -> None:
     run = RunCache(Database(shifting_db)).get("shift")
     # hand-computed in builders.SHIFTING_CPU
@@ -279,8 +290,9 @@ def test_explanation_of_the_worst_and_of_a_chosen_subinterval(shifting_db: Path)
     assert (late.blame.resource, late.blame.busy_since) == ("n2", 4)
     assert late.blame.contributions == pytest.approx({"a": 0.5 / 3, "b": 1.0 / 3})
     assert late.source_rows == [{"source": "s", "seconds": 0.5, "share": pytest.approx(1.0)}]
-    bars = late.figure.data[0]
-    assert list(bars.y) == ["a", "b"] and list(bars.x) == pytest.approx([0.5 / 3, 1.0 / 3])
+    (bars,) = late.figure["data"]
+    assert bars["y"] == ["a", "b"] and bars["x"] == pytest.approx([0.5 / 3, 1.0 / 3])
+    assert bars["text"] == ["0.167 s (33%)", "0.333 s (67%)"]
     colours = {e["data"]["id"]: e["data"]["color"] for e in late.elements if "id" in e["data"]}
     assert colours["c"] == "#e0e0e0" and colours["b"] != colours["a"] != "#e0e0e0"
     idle = views.explanation(run, 3)
