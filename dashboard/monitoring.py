@@ -28,14 +28,7 @@ from estimator.alerts import (
     breaches,
     drift_alerts,
 )
-from estimator.drift import DEFAULT_K, DriftEvent, drift_events
-
-
-def settled(run: RunData, upper: np.ndarray) -> np.ndarray:
-    """Subintervals p whose outputs are all in: (p + 1) * w + upper_p <= the data's end."""
-    w = run.subinterval
-    ends = (np.arange(run.intervals) + 1) * w + np.nan_to_num(np.asarray(upper), nan=np.inf)
-    return ends <= run.intervals * w + 1e-9
+from estimator.drift import DEFAULT_K, DriftEvent, drift_events, settled
 
 
 def run_drift(
@@ -48,7 +41,7 @@ def run_drift(
     band (widened by ``tolerance`` seconds, default w) for ``k`` settled subintervals."""
     predicted = computed.predicted
     measured = run.measured_system().lat_max.copy()
-    measured[~settled(run, predicted.upper)] = np.nan
+    measured[~settled(predicted.upper, run.subinterval)] = np.nan
     return drift_events(
         measured,
         predicted.lower,
