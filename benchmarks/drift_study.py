@@ -126,9 +126,9 @@ def main(argv: list[str] | None = None) -> int:
                 },
                 "changes": {},
             }
-            for factor, series in changed.items():
+            for name, series in changed.items():
                 spliced = np.where(ok, series, np.nan)
-                result["changes"][factor] = {
+                result["changes"][name] = {
                     str(k): first_flag(
                         drift_events(spliced, lower, upper, k, tolerance=tol), t0 or 0
                     )
@@ -151,15 +151,15 @@ def main(argv: list[str] | None = None) -> int:
         for k in KS:
             alarms = [len(e[estimator]["false_alarms"][str(k)]) for e in runs]
             part[f"false_alarms_k{k}"] = {"events": sum(alarms), "runs": sum(a > 0 for a in alarms)}
-        for factor in (f"{f:g}" for f in FACTORS):
+        for name in (f"{f:g}" for f in FACTORS):
             for k in KS:
                 flags = [
-                    e[estimator]["changes"][factor][str(k)]
+                    e[estimator]["changes"][name][str(k)]
                     for e in runs
-                    if factor in e[estimator]["changes"]
+                    if name in e[estimator]["changes"]
                 ]
                 found = [d for d, _ in flags if d is not None]
-                part[f"cost_x{factor}_k{k}"] = {
+                part[f"cost_x{name}_k{k}"] = {
                     "changes": len(flags),
                     "flagged": len(found),
                     "median_delay_s": float(np.median(found)) if found else None,
