@@ -36,12 +36,16 @@ def run_drift(
     computed: RunAnalyses,
     k: int = DEFAULT_K,
     tolerance: float | None = None,
+    since: int = 0,
 ) -> list[DriftEvent]:
     """Drift events of the whole system: its measured max latency outside the predicted
-    band (widened by ``tolerance`` seconds, default w) for ``k`` settled subintervals."""
+    band (widened by ``tolerance`` seconds, default w) for ``k`` settled subintervals
+    from ``since`` on (the start of a refit model's training window: a model fitted on
+    recent data says nothing about the past)."""
     predicted = computed.predicted
     measured = run.measured_system().lat_max.copy()
     measured[~settled(predicted.upper, run.subinterval)] = np.nan
+    measured[: max(0, since)] = np.nan
     return drift_events(
         measured,
         predicted.lower,
@@ -58,9 +62,11 @@ def run_alerts(
     *,
     k: int = DEFAULT_K,
     gap: int = DEFAULT_GAP,
+    since: int = 0,
 ) -> list[Alert]:
     """Every alert of a run: per query with an objective, the stretches where its
-    measured and where its predicted latency are above it; and the system's drift."""
+    measured and where its predicted latency are above it; and the system's drift
+    (from ``since`` on, see :func:`run_drift`)."""
     alerts: list[Alert] = []
     for query in run.topology.queries:
         objective = objectives.get(query)
@@ -71,4 +77,4 @@ def run_alerts(
             (PREDICTED_BREACH, computed.predicted.per_query[query]),
         ):
             alerts += breaches(series, objective, query=query, kind=kind, gap=gap)
-    return alerts + drift_alerts(run_drift(run, computed, k))
+    return alerts + drift_alerts(run_drift(run, computed, k, since=since))
