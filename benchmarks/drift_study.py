@@ -4,9 +4,10 @@ Runs are the held-out style of the accuracy study (docs/accuracy.md, Fig. 5(b)):
 clickstream queries (42 operators) placed at random on 4..11 nodes of capacity 1, the
 busiest node at 85% average load with On-Off bursts, stimulus-time scheduling. The
 predictive model is fitted on the first 10% of each run (the product's default); the
-predicted band is [Mace, Mace + w + eps] of that model widened by ``tolerance`` on each
-side (the product's default: w), compared on settled subintervals only, as the alert
-pass does (dashboard/monitoring.py).
+predicted band is [Mace, X + w + eps] of that model for X = Mace and X = the path-aware
+estimate (the product's choice, dashboard/monitoring.py), widened by ``tolerance`` on
+each side (the product's default: w), compared on settled subintervals only, as the
+alert pass does.
 
 *No change*: the run as simulated; every drift event is a false alarm.
 

@@ -101,7 +101,6 @@ def evaluate_runs(
     connection; a run that cannot be evaluated is reported in ``errors``, the others go on."""
     from dashboard.data import load_run
     from dashboard.monitoring import run_alerts
-    from dashboard.report import analyses
     from estimator.alerts import DEFAULT_GAP
     from storage import reads
     from storage.alerts import record_alerts
@@ -116,9 +115,7 @@ def evaluate_runs(
             if run.intervals == 0:
                 continue
             window = training_window_of(con, run_id)
-            computed = analyses(run, training=window)
-            since = 0 if window is None else window[0]
-            alerts = run_alerts(run, objectives(con, run_id), computed, k=k, since=since)
+            alerts = run_alerts(run, objectives(con, run_id), training=window, k=k)
             with transaction(con, f"recording alerts of run '{run_id}'"):
                 result.new += record_alerts(con, run_id, alerts, gap=DEFAULT_GAP)
         except MaceError as exc:

@@ -16,7 +16,6 @@ import pytest
 
 from dashboard.data import Database, RunData, load_run
 from dashboard.monitoring import run_alerts, run_drift
-from dashboard.report import analyses
 from estimator.alerts import DRIFT, MEASURED_BREACH
 from estimator.drift import ABOVE
 from estimator.model import topology_from_dict
@@ -83,26 +82,26 @@ def _run(db: Path) -> RunData:
 
 def test_drift_from_the_change_on_settled_subintervals(db: Path) -> None:
     run = _run(db)
-    (event,) = run_drift(run, analyses(run), k=5)
+    (event,) = run_drift(run, k=5)
     assert (event.start, event.end, event.direction, event.flagged_at) == (20, 37, ABOVE, 24)
     assert event.peak == pytest.approx(3.0 - 2.1)
-    assert run_drift(run, analyses(run), k=19) == []
+    assert run_drift(run, k=19) == []
     # a refit model's drift is looked for from its training window on only
-    (late,) = run_drift(run, analyses(run), k=5, since=30)
+    (late,) = run_drift(run, k=5, training=(30, 40))
     assert (late.start, late.flagged_at) == (30, 34)
     # with no tolerance the band ends at 1.1: the 3.0 s are further out
-    (tight,) = run_drift(run, analyses(run), k=5, tolerance=0.0)
+    (tight,) = run_drift(run, k=5, tolerance=0.0)
     assert tight.peak == pytest.approx(3.0 - 1.1)
 
 
 def test_run_alerts(db: Path) -> None:
     run = _run(db)
-    alerts = run_alerts(run, {"q": 2.5}, analyses(run))
+    alerts = run_alerts(run, {"q": 2.5})
     assert [(a.kind, a.query, a.start, a.end) for a in alerts] == [
         (MEASURED_BREACH, "q", 20, 39),
         (DRIFT, None, 20, 37),
     ]
-    assert run_alerts(run, {}, analyses(run), k=50) == []
+    assert run_alerts(run, {}, k=50) == []
 
 
 def test_training_window_round_trip(db: Path) -> None:
