@@ -63,11 +63,22 @@ def analyses(
     training: tuple[int, int] | None = None,
 ) -> RunAnalyses:
     """Estimated and predicted latency of a run with the registered ``estimator``,
-    placement versions respected; the model is fitted on the first ``share`` of the
-    run, or on the window ``training`` ([start, stop)) when given (a refit, e.g.
-    :func:`estimator.drift.recent_window`)."""
+    placement versions respected (the prediction: :func:`predicted_analysis`)."""
     placements = [v.placement for v in run.versions]
     estimated = analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator)
+    return RunAnalyses(estimated, predicted_analysis(run, share, estimator, training))
+
+
+def predicted_analysis(
+    run: RunData,
+    share: float = DEFAULT_TRAINING_SHARE,
+    estimator: str = "mace",
+    training: tuple[int, int] | None = None,
+) -> RunAnalysis:
+    """The latency predicted by ``estimator`` from the arrivals with the model fitted on
+    the first ``share`` of the run, or on the window ``training`` ([start, stop)) when
+    given (a refit, e.g. on :func:`estimator.drift.recent_window`)."""
+    placements = [v.placement for v in run.versions]
     counts = run.arrivals.for_topology(run.topology)
     if training is None:
         op_dlts = predicted_operator_dlts(
@@ -76,8 +87,7 @@ def analyses(
     else:
         op_dlts = refit(run.topology, run.operator_stats, counts, training)
     loads = node_loads(run.topology, op_dlts, placements, run.version_starts)
-    predicted = analyse(run.topology, loads, placements, run.version_starts, estimator)
-    return RunAnalyses(estimated, predicted)
+    return analyse(run.topology, loads, placements, run.version_starts, estimator)
 
 
 def _summary(series: np.ndarray) -> dict[str, float | None]:

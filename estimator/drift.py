@@ -123,6 +123,15 @@ def drift_events(
     return sorted(events, key=lambda e: (e.start, e.direction))
 
 
+def settled(upper: np.ndarray, subinterval: float) -> np.ndarray:
+    """Subintervals p whose outputs have all come out by the end of the data (the end of
+    the last subinterval): (p + 1) * w + upper_p <= n * w. The slow outputs of later ones
+    may still be queued in a live run, so their measured maximum would look low."""
+    bound = np.nan_to_num(np.asarray(upper, dtype=float), nan=np.inf)
+    ends = (np.arange(bound.size) + 1) * subinterval + bound
+    return ends <= bound.size * subinterval + 1e-9
+
+
 def recent_window(n_intervals: int, fraction: float = 0.1) -> tuple[int, int]:
     """The last ``fraction`` of a run's intervals (at least one), as [start, stop):
     the mirror of :func:`estimator.fitting.training_window`."""

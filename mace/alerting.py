@@ -2,12 +2,14 @@
 
 For each run that received data, the pass raises the run's alerts
 (:func:`dashboard.monitoring.run_alerts`: objectives breached, measured and
-predicted, and drift) and records them (:func:`storage.alerts.record_alerts`,
-which never duplicates one). With a webhook URL it then POSTs every undelivered
-alert as one JSON object, oldest first; an alert is marked delivered on a 2xx
-answer. A failure (refused, timeout, non-2xx, redirect) is logged and ends the
-deliveries of this pass; the rest are retried on the next pass. Nothing here
-raises into the scheduler: a failing pass is logged and the next one runs.
+predicted, and drift; the predictive model is the run's refit one if a training
+window is stored, :func:`storage.scenarios.set_training_window`) and records them
+(:func:`storage.alerts.record_alerts`, which never duplicates one). With a webhook
+URL it then POSTs every undelivered alert as one JSON object, oldest first; an alert
+is marked delivered on a 2xx answer. A failure (refused, timeout, non-2xx, redirect)
+is logged and ends the deliveries of this pass; the rest are retried on the next
+pass. Nothing here raises into the scheduler: a failing pass is logged and the next
+one runs.
 """
 
 from __future__ import annotations
@@ -99,12 +101,11 @@ def evaluate_runs(
     connection; a run that cannot be evaluated is reported in ``errors``, the others go on."""
     from dashboard.data import load_run
     from dashboard.monitoring import run_alerts
-    from dashboard.report import analyses
     from estimator.alerts import DEFAULT_GAP
     from storage import reads
     from storage.alerts import record_alerts
     from storage.db import transaction
-    from storage.scenarios import objectives
+    from storage.scenarios import objectives, training_window_of
 
     result = PassResult()
     ids = [r.run_id for r in reads.list_runs(con)] if run_ids is None else list(run_ids)
@@ -113,7 +114,8 @@ def evaluate_runs(
             run = load_run(con, run_id)
             if run.intervals == 0:
                 continue
-            alerts = run_alerts(run, objectives(con, run_id), analyses(run), k=k)
+            window = training_window_of(con, run_id)
+            alerts = run_alerts(run, objectives(con, run_id), training=window, k=k)
             with transaction(con, f"recording alerts of run '{run_id}'"):
                 result.new += record_alerts(con, run_id, alerts, gap=DEFAULT_GAP)
         except MaceError as exc:

@@ -212,7 +212,8 @@ CREATE TABLE run_topology_stamps (
 
 # Alerts of a run (storage.alerts): latency objectives breached (measured or predicted) and
 # drift of the predictive model, over subintervals [start_interval, end_interval]. query is
-# NULL for an alert about the whole system; delivered: POSTed to the webhook.
+# NULL for an alert about the whole system; delivered: POSTed to the webhook. And the
+# training window of a refitted predictive model (storage.scenarios).
 _V5 = """
 CREATE SEQUENCE alert_ids START 1;
 CREATE TABLE alerts (
@@ -230,6 +231,14 @@ CREATE TABLE alerts (
     updated_at     TIMESTAMP NOT NULL DEFAULT current_timestamp,
     delivered      BOOLEAN   NOT NULL DEFAULT false,
     delivered_at   TIMESTAMP
+);
+-- The window [start_interval, stop_interval) the run's predictive model is fitted on
+-- after a refit (no row: the first share of the run, the default).
+CREATE TABLE training_windows (
+    run_id         VARCHAR   PRIMARY KEY,
+    start_interval BIGINT    NOT NULL,
+    stop_interval  BIGINT    NOT NULL CHECK (stop_interval > start_interval),
+    updated_at     TIMESTAMP NOT NULL DEFAULT current_timestamp
 );
 """
 

@@ -20,12 +20,13 @@ from estimator.drift import (
     refit,
     rolling_error,
     runs_of,
+    settled,
 )
 from estimator.errors import ModelError
 from estimator.model import topology_from_dict
 from estimator.propagation import build_load_model
 
-values = st.one_of(st.floats(0.0, 10.0, allow_subnormal=False), st.just(math.nan))
+values = st.one_of(st.just(0.0), st.floats(1e-6, 10.0), st.just(math.nan))
 
 
 def _plain_error(pred: list[float], meas: list[float], window: int) -> list[float]:
@@ -189,3 +190,11 @@ def test_refit_on_a_recent_window_learns_the_new_cost() -> None:
     assert refit(topology, stats, counts, (0, 10))[0] == pytest.approx(np.full(20, 0.1))
     with pytest.raises(ModelError, match="holds no subinterval"):
         refit(topology, stats, counts, (5, 5))
+
+
+def test_settled_subintervals_have_all_their_outputs_in() -> None:
+    # 5 subintervals of 1 s, data up to t = 5: p = 2 with bound 2.0 ends at 5 (in), p = 3
+    # with bound 1.5 at 5.5 (out), p = 4 with bound 0 at 5 (in); NaN bound: unknown, out
+    upper = np.array([0.5, 3.0, 2.0, 1.5, 0.0])
+    assert settled(upper, 1.0).tolist() == [True, True, True, False, True]
+    assert settled(np.array([math.nan, 0.0]), 1.0).tolist() == [False, True]
