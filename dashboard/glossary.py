@@ -67,8 +67,8 @@ GLOSSARY: dict[str, str] = {
     ),
     "predicted band": (
         "From the model fitted on a training window: Mace of the predicted load to the "
-        "predicted estimate + w + eps, widened by one w on each side. While the model "
-        "holds, the measured latency stays inside it."
+        "path-aware predicted estimate + w + eps, widened by one w on each side. While "
+        "the model holds, the measured latency stays inside it."
     ),
     "drift event": (
         "At least k consecutive subintervals with the measured latency on the same side "

@@ -168,9 +168,7 @@ def overview(
             min(float(run.times[explained.interval]) + half, float(times[-1])),
             explained.resource,
         )
-    # after a refit, only drift from the refit model's own period on counts
-    since = fitted_on[0] if training is not None else 0
-    drift = tuple(e for e in run_drift(run, result, k) if e.end >= since)
+    drift = tuple(run_drift(run, k, training=training))
     rolling = rolling_error(result.predicted.estimate, measured.lat_max, DEFAULT_ERROR_WINDOW)
     error_figure = figures.rolling_error_figure(times, rolling[part], DEFAULT_ERROR_WINDOW)
     finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
@@ -314,26 +312,22 @@ def drift_k(value: Any) -> int:
     return int(value)
 
 
-def refit_entry(run: RunData, minutes: Any) -> dict[str, Any]:
-    """The page store's refit state: the model is fitted on the run's last ``minutes``
-    (the whole run if it is shorter) as of now, [start, stop) in subintervals."""
+def refit_window(run: RunData, minutes: Any) -> tuple[int, int]:
+    """The run's last ``minutes`` as of now (the whole run if it is shorter), as
+    subintervals [start, stop): the window a refit fits the model on."""
     if not isinstance(minutes, int | float) or isinstance(minutes, bool) or not minutes > 0:
         raise ViewError(f"refit: enter the window as a positive number of minutes, got {minutes!r}")
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     length = max(1, round(float(minutes) * 60.0 / run.subinterval))
-    start = max(0, run.intervals - length)
-    return {"run": run.info.run_id, "start": start, "stop": run.intervals, "minutes": minutes}
+    return max(0, run.intervals - length), run.intervals
 
 
-def refit_training(run: RunData, entry: Mapping[str, Any] | None) -> tuple[int, int] | None:
-    """The training window of a refit stored for this run, or None (the original model)."""
-    if not entry or entry.get("run") != run.info.run_id:
+def stored_training(run: RunData, window: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The run's stored refit window inside its data (None: the original model)."""
+    if window is None or not 0 <= window[0] < min(window[1], run.intervals):
         return None
-    start, stop = entry.get("start"), entry.get("stop")
-    if not isinstance(start, int) or not isinstance(stop, int) or not 0 <= start < stop:
-        return None
-    return start, min(stop, run.intervals)
+    return window[0], min(window[1], run.intervals)
 
 
 def model_note(run: RunData, view: OverviewView, refit: bool) -> str:
@@ -348,7 +342,8 @@ def model_note(run: RunData, view: OverviewView, refit: bool) -> str:
     return (
         f"Predicted line: model refit on t = {lo * w:g}\u2013{hi * w:g} s, predicting from "
         f"t = {lo * w:g} s on (before it, the predicted line is the estimated one); drift "
-        "is checked from there on. The stored data is not changed."
+        "is looked for from there on. The window is stored for this run, so the alert pass "
+        "predicts with it too; the measurements are not changed."
     )
 
 

@@ -18,6 +18,7 @@ from dashboard.glossary import GLOSSARY, term
 from estimator.drift import DEFAULT_K
 from estimator.errors import MaceError
 from storage.alerts import list_alerts
+from storage.scenarios import set_training_window, training_window_of
 
 DEFAULT_REFIT_MINUTES = 1
 
@@ -102,7 +103,7 @@ def layout(**_: Any) -> html.Div:
             dcc.Store(id=ids.OV_EXPLAIN_AT),
             dcc.Store(id=ids.OV_ZOOM),
             dcc.Store(id=ids.OV_EXPLAIN_SHOWN),
-            dcc.Store(id=ids.OV_REFIT, storage_type="session"),
+            dcc.Store(id=ids.OV_REFIT),
             _explanation_card(),
             _changes_card(),
             _drift_card(),
@@ -276,13 +277,14 @@ def _drift_card() -> dbc.Card:
                         term("predicted band"),
                         " ([",
                         term("Mace"),
-                        ", predicted + ",
+                        ", path-aware predicted + ",
                         term("w"),
                         " + ",
                         term("eps"),
                         "] widened by one w on each side) for k consecutive subintervals or "
                         "more; only subintervals whose outputs are all in count. The model no "
-                        "longer matches the system: refit it on a recent window.",
+                        "longer matches the system: refit it on a recent window (stored for "
+                        "the run: the alert pass predicts with it too).",
                     ],
                     className="text-muted small mb-2",
                 ),
@@ -439,7 +441,7 @@ def update(
     estimator: str | None,
     selection: dict[str, Any] | None,
     k: Any,
-    refit: dict[str, Any] | None,
+    _refit: Any,
     relayout: dict[str, Any] | None,
     zoom: dict[str, list[float]] | None,
 ) -> tuple:
@@ -447,8 +449,10 @@ def update(
     if not run_id:
         return no_update, "-", "-", "-", "select a run (none ingested yet?)", True, *unchanged
     try:
-        run = context.current().runs.get(run_id)
-        training = views.refit_training(run, refit)
+        app = context.current()
+        run = app.runs.get(run_id)
+        with app.database.cursor() as cur:
+            training = views.stored_training(run, training_window_of(cur, run_id))
         view = views.overview(
             run,
             range_key,
@@ -492,14 +496,21 @@ def update(
     prevent_initial_call=True,
 )
 def refit(_: Any, __: Any, minutes: Any, run_id: str | None) -> tuple:
-    """One click fits the predicted line's model on the run's last minutes (page state
-    only); the other goes back to the original model."""
-    if ctx.triggered_id == ids.OV_REFIT_RESET or not run_id:
-        return None, "", False
+    """One click fits the run's predictive model on its last minutes, the other goes back
+    to the original model; the window is stored (the alert pass uses it too) and the
+    page store changes to redraw the Overview."""
+    if not run_id:
+        return no_update, "", False
     try:
-        return views.refit_entry(context.current().runs.get(run_id), minutes), "", False
+        app = context.current()
+        window = None
+        if ctx.triggered_id == ids.OV_REFIT_APPLY:
+            window = views.refit_window(app.runs.get(run_id), minutes)
+        with app.database.cursor() as cur:
+            set_training_window(cur, run_id, window)
     except MaceError as exc:
         return no_update, str(exc), True
+    return {"run": run_id, "window": window, "clicks": ctx.triggered_id}, "", False
 
 
 @dash.callback(

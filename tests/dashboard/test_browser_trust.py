@@ -7,24 +7,28 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from dash import Dash
 from dash.testing.wait import until
 from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard import ids
 from dashboard.app import create_app
+from dashboard.context import CONFIG_KEY
 from dashboard.data import Database, RunCache
 from dashboard.monitoring import run_alerts
-from dashboard.report import analyses
 from storage.alerts import record_alerts
 from storage.db import connect, transaction
+from storage.scenarios import training_window_of
 from tests.dashboard.builders import write_drift_run, write_small_run
 from tests.dashboard.test_browser_explain import click_time
 
 pytestmark = pytest.mark.browser
 
 
-def _start(dash_duo, db: Path) -> None:
-    dash_duo.start_server(create_app(db, refresh_seconds=60))
+def _start(dash_duo, db: Path) -> Dash:
+    app = create_app(db, refresh_seconds=60)
+    dash_duo.start_server(app)
+    return app
 
 
 def test_placement_change_has_a_marker_and_a_changes_row(dash_duo, tmp_path: Path):
@@ -71,9 +75,9 @@ def test_drift_banner_table_alerts_and_refit(dash_duo, tmp_path: Path):
     run = RunCache(Database(db)).get("drift")
     con = connect(db)
     with transaction(con, "alerts"):
-        record_alerts(con, "drift", run_alerts(run, {"q1": 2.0}, analyses(run)))
+        record_alerts(con, "drift", run_alerts(run, {"q1": 2.0}))
     con.close()
-    _start(dash_duo, db)
+    app = _start(dash_duo, db)
     banner = f"#{ids.OV_DRIFT_BANNER}"
     # hand-computed in builders.write_drift_run: one event, above, 23 .. 37
     dash_duo.wait_for_contains_text(
@@ -105,9 +109,17 @@ def test_drift_banner_table_alerts_and_refit(dash_duo, tmp_path: Path):
     assert dash_duo.find_elements(f"#{ids.OV_DRIFT_TABLE} td") == []
     legend = [e.text for e in dash_duo.find_elements(f"#{ids.OV_LATENCY} .legendtext")]
     assert "predicted Mace (refit)" in legend
+    assert _stored_window(app) == (25, 40)  # the alert pass predicts with it too
     dash_duo.find_element(f"#{ids.OV_REFIT_RESET}").click()
     dash_duo.wait_for_element(f"{banner}.show", timeout=20)
+    assert _stored_window(app) is None
     assert dash_duo.get_logs() == []
+
+
+def _stored_window(app: Dash) -> tuple[int, int] | None:
+    """The run's training window, read through the app's own connection."""
+    with app.server.config[CONFIG_KEY].database.cursor() as cur:
+        return training_window_of(cur, "drift")
 
 
 def test_steady_run_has_no_drift_banner(dash_duo, tmp_path: Path):

@@ -346,7 +346,7 @@ def test_a_placement_change_is_marked_and_verified(tmp_path: Path) -> None:
 
 
 def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
-    from tests.dashboard.builders import write_drift_run
+    from tests.dashboard.builders import DRIFT_FROM, write_drift_run
 
     write_drift_run(tmp_path / "drift.duckdb", "drift", drifting=True)
     write_drift_run(tmp_path / "steady.duckdb", "steady", drifting=False)
@@ -370,17 +370,21 @@ def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
         run, view, 5
     )
     assert views.overview(run, "all", k=16).drift == ()
-    # refit on the last 15 s (cost 0.3): the prediction follows the run from t = 25 s on
-    entry = views.refit_entry(run, 0.25)
-    assert entry == {"run": "drift", "start": 25, "stop": 40, "minutes": 0.25}
-    training = views.refit_training(run, entry)
+    # refit on the last 15 s (cost 0.3): the predicted line starts from the estimated
+    # backlog at t = 25 s and grows 0.5 s per second, as the measured latency does
+    training = views.refit_window(run, 0.25)
+    assert training == (25, 40)
     refit = views.overview(run, "all", training=training)
     assert refit.drift == () and refit.training == (25, 40)
+    line = next(t for t in refit.figure.data if t.name == "predicted Mace (refit)")
+    assert np.allclose(line.y[26:], 0.5 * (np.arange(26, 40) - DRIFT_FROM + 1))
     assert "model refit on t = 25–40 s" in views.model_note(run, refit, True)
-    assert views.refit_training(run, {**entry, "run": "other"}) is None
+    assert views.stored_training(run, (25, 90)) == (25, 40)
+    assert views.stored_training(run, (40, 90)) is None
+    assert views.stored_training(run, None) is None
     for bad in (None, 0, -1, "5"):
         with pytest.raises(ViewError, match="positive number of minutes"):
-            views.refit_entry(run, bad)
+            views.refit_window(run, bad)
     for bad_k in (None, 0, 2.5, True):
         with pytest.raises(ViewError, match="drift: k must be"):
             views.overview(run, "all", k=bad_k)  # type: ignore[arg-type]
