@@ -137,14 +137,18 @@ def latency_figure(
     lower: np.ndarray | None = None,
     label: str = "Mace",
     predicted: np.ndarray | None = None,
+    predicted_name: str | None = None,
+    change_notes: Sequence[str] = (),
 ) -> go.Figure:
     """Measured max and p99 latency per subinterval under the estimate and its band.
 
     ``series`` is the estimated series of the estimator named ``label`` (from the
     measured load); the band is [``lower``, ``upper``], by default [Mace, Mace + w + eps]
     (Theorem 3); ``predicted`` (optional) is the same estimator on the fitted model.
-    Vertical dashed lines mark placement changes. ``uirevision`` keeps a drag-zoom across
-    refreshes.
+    Vertical dashed lines mark placement changes, with a marker whose hover text is the
+    matching entry of ``change_notes`` (e.g. the change's verification) if given.
+    ``predicted_name`` renames the predicted line (e.g. after a refit). ``uirevision``
+    keeps a drag-zoom across refreshes.
     """
     times = np.asarray(times, dtype=float)
     fig = go.Figure()
@@ -176,26 +180,66 @@ def latency_figure(
     )
     fig.add_trace(_line(times, series, f"estimated {label}", ESTIMATED))
     if predicted is not None:
-        fig.add_trace(_line(times, predicted, f"predicted {label}", MODEL_LINE, line_dash="dash"))
+        name = predicted_name or f"predicted {label}"
+        fig.add_trace(_line(times, predicted, name, MODEL_LINE, line_dash="dash"))
     fig.add_trace(_line(times, measured_max, "measured max", MEASURED))
     fig.add_trace(_line(times, measured_p99, "measured p99", "#9467bd", line_dash="dot"))
-    for t in change_times:
-        fig.add_vline(x=float(t), line_dash="dash", line_color="#555", opacity=0.7)
+    for t in change_times:  # add_vline is ten times slower than a shape and a note
+        fig.add_shape(
+            type="line",
+            x0=float(t),
+            x1=float(t),
+            y0=0,
+            y1=1,
+            yref="y domain",
+            line={"dash": "dash", "color": "#555"},
+            opacity=0.7,
+        )
+        fig.add_annotation(
+            x=float(t),
+            y=1,
+            yref="y domain",
+            text="change",
+            showarrow=False,
+            xanchor="left",
+            yanchor="top",
+            font={"size": 11},
+        )
     if change_times:
+        notes = list(change_notes) or [""] * len(change_times)
         fig.add_trace(
             go.Scatter(
                 x=list(change_times),
                 y=[0.0] * len(change_times),
+                text=notes,
                 mode="markers",
-                marker={"symbol": "triangle-up", "size": 11, "color": "#555"},
+                marker={"symbol": "triangle-up", "size": 13, "color": "#555"},
                 name="placement change",
-                hovertemplate="placement change at t = %{x:.1f} s<extra></extra>",
+                hovertemplate="placement change at t = %{x:.1f} s %{text}<extra></extra>",
             )
         )
     title = "Latency per subinterval: measured, estimated" + (
         " and predicted" if predicted is not None else ""
     )
     return _layout(fig, title, "latency (s)", uirevision)
+
+
+def rolling_error_figure(times: np.ndarray, error: np.ndarray, window: int) -> dict[str, Any]:
+    """The predicted latency's relative error against the measured one, over the trailing
+    ``window`` subintervals at each time, as a percentage (a plain figure: it is redrawn
+    at every refresh, and a template costs tens of milliseconds)."""
+    line = _plain_line(times, error, "prediction error", MODEL_LINE)
+    line["hovertemplate"] = hover("prediction error", "", "%{y:.1%}")
+    layout = _plain_layout(
+        f"Prediction error (|predicted − measured| / measured, last {window} subintervals)",
+        TIME_TITLE,
+        "error",
+        "error",
+    )
+    layout["yaxis"].update({"tickformat": ".0%", "rangemode": "tozero"})
+    layout.update({"height": 260, "showlegend": False})
+    layout["title"]["font"] = {"size": 14}
+    return {"data": [line], "layout": layout}
 
 
 def _plain_layout(title: str, x_title: str, y_title: str, uirevision: str) -> dict[str, Any]:
@@ -513,6 +557,139 @@ def operator_graph_elements(
     return elements
 
 
+BLAME_LOW = (255, 245, 230)
+BLAME_HIGH = (214, 39, 40)
+NO_SHARE = "#e0e0e0"
+
+
+def share_color(share: float) -> str:
+    """A colour from light (a share near 0) to red (the whole backlog), ``share`` in [0, 1]."""
+    t = min(max(float(share), 0.0), 1.0)
+    r, g, b = (round(lo + t * (hi - lo)) for lo, hi in zip(BLAME_LOW, BLAME_HIGH, strict=True))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def blame_graph_elements(
+    topology: Topology,
+    placement: Mapping[str, str],
+    contributions: Mapping[str, float],
+    sources: Mapping[str, float],
+    total: float,
+) -> list[dict[str, Any]]:
+    """Cytoscape elements of the operator graph coloured by each operator's (and
+    source's) share of a backlog of ``total`` seconds; grey where it has none."""
+
+    def paint(seconds: float) -> tuple[str, str]:
+        if seconds <= 0 or total <= 0:
+            return NO_SHARE, ""
+        return share_color(seconds / total), f"\n{seconds:.3f} s ({seconds / total:.0%})"
+
+    elements: list[dict[str, Any]] = []
+    for source in topology.source_ids:
+        color, text = paint(sources.get(source, 0.0))
+        elements.append(
+            {"data": {"id": source, "label": source + text, "color": color}, "classes": "source"}
+        )
+    for op in topology.operators:
+        node = placement[op.id]
+        color, text = paint(contributions.get(op.id, 0.0))
+        elements.append(
+            {
+                "data": {
+                    "id": op.id,
+                    "label": f"{op.id}@{node}{text}",
+                    "color": color,
+                    "node": node,
+                    "query": op.query,
+                },
+                "classes": "operator",
+            }
+        )
+        for upstream in op.inputs:
+            elements.append({"data": {"source": upstream, "target": op.id}})
+    return elements
+
+
+def contribution_figure(
+    contributions: Mapping[str, float], total: float, resource: str
+) -> dict[str, Any]:
+    """Each operator's share of ``resource``'s backlog (seconds of CE/C), largest on top
+    (a plain figure, cheap to rebuild)."""
+    ranked = sorted(contributions.items(), key=lambda kv: kv[1])
+    names = [name for name, _ in ranked]
+    seconds = [value for _, value in ranked]
+    shares = [value / total if total > 0 else 0.0 for value in seconds]
+    layout = _plain_layout(
+        f"Share of the backlog on {resource} per operator",
+        "contribution to CE/C (s)",
+        "",
+        "blame",
+    )
+    layout.update(
+        {
+            "margin": {"l": 80, "r": 20, "t": 45, "b": 45},
+            "height": max(220, 110 + 32 * len(names)),
+            "showlegend": False,
+            "hovermode": "closest",
+        }
+    )
+    if not names:
+        layout["annotations"] = [
+            {
+                "text": "no backlog: nothing to share",
+                "showarrow": False,
+                "x": 0.5,
+                "y": 0.5,
+                "xref": "paper",
+                "yref": "paper",
+            }
+        ]
+        layout["xaxis"]["visible"] = False
+        layout["yaxis"]["visible"] = False
+    bars = {
+        "type": "bar",
+        "orientation": "h",
+        "x": seconds,
+        "y": names,
+        "marker": {
+            "color": [share_color(v) for v in shares],
+            "line": {"color": "#999", "width": 1},
+        },
+        "text": [f"{v:.3f} s ({f:.0%})" for v, f in zip(seconds, shares, strict=True)],
+        "textposition": "auto",
+        "customdata": shares,
+        "hovertemplate": "%{y}: %{x:.3f} s, %{customdata:.1%} of the backlog<extra></extra>",
+    }
+    return {"data": [bars], "layout": layout}
+
+
+def with_busy_period(fig: go.Figure, since: float, until: float, resource: str) -> go.Figure:
+    """The figure with the explained busy period shaded: ``resource`` builds its
+    backlog from ``since`` to ``until`` (seconds)."""
+    fig.add_shape(
+        type="rect",
+        x0=since,
+        x1=until,
+        y0=0,
+        y1=1,
+        yref="y domain",
+        fillcolor="rgba(255, 127, 14, 0.15)",
+        line_width=0,
+        layer="below",
+    )
+    fig.add_annotation(
+        x=since,
+        y=1,
+        yref="y domain",
+        text=f"explained: backlog on {resource}",
+        showarrow=False,
+        xanchor="left",
+        yanchor="top",
+        font={"size": 11},
+    )
+    return fig
+
+
 GRAPH_STYLESHEET: list[dict[str, Any]] = [
     {
         "selector": "node",
@@ -539,6 +716,14 @@ GRAPH_STYLESHEET: list[dict[str, Any]] = [
         },
     },
 ]
+
+
+BLAME_STYLESHEET: list[dict[str, Any]] = [
+    *GRAPH_STYLESHEET,
+    {"selector": "node", "style": {"font-size": 12, "width": 28, "height": 28}},
+    {"selector": "node", "style": {"border-width": 1, "border-color": "#888"}},
+]
+"""The Overview's blame graph: the operator graph's style, larger for reading."""
 
 
 EXPLAINER_DLTS = (0.5, 1.8, 1.6, 0.4, 0.3, 1.5)

@@ -58,6 +58,25 @@ GLOSSARY: dict[str, str] = {
         "paper's Theorem 3, Mace <= measured latency <= Mace + w + eps in every "
         "subinterval."
     ),
+    "bottleneck": (
+        "The node with the largest CE/C in a subinterval: the one whose backlog makes "
+        "events wait longest there, so the one that sets Mace."
+    ),
+    "busy period": (
+        "The subintervals in which a node's backlog (CE) never emptied, up to the one "
+        "explained: the backlog built up over all of them, so each operator's share of "
+        "it is counted over the whole period."
+    ),
+    "predicted band": (
+        "From the model fitted on a training window: Mace of the predicted load to the "
+        "path-aware predicted estimate + w + eps, widened by one w on each side. While "
+        "the model holds, the measured latency stays inside it."
+    ),
+    "drift event": (
+        "At least k consecutive subintervals with the measured latency on the same side "
+        "outside the predicted band: the costs or the system changed since the model was "
+        "fitted, so predictions from it can no longer be trusted."
+    ),
     "subinterval factor": (
         "What-if only: the scenario's subintervals are this many of the run's "
         "subintervals merged (w times the factor, arrivals added up), which smooths "

@@ -9,6 +9,10 @@ For each query and for the whole system, across the run's intervals:
 - *measured*: the measured maximum latency per interval (``lat_max``), over
   the intervals that had outputs.
 
+``changes`` verifies each placement change (:mod:`estimator.verification`): the
+worst case predicted by the model fitted before the change, for the periods before
+and after it, against the measured worst case of the same periods.
+
 Each gets the worst case (max), p99 and mean across time. ``objective`` is the
 stored latency objective and ``compliance`` the share of measured intervals
 whose max latency meets it. The system objective is the strictest query
@@ -29,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dashboard.data import RunData
+from estimator.drift import refit
 from estimator.runs import (
     DEFAULT_TRAINING_SHARE,
     RunAnalysis,
@@ -36,6 +41,7 @@ from estimator.runs import (
     node_loads,
     predicted_operator_dlts,
 )
+from estimator.verification import ChangeCheck, verify_changes
 from storage.errors import StorageError
 
 SYSTEM = "system"
@@ -52,22 +58,37 @@ class RunAnalyses:
 
 
 def analyses(
-    run: RunData, share: float = DEFAULT_TRAINING_SHARE, estimator: str = "mace"
+    run: RunData,
+    share: float = DEFAULT_TRAINING_SHARE,
+    estimator: str = "mace",
+    training: tuple[int, int] | None = None,
 ) -> RunAnalyses:
     """Estimated and predicted latency of a run with the registered ``estimator``,
-    placement versions respected."""
+    placement versions respected (the prediction: :func:`predicted_analysis`)."""
     placements = [v.placement for v in run.versions]
     estimated = analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator)
-    op_dlts = predicted_operator_dlts(
-        run.topology,
-        run.operator_stats,
-        run.arrivals.for_topology(run.topology),
-        run.intervals,
-        share,
-    )
+    return RunAnalyses(estimated, predicted_analysis(run, share, estimator, training))
+
+
+def predicted_analysis(
+    run: RunData,
+    share: float = DEFAULT_TRAINING_SHARE,
+    estimator: str = "mace",
+    training: tuple[int, int] | None = None,
+) -> RunAnalysis:
+    """The latency predicted by ``estimator`` from the arrivals with the model fitted on
+    the first ``share`` of the run, or on the window ``training`` ([start, stop)) when
+    given (a refit, e.g. on :func:`estimator.drift.recent_window`)."""
+    placements = [v.placement for v in run.versions]
+    counts = run.arrivals.for_topology(run.topology)
+    if training is None:
+        op_dlts = predicted_operator_dlts(
+            run.topology, run.operator_stats, counts, run.intervals, share
+        )
+    else:
+        op_dlts = refit(run.topology, run.operator_stats, counts, training)
     loads = node_loads(run.topology, op_dlts, placements, run.version_starts)
-    predicted = analyse(run.topology, loads, placements, run.version_starts, estimator)
-    return RunAnalyses(estimated, predicted)
+    return analyse(run.topology, loads, placements, run.version_starts, estimator)
 
 
 def _summary(series: np.ndarray) -> dict[str, float | None]:
@@ -179,7 +200,38 @@ def build_report(
     system["bound_coverage"] = bound_coverage(
         system_measured, result.estimated.lower, result.estimated.upper
     )
-    return {"run": run.info.run_id, "queries": queries, "system": system}
+    checks = verify_changes(run, estimator=result.predicted.estimator)
+    return {
+        "run": run.info.run_id,
+        "queries": queries,
+        "system": system,
+        "changes": [change_json(c) for c in checks],
+    }
+
+
+def change_json(check: ChangeCheck) -> dict[str, Any]:
+    """One entry of the report's ``changes``: the five figures of the issue (None where a
+    period has no data), the version, the relative changes and the operators moved."""
+    return {
+        "interval": check.interval,
+        "version": check.version,
+        **{
+            key: _finite_or_none(getattr(check, key))
+            for key in (
+                "predicted_wc_before",
+                "predicted_wc_after",
+                "measured_wc_before",
+                "measured_wc_after",
+                "predicted_change",
+                "measured_change",
+            )
+        },
+        "moved": [{"operator": op, "from": old, "to": new} for op, old, new in check.moved],
+    }
+
+
+def _finite_or_none(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
 
 
 def report_csv(report: Mapping[str, Any]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,17 +13,32 @@ import plotly.graph_objects as go
 from dashboard import figures
 from dashboard.data import RunData
 from dashboard.errors import ViewError
+from dashboard.monitoring import run_drift
 from dashboard.report import (
     KEYS,
+    RunAnalyses,
     analyses,
     bound_coverage,
     build_report,
     violating_intervals,
 )
+from estimator.blame import Blame, blame
+from estimator.drift import (
+    DEFAULT_ERROR_WINDOW,
+    DEFAULT_K,
+    DriftEvent,
+    refit,
+    rolling_error,
+)
 from estimator.errors import ModelError
+from estimator.fitting import training_window
+from estimator.model import version_at
 from estimator.pathaware import ESTIMATOR_LABELS
 from estimator.placement.planning import HostsTimeline, hosts_over_time
+from estimator.runs import DEFAULT_TRAINING_SHARE, RunAnalysis, analyse, node_loads
+from estimator.verification import ChangeCheck, verify_changes
 from estimator.whatif import MAX_CAPACITY, RunInputs, parse_positive
+from storage.alerts import StoredAlert
 
 RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
 
@@ -57,6 +72,20 @@ def kept_zoom(relayout: Mapping[str, Any] | None) -> dict[str, list[float]]:
     return ranges
 
 
+def zoom_after(
+    relayout: Mapping[str, Any] | None, kept: Mapping[str, Sequence[float]] | None
+) -> dict[str, list[float]]:
+    """The zoom to keep after a ``relayoutData`` event: the ranges it sets, none for an
+    axis it resets (double-click), and the ``kept`` ones for events about something else
+    (``{"autosize": true}`` when the page below the chart changed height)."""
+    ranges = {axis: list(bounds) for axis, bounds in (kept or {}).items()}
+    for axis in ("xaxis", "yaxis"):
+        if relayout and relayout.get(f"{axis}.autorange"):
+            ranges.pop(axis, None)
+    ranges.update(kept_zoom(relayout))
+    return ranges
+
+
 @dataclass(frozen=True)
 class OverviewView:
     figure: go.Figure
@@ -67,6 +96,10 @@ class OverviewView:
     coverage: float | None
     bottleneck: str
     label: str = "Mace"
+    changes: tuple[ChangeCheck, ...] = ()
+    drift: tuple[DriftEvent, ...] = ()
+    training: tuple[int, int] = (0, 0)
+    error_figure: dict[str, Any] | None = None
 
     def kpis(self) -> tuple[str, str, str]:
         """The worst-case, bound coverage and bottleneck cards, in the names the chart's
@@ -85,30 +118,63 @@ class OverviewView:
         return worst, coverage, self.bottleneck
 
 
-def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> OverviewView:
+def overview(
+    run: RunData,
+    range_key: str | None,
+    estimator: str = "mace",
+    explain: int | None = None,
+    *,
+    k: int = DEFAULT_K,
+    training: tuple[int, int] | None = None,
+) -> OverviewView:
     """Measured, estimated and predicted latency in the window, with its KPIs, for
-    ``estimator``."""
+    ``estimator``; the busy period behind subinterval ``explain`` (default: the worst
+    one) is shaded, each placement change marked with its verification. The model is
+    fitted on ``training`` ([start, stop), a refit) or the run's first share; drift
+    events (:func:`dashboard.monitoring.run_drift`) are stretches of ``k`` settled
+    subintervals outside its band."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    k = drift_k(k)
     part = window(run, range_key)
-    result = analyses(run, estimator=estimator)
+    result = (
+        analyses(run, estimator=estimator)
+        if training is None
+        else refit_analyses(run, estimator, training)
+    )
     label = ESTIMATOR_LABELS[estimator]
     est = result.estimated
     measured = run.measured_system()
     times = run.times[part]
-    starts = [run.times[s] for s in run.version_starts[1:] if part.start <= s < part.stop]
+    checks = tuple(verify_changes(run, estimator=estimator))
+    shown = [c for c in checks if part.start <= c.interval < part.stop]
+    fitted_on = training or training_window(run.intervals, DEFAULT_TRAINING_SHARE)
     fig = figures.latency_figure(
         times,
         measured.lat_max[part],
         measured.lat_p99[part],
         est.estimate[part],
         est.upper[part],
-        starts,
+        [run.times[c.interval] for c in shown],
         uirevision=f"{run.info.run_id}-{range_key}",
         lower=est.lower[part],
         label=label,
         predicted=result.predicted.estimate[part],
+        predicted_name=None if training is None else f"predicted {label} (refit)",
+        change_notes=[change_note(c) for c in shown],
     )
+    explained = blame_at(run, explain, result.estimated)
+    if explained.ce_seconds > 0:
+        half = run.subinterval / 2  # the span covers its points, inside the time axis
+        figures.with_busy_period(
+            fig,
+            max(float(run.times[explained.busy_since]) - half, float(times[0])),
+            min(float(run.times[explained.interval]) + half, float(times[-1])),
+            explained.resource,
+        )
+    drift = tuple(run_drift(run, k, training=training))
+    rolling = rolling_error(result.predicted.estimate, measured.lat_max, DEFAULT_ERROR_WINDOW)
+    error_figure = figures.rolling_error_figure(times, rolling[part], DEFAULT_ERROR_WINDOW)
     finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
     measured_wc = float(finite.max()) if finite.size else None
     estimated_wc = float(est.estimate[part].max())
@@ -138,6 +204,277 @@ def overview(run: RunData, range_key: str | None, estimator: str = "mace") -> Ov
         coverage=bound_coverage(measured.lat_max[part], est.lower[part], est.upper[part]),
         bottleneck=bottleneck,
         label=label,
+        changes=checks,
+        drift=drift,
+        training=fitted_on,
+        error_figure=error_figure,
+    )
+
+
+def _signed_percent(change: float) -> str:
+    return f"{change:+.0%}".replace("-", "\u2212")
+
+
+def change_note(check: ChangeCheck) -> str:
+    """The hover text of a change marker, e.g. "predicted −35% worst case, measured −31%"."""
+    moved = ", ".join(f"{op} {old} \u2192 {new}" for op, old, new in check.moved)
+    predicted = (
+        "no prediction (no data before the change)"
+        if not np.isfinite(check.predicted_change)
+        else f"predicted {_signed_percent(check.predicted_change)} worst case"
+    )
+    measured = (
+        "measured: no data yet"
+        if not np.isfinite(check.measured_change)
+        else f"measured {_signed_percent(check.measured_change)}"
+    )
+    return f"(version {check.version}{': ' + moved if moved else ''}): {predicted}, {measured}"
+
+
+def _number(value: float, digits: int = 4) -> float | None:
+    return round(float(value), digits) if np.isfinite(value) else None
+
+
+def change_rows(run: RunData, checks: Sequence[ChangeCheck]) -> list[dict[str, Any]]:
+    """The Changes table: one row per placement change, seconds and shares (fractions:
+    the table shows them as percentages), None where a period has no data."""
+    return [
+        {
+            "time": float(run.times[c.interval]),
+            "interval": c.interval,
+            "version": c.version,
+            "moved": ", ".join(f"{op}: {old} \u2192 {new}" for op, old, new in c.moved),
+            "predicted_wc_before": _number(c.predicted_wc_before),
+            "predicted_wc_after": _number(c.predicted_wc_after),
+            "predicted_change": _number(c.predicted_change),
+            "measured_wc_before": _number(c.measured_wc_before),
+            "measured_wc_after": _number(c.measured_wc_after),
+            "measured_change": _number(c.measured_change),
+        }
+        for c in checks
+    ]
+
+
+def drift_rows(run: RunData, events: Sequence[DriftEvent]) -> list[dict[str, Any]]:
+    """The drift events table, in seconds since the run's start (newest first)."""
+    w = run.subinterval
+    return [
+        {
+            "start": float(run.times[e.start]),
+            "end": float(run.times[e.end] + w),
+            "duration": (e.end - e.start + 1) * w,
+            "direction": f"{e.direction} the band",
+            "flagged": float(run.times[e.flagged_at] + w),
+            "peak": round(e.peak, 4),
+        }
+        for e in reversed(events)
+    ]
+
+
+def drift_banner(run: RunData, view: OverviewView, k: int) -> str:
+    """The Overview's banner when the measured latency left the predicted band ("" if not)."""
+    if not view.drift:
+        return ""
+    latest = view.drift[-1]
+    w = run.subinterval
+    lo, hi = view.training
+    return (
+        f"Model drift: the measured latency left the predicted band for at least {k} "
+        f"consecutive subintervals {len(view.drift)} time(s). Latest: {latest.direction} "
+        f"the band from t = {run.times[latest.start]:g} s to {run.times[latest.end] + w:g} s, "
+        f"by up to {latest.peak:.3f} s. The model fitted on t = {lo * w:g}\u2013{hi * w:g} s "
+        "may no longer hold: see the drift events below, or refit it on a recent window."
+    )
+
+
+def refit_analyses(run: RunData, estimator: str, training: tuple[int, int]) -> RunAnalyses:
+    """Estimated and predicted latency with the model refit on ``training`` [start, stop).
+
+    The predicted load is the estimated (measured) operator DLTS before ``start`` and the
+    refit model's from ``start`` on, so the prediction starts from the backlog the run
+    really had there, as a model refit at ``start`` would have predicted going on.
+    (Adapter over :func:`estimator.drift.refit`: that module gives the refit model's
+    DLTS for the whole run.)"""
+    start = training[0]
+    placements = [v.placement for v in run.versions]
+    counts = run.arrivals.for_topology(run.topology)
+    dlts = run.operator_dlts.copy()
+    dlts[:, start:] = refit(run.topology, run.operator_stats, counts, training)[:, start:]
+    loads = node_loads(run.topology, dlts, placements, run.version_starts)
+    return RunAnalyses(
+        _estimated(run, estimator),
+        analyse(run.topology, loads, placements, run.version_starts, estimator),
+    )
+
+
+def drift_k(value: Any) -> int:
+    """The k field: a whole number of subintervals, at least 1 (ViewError otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ViewError(f"drift: k must be a whole number of subintervals, got {value!r}")
+    if value < 1:
+        raise ViewError(f"drift: k must be at least 1 subinterval, got {value!r}")
+    return int(value)
+
+
+def refit_window(run: RunData, minutes: Any) -> tuple[int, int]:
+    """The run's last ``minutes`` as of now (the whole run if it is shorter), as
+    subintervals [start, stop): the window a refit fits the model on."""
+    if not isinstance(minutes, int | float) or isinstance(minutes, bool) or not minutes > 0:
+        raise ViewError(f"refit: enter the window as a positive number of minutes, got {minutes!r}")
+    if run.intervals == 0:
+        raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    length = max(1, round(float(minutes) * 60.0 / run.subinterval))
+    return max(0, run.intervals - length), run.intervals
+
+
+def stored_training(run: RunData, window: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The run's stored refit window inside its data (None: the original model)."""
+    if window is None or not 0 <= window[0] < min(window[1], run.intervals):
+        return None
+    return window[0], min(window[1], run.intervals)
+
+
+def model_note(run: RunData, view: OverviewView, refit: bool) -> str:
+    """Which window the predicted line's model was fitted on."""
+    lo, hi = view.training
+    w = run.subinterval
+    if not refit:
+        return (
+            f"Predicted line: model fitted on t = {lo * w:g}\u2013{hi * w:g} s (the first "
+            f"{DEFAULT_TRAINING_SHARE:.0%} of the run)."
+        )
+    return (
+        f"Predicted line: model refit on t = {lo * w:g}\u2013{hi * w:g} s, predicting from "
+        f"t = {lo * w:g} s on (before it, the predicted line is the estimated one); drift "
+        "is looked for from there on. The window is stored for this run, so the alert pass "
+        "predicts with it too; the measurements are not changed."
+    )
+
+
+ALERT_KINDS = {
+    "measured_breach": "measured above objective",
+    "predicted_breach": "predicted above objective",
+    "drift": "model drift",
+}
+
+
+def alert_rows(run: RunData, alerts: Sequence[StoredAlert]) -> list[dict[str, Any]]:
+    """The Overview's alerts list, newest first, in seconds since the run's start."""
+    w = run.subinterval
+    return [
+        {
+            "kind": ALERT_KINDS.get(a.kind, a.kind),
+            "query": a.query or "system",
+            "start": a.start * w,
+            "end": (a.end + 1) * w,
+            "value": round(a.value, 4),
+            "objective": a.objective,
+            "detail": a.detail,
+            "delivered": "yes" if a.delivered else "no",
+        }
+        for a in reversed(alerts)
+    ]
+
+
+def clicked_point(run_id: str | None, click: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The store entry of a click on the latency chart: the run and the clicked time."""
+    points = (click or {}).get("points") or []
+    time = points[0].get("x") if points and isinstance(points[0], Mapping) else None
+    if not run_id or not isinstance(time, int | float) or isinstance(time, bool):
+        return None
+    return {"run": run_id, "time": float(time)}
+
+
+def selected_interval(run: RunData, selection: Mapping[str, Any] | None) -> int | None:
+    """The subinterval a click on the latency chart chose (``{"run", "time"}``, the
+    clicked time in seconds), or None (the worst one) when nothing of this run is chosen."""
+    if not selection or selection.get("run") != run.info.run_id:
+        return None
+    time = selection.get("time")
+    if not isinstance(time, int | float) or isinstance(time, bool) or run.intervals == 0:
+        return None
+    return int(min(max(round(float(time) / run.subinterval), 0), run.intervals - 1))
+
+
+def _estimated(run: RunData, estimator: str) -> RunAnalysis:
+    placements = [v.placement for v in run.versions]
+    return analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator)
+
+
+def blame_at(run: RunData, interval: int | None, estimated: RunAnalysis) -> Blame:
+    """The blame at ``interval``, by default the peak of the ``estimated`` series (the
+    chosen estimator's, so the explanation starts where the chart peaks)."""
+    if interval is None:
+        interval = int(np.argmax(estimated.estimate))
+    return blame(
+        run.topology,
+        run.operator_dlts,
+        run.arrivals.for_topology(run.topology),
+        [v.placement for v in run.versions],
+        run.version_starts,
+        interval,
+    )
+
+
+@dataclass(frozen=True)
+class ExplanationView:
+    """The Overview's answer to "why is latency high at this subinterval"."""
+
+    blame: Blame
+    headline: str
+    coverage_note: str | None
+    figure: dict[str, Any]
+    elements: list[dict[str, Any]]
+    source_rows: list[dict[str, Any]]
+
+
+def explanation(run: RunData, interval: int | None, estimator: str = "mace") -> ExplanationView:
+    """Latency blame at ``interval`` (default: the worst subinterval of ``estimator``):
+    the bottleneck, its busy period, per-operator and per-source shares, the operator
+    graph coloured by share. Blame splits Mace's backlog; for another estimator the
+    note says what the explanation covers."""
+    if run.intervals == 0:
+        raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    estimated = _estimated(run, estimator)
+    result = blame_at(run, interval, estimated)
+    p, w = result.interval, run.subinterval
+    at = f"t = {run.times[p]:g} s (subinterval {p})"
+    if result.ce_seconds > 0:
+        since = result.busy_since
+        headline = (
+            f"At {at}, {result.resource} is the bottleneck: {result.ce_seconds:.3f} s behind "
+            f"(CE/C). Its backlog has been building since t = {run.times[since]:g} s "
+            f"(subinterval {since}), for {(p - since + 1) * w:g} s."
+        )
+    else:
+        headline = (
+            f"At {at}, no resource has a backlog (Mace = 0 s): latency there is processing "
+            "and transfer time, within w + eps."
+        )
+    note = None
+    if estimator != "mace":
+        label = ESTIMATOR_LABELS[estimator]
+        note = (
+            f"The {label} estimate at this subinterval is {estimated.estimate[p]:.3f} s. "
+            f"This explanation covers the bottleneck resource's own backlog (Mace, "
+            f"{result.ce_seconds:.3f} s); the waits the {label} estimate adds along the "
+            "other nodes of a path are not split among operators yet."
+        )
+    placement = run.versions[version_at(run.version_starts, p)].placement
+    total = result.ce_seconds
+    rows = [
+        {"source": name, "seconds": round(seconds, 4), "share": seconds / total}
+        for name, seconds in sorted(result.sources.items(), key=lambda kv: -kv[1])
+    ]
+    return ExplanationView(
+        blame=result,
+        headline=headline,
+        coverage_note=note,
+        figure=figures.contribution_figure(result.contributions, total, result.resource),
+        elements=figures.blame_graph_elements(
+            run.topology, placement, result.contributions, result.sources, total
+        ),
+        source_rows=rows,
     )
 
 

@@ -223,8 +223,20 @@ def predicted_operator_dlts(
 ) -> np.ndarray:
     """Operator DLTS predicted from arrivals with costs and selectivities fitted on the
     first ``share`` of the run (DESIGN 7.5)."""
+    window = training_window(intervals, share) if intervals else None
+    return fitted_operator_dlts(topology, operator_stats, counts, window)
+
+
+def fitted_operator_dlts(
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    counts: np.ndarray,
+    window: tuple[int, int] | None,
+) -> np.ndarray:
+    """Operator DLTS predicted from arrivals ``counts`` with costs and selectivities
+    fitted on the ``window`` [start, stop) of ``operator_stats`` (``None`` or no
+    statistics: the topology's own costs)."""
     fitted = topology
-    if not operator_stats.empty and intervals:
-        window = training_window(intervals, share)
+    if not operator_stats.empty and window is not None:
         fitted = fit_operator_stats(topology, operator_stats, window).topology
     return build_load_model(fitted, counts).operator_dlts()

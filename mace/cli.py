@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from estimator.errors import MaceError
 from mace import (
+    alerts_command,
     collect_command,
     demo_command,
     estimate_command,
@@ -44,6 +45,7 @@ COMMANDS = (
     collect_command,
     explain_command,
     plan_command,
+    alerts_command,
 )
 BROKEN_PIPE_STATUS = 141
 

@@ -6,7 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from mace.alerting import AlertSettings
 from mace.errors import UsageError
+from mace.options import add_alert_options, alert_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -15,7 +17,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="ingest raw telemetry (Spark) into the DuckDB store",
         description="Read new Parquet/JSON Lines files of every run folder in LANDING, "
         "validate them (bad rows go to the quarantine table) and merge per-subinterval "
-        "statistics into the DuckDB file. Files already ingested are skipped.",
+        "statistics into the DuckDB file. Files already ingested are skipped. After each "
+        "pass, the runs that received data are checked for alerts (latency objectives "
+        "breached, measured or predicted, and model drift), stored in the database and "
+        "optionally POSTed to --webhook.",
     )
     parser.add_argument("landing", help="landing folder: one sub-folder per run")
     parser.add_argument("--db", required=True, help="DuckDB file (created if missing)")
@@ -25,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--every", type=float, metavar="SECONDS", help="ingest every SECONDS until Ctrl-C"
     )
     parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+    add_alert_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -33,18 +39,20 @@ def run(args: argparse.Namespace) -> int:
     from storage.db import connect
 
     db = Path(args.db)
+    settings = alert_settings(args)
     if not Path(args.landing).is_dir():
         raise IngestError(f"landing folder {args.landing} does not exist")
     connect(db).close()  # fail fast, before starting Spark, if another process holds the lock
     if args.every is not None:
-        return _every(args, db)
-    return _once(args, db)
+        return _every(args, db, settings)
+    return _once(args, db, settings)
 
 
-def _once(args: argparse.Namespace, db: Path) -> int:
+def _once(args: argparse.Namespace, db: Path, settings: AlertSettings) -> int:
     from tqdm import tqdm
 
     from ingest.job import ingest_once
+    from mace.alerting import alert_pass, pass_lines
 
     bar = tqdm(unit="file", desc="ingest", disable=not sys.stderr.isatty(), leave=False)
     rows = 0
@@ -60,18 +68,21 @@ def _once(args: argparse.Namespace, db: Path) -> int:
     finally:
         bar.close()
     print(summary.describe())
+    for line in pass_lines(alert_pass(db, summary.runs, settings)):
+        print(line, file=sys.stderr if line.startswith("warning:") else sys.stdout)
     return 0
 
 
-def _every(args: argparse.Namespace, db: Path) -> int:
+def _every(args: argparse.Namespace, db: Path, settings: AlertSettings) -> int:
     import logging
 
     from ingest.scheduler import run_every
+    from mace.alerting import after_batch
 
     if args.every <= 0:
         raise UsageError(f"--every must be a positive number of seconds, got {args.every:g}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     print(f"ingesting {args.landing} into {db} every {args.every:g} s; Ctrl-C to stop")
-    run_every(args.landing, db, args.every, master=args.master)
+    run_every(args.landing, db, args.every, master=args.master, on_batch=after_batch(db, settings))
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from estimator.arrivals import MAX_INTERVALS
+from estimator.drift import DEFAULT_K
+from mace.alerting import AlertSettings, check_webhook
 from mace.errors import UsageError
 
 AUTH_ENV = "MACE_DASHBOARD_AUTH"
@@ -28,3 +30,29 @@ def max_intervals(args: argparse.Namespace) -> int:
     if args.max_intervals < 1:
         raise UsageError(f"--max-intervals: must be at least 1, got {args.max_intervals}")
     return int(args.max_intervals)
+
+
+def add_alert_options(parser: argparse.ArgumentParser) -> None:
+    """``--webhook URL`` and ``--drift-k K``: the alert pass after each ingestion pass."""
+    parser.add_argument(
+        "--webhook",
+        metavar="URL",
+        help="POST each new alert as JSON to this http(s) URL (failed deliveries are "
+        "retried on the next pass)",
+    )
+    parser.add_argument(
+        "--drift-k",
+        type=int,
+        default=DEFAULT_K,
+        metavar="K",
+        help=f"raise a drift alert when the measured latency leaves the predicted band for "
+        f"K consecutive subintervals (default {DEFAULT_K})",
+    )
+
+
+def alert_settings(args: argparse.Namespace) -> AlertSettings:
+    """The checked alert options."""
+    if args.drift_k < 1:
+        raise UsageError(f"--drift-k: must be at least 1, got {args.drift_k}")
+    webhook = None if args.webhook is None else check_webhook(args.webhook)
+    return AlertSettings(webhook=webhook, k=args.drift_k)

@@ -167,4 +167,20 @@ def format_report(report: dict[str, Any], estimator_label: str = "Mace") -> str:
             f" compliance {cell(entry['compliance'], True)}"
         )
     lines.append(f"  bound coverage {cell(report['system']['bound_coverage'], True)}")
+    if report["changes"]:
+        lines.append("changes (worst case, predicted by the model fitted before each change):")
+        for change in report["changes"]:
+            moved = ", ".join(f"{m['operator']} {m['from']}->{m['to']}" for m in change["moved"])
+            lines.append(
+                f"  subinterval {change['interval']} ({moved or 'same placement'}): "
+                f"predicted {cell(change['predicted_wc_before'])} -> "
+                f"{cell(change['predicted_wc_after'])} s "
+                f"({_signed(change['predicted_change'])}), measured "
+                f"{cell(change['measured_wc_before'])} -> {cell(change['measured_wc_after'])} s "
+                f"({_signed(change['measured_change'])})"
+            )
     return "\n".join(lines)
+
+
+def _signed(change: float | None) -> str:
+    return "-" if change is None else f"{change:+.0%}"

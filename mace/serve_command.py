@@ -21,8 +21,9 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from mace.alerting import AlertSettings
 from mace.errors import UsageError
-from mace.options import AUTH_ENV
+from mace.options import AUTH_ENV, add_alert_options, alert_settings
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.base import BaseScheduler
@@ -55,11 +56,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"file holding one line USER:PASSWORD: every request then needs HTTP basic "
         f"authentication (or set {AUTH_ENV}=USER:PASSWORD); use TLS in front of it",
     )
+    add_alert_options(serve)
     serve.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     check_port(args.port)
+    alerts = alert_settings(args)
     if args.every <= 0:
         raise UsageError(f"--every must be positive, got {args.every}")
     if args.landing and not Path(args.landing).is_dir():
@@ -74,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
         running.callback(shutil.rmtree, jobs, ignore_errors=True)
         app = open_app(Path(args.db), max(2.0, args.every), jobs, credentials)
         if args.landing:
-            scheduler = start_ingestion(Path(args.landing), Path(args.db), args.every)
+            scheduler = start_ingestion(
+                Path(args.landing), Path(args.db), args.every, alerts=alerts
+            )
             running.callback(scheduler.shutdown, wait=False)
         running.callback(start_server(app, args.host, args.port, authenticated=bool(credentials)))
         wait_until_stopped()
@@ -221,9 +226,16 @@ def wait_until_stopped(duration: float | None = None) -> bool:
 
 
 def start_ingestion(
-    landing: Path, db: Path, every: float, *, prune_ingested: bool = False
+    landing: Path,
+    db: Path,
+    every: float,
+    *,
+    prune_ingested: bool = False,
+    alerts: AlertSettings | None = None,
 ) -> BaseScheduler:
-    """Start the ingestion scheduler in this process, reporting batches on stderr.
+    """Start the ingestion scheduler in this process, reporting batches on stderr, then
+    an alert pass after each batch (:mod:`mace.alerting`; ``alerts`` default settings:
+    no webhook).
 
     ``prune_ingested`` deletes landing files once ingested: only for ``mace demo``'s own
     landing folder, never for a user's (``mace serve --landing``)."""
@@ -231,6 +243,7 @@ def start_ingestion(
 
     from ingest.job import BatchSummary
     from ingest.scheduler import start_scheduler
+    from mace.alerting import alert_pass, pass_lines
 
     # a batch longer than the period skips a tick; that is expected, not worth a warning
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
@@ -244,5 +257,8 @@ def start_ingestion(
                 file=sys.stderr,
                 flush=True,
             )
+        for line in pass_lines(alert_pass(db, summary.runs, settings)):
+            print(line, file=sys.stderr, flush=True)
 
+    settings = alerts or AlertSettings()
     return start_scheduler(landing, db, every, on_batch=report, prune_ingested=prune_ingested)

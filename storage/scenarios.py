@@ -1,4 +1,5 @@
-"""Saved what-if scenarios and latency objectives (the dashboard's own tables).
+"""Saved what-if scenarios, latency objectives and refit training windows (the
+dashboard's own tables).
 
 A scenario row stores JSON documents: ``placement`` (operator -> node
 overrides), ``capacities`` (the node-side changes: ``{"capacities": {...},
@@ -136,3 +137,30 @@ def objectives(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, float]:
             [run_id],
         ).fetchall()
     return {str(q): float(s) for q, s in rows}
+
+
+def set_training_window(
+    con: duckdb.DuckDBPyConnection, run_id: str, window: tuple[int, int] | None
+) -> None:
+    """Fit the run's predictive model on ``window`` ([start, stop) subintervals) from now
+    on, e.g. a recent window after drift (a refit); ``None`` goes back to the default."""
+    if window is not None and not 0 <= window[0] < window[1]:
+        raise StorageError(f"training window [{window[0]}, {window[1]}) holds no subinterval")
+    with storage_errors(f"saving the training window of run '{run_id}'"):
+        con.execute("DELETE FROM training_windows WHERE run_id = ?", [run_id])
+        if window is not None:
+            con.execute(
+                "INSERT INTO training_windows (run_id, start_interval, stop_interval)"
+                " VALUES (?, ?, ?)",
+                [run_id, int(window[0]), int(window[1])],
+            )
+
+
+def training_window_of(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, int] | None:
+    """The run's refit training window, or None for the default (the first share)."""
+    with storage_errors(f"reading the training window of run '{run_id}'"):
+        rows = con.execute(
+            "SELECT start_interval, stop_interval FROM training_windows WHERE run_id = ?",
+            [run_id],
+        ).fetchall()
+    return (int(rows[0][0]), int(rows[0][1])) if rows else None

@@ -210,7 +210,39 @@ CREATE TABLE run_topology_stamps (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# Alerts of a run (storage.alerts): latency objectives breached (measured or predicted) and
+# drift of the predictive model, over subintervals [start_interval, end_interval]. query is
+# NULL for an alert about the whole system; delivered: POSTed to the webhook. And the
+# training window of a refitted predictive model (storage.scenarios).
+_V5 = """
+CREATE SEQUENCE alert_ids START 1;
+CREATE TABLE alerts (
+    alert_id       BIGINT    PRIMARY KEY DEFAULT nextval('alert_ids'),
+    run_id         VARCHAR   NOT NULL,
+    query          VARCHAR,
+    kind           VARCHAR   NOT NULL
+        CHECK (kind IN ('measured_breach', 'predicted_breach', 'drift')),
+    start_interval BIGINT    NOT NULL,
+    end_interval   BIGINT    NOT NULL,
+    value          DOUBLE    NOT NULL,
+    objective      DOUBLE,
+    detail         VARCHAR   NOT NULL DEFAULT '',
+    created_at     TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    updated_at     TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    delivered      BOOLEAN   NOT NULL DEFAULT false,
+    delivered_at   TIMESTAMP
+);
+-- The window [start_interval, stop_interval) the run's predictive model is fitted on
+-- after a refit (no row: the first share of the run, the default).
+CREATE TABLE training_windows (
+    run_id         VARCHAR   PRIMARY KEY,
+    start_interval BIGINT    NOT NULL,
+    stop_interval  BIGINT    NOT NULL CHECK (stop_interval > start_interval),
+    updated_at     TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

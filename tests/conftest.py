@@ -10,7 +10,7 @@ import pytest
 
 from storage.db import connect
 from storage.scenarios import set_objective
-from tests.dashboard.builders import TANDEM_CPU, TANDEM_TOPOLOGY, write_small_run
+from tests.dashboard.builders import SHIFTING_CPU, TANDEM_CPU, TANDEM_TOPOLOGY, write_small_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,4 +54,12 @@ def tandem_db(tmp_path: Path) -> Path:
     """The hand-computed two-node tandem run of builders.TANDEM_TOPOLOGY."""
     db = tmp_path / "tandem.duckdb"
     write_small_run(db, "tandem", document=TANDEM_TOPOLOGY, measured_cpu=TANDEM_CPU)
+    return db
+
+
+@pytest.fixture
+def shifting_db(tmp_path: Path) -> Path:
+    """A run whose bottleneck moves from n1 to n2 (hand-computed in builders.SHIFTING_CPU)."""
+    db = tmp_path / "shifting.duckdb"
+    write_small_run(db, "shift", measured_cpu=SHIFTING_CPU)
     return db

@@ -6,11 +6,21 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
+import dash_cytoscape as cyto
 from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash.dash_table.DataTable import DataTable
+from dash.dash_table.Format import Format, Scheme, Sign
+from dash.dash_table.FormatTemplate import percentage
+from dash.exceptions import PreventUpdate
 
 from dashboard import context, figures, ids, views
-from dashboard.glossary import GLOSSARY
+from dashboard.glossary import GLOSSARY, term
+from estimator.drift import DEFAULT_K
 from estimator.errors import MaceError
+from storage.alerts import list_alerts
+from storage.scenarios import set_training_window, training_window_of
+
+DEFAULT_REFIT_MINUTES = 1
 
 dash.register_page(__name__, path="/", name="Overview", order=0)
 
@@ -57,6 +67,7 @@ def layout(**_: Any) -> html.Div:
                 className="mb-2",
             ),
             dbc.Alert(id=ids.OV_MESSAGE, is_open=False, color="warning"),
+            dbc.Alert(id=ids.OV_DRIFT_BANNER, is_open=False, color="danger"),
             dbc.Row(
                 [
                     dbc.Col(
@@ -89,7 +100,313 @@ def layout(**_: Any) -> html.Div:
                 className="mb-2 g-2",
             ),
             dcc.Graph(id=ids.OV_LATENCY),
+            dcc.Store(id=ids.OV_EXPLAIN_AT),
+            dcc.Store(id=ids.OV_ZOOM),
+            dcc.Store(id=ids.OV_EXPLAIN_SHOWN),
+            dcc.Store(id=ids.OV_REFIT),
+            _explanation_card(),
+            _changes_card(),
+            _drift_card(),
+            _alerts_card(),
         ]
+    )
+
+
+TABLE_STYLE: dict[str, Any] = {
+    "style_cell": {"fontSize": 13, "padding": "2px 6px"},
+    "style_cell_conditional": [{"if": {"column_type": "text"}, "textAlign": "left"}],
+    "style_header": {"whiteSpace": "normal", "height": "auto", "fontWeight": "bold"},
+    "style_table": {"overflowX": "auto"},
+}
+SECONDS = Format(precision=3, scheme=Scheme.fixed).to_plotly_json()
+SIGNED_PERCENT = Format(precision=0, scheme=Scheme.percentage, sign=Sign.positive).to_plotly_json()
+
+
+def _seconds(name: str, column: str) -> dict[str, Any]:
+    return {"name": name, "id": column, "type": "numeric", "format": SECONDS}
+
+
+def _changes_card() -> dbc.Card:
+    """Each placement change checked: the model fitted before it against what happened."""
+    columns: list[Any] = [
+        {"name": "t (s)", "id": "time", "type": "numeric"},
+        {"name": "version", "id": "version", "type": "numeric"},
+        {"name": "operators moved", "id": "moved", "type": "text"},
+        _seconds("predicted worst case before (s)", "predicted_wc_before"),
+        _seconds("predicted worst case after (s)", "predicted_wc_after"),
+        {
+            "name": "predicted change",
+            "id": "predicted_change",
+            "type": "numeric",
+            "format": SIGNED_PERCENT,
+        },
+        _seconds("measured worst case before (s)", "measured_wc_before"),
+        _seconds("measured worst case after (s)", "measured_wc_after"),
+        {
+            "name": "measured change",
+            "id": "measured_change",
+            "type": "numeric",
+            "format": SIGNED_PERCENT,
+        },
+    ]
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                html.H5("Changes"),
+                html.P(
+                    [
+                        "Each placement change (a dashed marker on the chart), checked: the ",
+                        term("predicted"),
+                        " worst case of a model fitted before the change only, for the "
+                        "periods before and after it, against the ",
+                        term("measured"),
+                        " worst case of the same periods. Empty cells: no data yet.",
+                    ],
+                    className="text-muted small mb-2",
+                ),
+                html.Div(id=ids.OV_CHANGES_NOTE, className="small mb-2"),
+                DataTable(
+                    id=ids.OV_CHANGES_TABLE,
+                    columns=columns,
+                    page_size=8,
+                    **TABLE_STYLE,
+                ),
+            ]
+        ),
+        className="mb-3",
+    )
+
+
+def _alerts_card() -> dbc.Card:
+    """The run's stored alerts (raised by the alert pass of mace ingest or serve)."""
+    columns: list[Any] = [
+        {"name": "alert", "id": "kind", "type": "text"},
+        {"name": "query", "id": "query", "type": "text"},
+        {"name": "from t (s)", "id": "start", "type": "numeric"},
+        {"name": "to t (s)", "id": "end", "type": "numeric"},
+        _seconds("peak (s)", "value"),
+        _seconds("objective (s)", "objective"),
+        {"name": "detail", "id": "detail", "type": "text"},
+        {"name": "sent to webhook", "id": "delivered", "type": "text"},
+    ]
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                html.H5("Alerts"),
+                html.P(
+                    "Raised after each ingestion pass (mace ingest, mace serve --landing): a "
+                    "query's measured or predicted latency above its objective (set on the "
+                    "Reports page; predicted: before it happens), and model drift. Peak: the "
+                    "largest latency of a breach, or the largest distance outside the band "
+                    "of a drift.",
+                    className="text-muted small mb-2",
+                ),
+                html.Div(id=ids.OV_ALERTS_NOTE, className="small mb-2"),
+                DataTable(id=ids.OV_ALERTS, columns=columns, page_size=8, **TABLE_STYLE),
+            ]
+        ),
+        className="mb-3",
+    )
+
+
+def _drift_card() -> dbc.Card:
+    """When the model stops holding: drift events, k, the rolling error and a refit."""
+    columns: list[Any] = [
+        {"name": "from t (s)", "id": "start", "type": "numeric"},
+        {"name": "to t (s)", "id": "end", "type": "numeric"},
+        {"name": "duration (s)", "id": "duration", "type": "numeric"},
+        {"name": "measured latency", "id": "direction", "type": "text"},
+        {"name": "flagged at t (s)", "id": "flagged", "type": "numeric"},
+        _seconds("largest distance to the band (s)", "peak"),
+    ]
+    controls = dbc.Row(
+        [
+            dbc.Col(
+                [
+                    html.Label("k (consecutive subintervals outside the band)", className="small"),
+                    dbc.Input(
+                        id=ids.OV_DRIFT_K,
+                        type="number",
+                        min=1,
+                        step=1,
+                        value=DEFAULT_K,
+                        debounce=True,
+                        size="sm",
+                    ),
+                ],
+                md=4,
+            ),
+            dbc.Col(
+                [
+                    html.Label("recent window (minutes)", className="small"),
+                    dbc.Input(
+                        id=ids.OV_REFIT_MINUTES,
+                        type="number",
+                        min=0,
+                        value=DEFAULT_REFIT_MINUTES,
+                        debounce=True,
+                        size="sm",
+                    ),
+                ],
+                md=3,
+            ),
+            dbc.Col(
+                [
+                    dbc.Button(
+                        "Refit on recent window", id=ids.OV_REFIT_APPLY, size="sm", className="me-1"
+                    ),
+                    dbc.Button(
+                        "Original model", id=ids.OV_REFIT_RESET, size="sm", color="secondary"
+                    ),
+                ],
+                md=5,
+                style={"alignSelf": "flex-end"},
+            ),
+        ],
+        className="mb-2",
+    )
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                html.H5("Model drift"),
+                html.P(
+                    [
+                        "A ",
+                        term("drift event"),
+                        ": the measured max latency stays outside the ",
+                        term("predicted band"),
+                        " ([",
+                        term("Mace"),
+                        ", path-aware predicted + ",
+                        term("w"),
+                        " + ",
+                        term("eps"),
+                        "] widened by one w on each side) for k consecutive subintervals or "
+                        "more; only subintervals whose outputs are all in count. The model no "
+                        "longer matches the system: refit it on a recent window (stored for "
+                        "the run: the alert pass predicts with it too).",
+                    ],
+                    className="text-muted small mb-2",
+                ),
+                dbc.Row(
+                    [
+                        dbc.Col(
+                            [
+                                controls,
+                                dbc.Alert(id=ids.OV_REFIT_MESSAGE, is_open=False, color="danger"),
+                                html.Div(id=ids.OV_MODEL_NOTE, className="small mb-2"),
+                                DataTable(
+                                    id=ids.OV_DRIFT_TABLE,
+                                    columns=columns,
+                                    page_size=6,
+                                    **TABLE_STYLE,
+                                ),
+                            ],
+                            md=6,
+                        ),
+                        dbc.Col(
+                            dcc.Graph(id=ids.OV_ERROR_GRAPH, config={"displayModeBar": False}),
+                            md=6,
+                        ),
+                    ]
+                ),
+            ]
+        ),
+        className="mb-3",
+    )
+
+
+def _explanation_card() -> dbc.Card:
+    """Latency blame of the clicked (or the worst) subinterval."""
+    intro = html.P(
+        [
+            "Click a point of the chart to explain that subinterval. The ",
+            term("bottleneck"),
+            " is the node with the largest ",
+            term("CE/C"),
+            " there; its backlog has been building since the start of its ",
+            term("busy period"),
+            " (the shaded span). Each operator placed on it gets a part of the backlog in "
+            "proportion to its ",
+            term("DLTS"),
+            " over that period, and each source the part its events caused; the parts add "
+            "up to the CE/C, in seconds.",
+        ],
+        className="text-muted small mb-2",
+    )
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                dbc.Row(
+                    [
+                        dbc.Col(html.H5("Why is latency high here?"), md=8),
+                        dbc.Col(
+                            dbc.Button(
+                                "Explain the worst subinterval", id=ids.OV_EXPLAIN_WORST, size="sm"
+                            ),
+                            md=4,
+                            style={"textAlign": "right"},
+                        ),
+                    ]
+                ),
+                intro,
+                html.P(id=ids.OV_EXPLAIN_TEXT, className="mb-2", style={"fontWeight": 600}),
+                dbc.Alert(id=ids.OV_EXPLAIN_NOTE, is_open=False, color="warning"),
+                dbc.Row(
+                    [
+                        dbc.Col(
+                            dcc.Graph(id=ids.OV_BLAME_BARS, config={"displayModeBar": False}), md=5
+                        ),
+                        dbc.Col(
+                            [
+                                html.H6("Operator graph, coloured by share of the backlog"),
+                                cyto.Cytoscape(
+                                    id=ids.OV_BLAME_GRAPH,
+                                    elements=[],
+                                    layout={"name": "breadthfirst", "directed": True},
+                                    stylesheet=figures.BLAME_STYLESHEET,
+                                    style={"width": "100%", "height": "320px"},
+                                ),
+                                html.Div(
+                                    "light: small share, red: the whole backlog, grey: no "
+                                    "share (not on the bottleneck node).",
+                                    className="text-muted small",
+                                ),
+                            ],
+                            md=4,
+                        ),
+                        dbc.Col(
+                            [
+                                html.H6("Share of the backlog per source"),
+                                DataTable(
+                                    id=ids.OV_BLAME_SOURCES,
+                                    columns=[
+                                        {"name": "source", "id": "source", "type": "text"},
+                                        {
+                                            "name": "CE/C (s)",
+                                            "id": "seconds",
+                                            "type": "numeric",
+                                            "format": Format(
+                                                precision=3, scheme=Scheme.fixed
+                                            ).to_plotly_json(),
+                                        },
+                                        {
+                                            "name": "share",
+                                            "id": "share",
+                                            "type": "numeric",
+                                            "format": percentage(1),
+                                        },
+                                    ],
+                                    style_cell={"fontSize": 13, "padding": "2px 6px"},
+                                ),
+                            ],
+                            md=3,
+                        ),
+                    ]
+                ),
+            ]
+        ),
+        className="mb-3",
     )
 
 
@@ -100,27 +417,187 @@ def layout(**_: Any) -> html.Div:
     Output(ids.OV_KPI_BOTTLENECK, "children"),
     Output(ids.OV_MESSAGE, "children"),
     Output(ids.OV_MESSAGE, "is_open"),
+    Output(ids.OV_DRIFT_BANNER, "children"),
+    Output(ids.OV_DRIFT_BANNER, "is_open"),
+    Output(ids.OV_DRIFT_TABLE, "data"),
+    Output(ids.OV_CHANGES_TABLE, "data"),
+    Output(ids.OV_CHANGES_NOTE, "children"),
+    Output(ids.OV_ERROR_GRAPH, "figure"),
+    Output(ids.OV_MODEL_NOTE, "children"),
     Input(ids.RUN, "value"),
     Input(ids.OV_RANGE, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
     Input(ids.ESTIMATOR, "value"),
+    Input(ids.OV_EXPLAIN_AT, "data"),
+    Input(ids.OV_DRIFT_K, "value"),
+    Input(ids.OV_REFIT, "data"),
     State(ids.OV_LATENCY, "relayoutData"),
+    State(ids.OV_ZOOM, "data"),
 )
 def update(
     run_id: str | None,
     range_key: str | None,
     _: Any,
     estimator: str | None,
+    selection: dict[str, Any] | None,
+    k: Any,
+    _refit: Any,
     relayout: dict[str, Any] | None,
+    zoom: dict[str, list[float]] | None,
 ) -> tuple:
+    unchanged = (no_update,) * 7
     if not run_id:
-        return no_update, "-", "-", "-", "select a run (none ingested yet?)", True
+        return no_update, "-", "-", "-", "select a run (none ingested yet?)", True, *unchanged
     try:
-        view = views.overview(context.current().runs.get(run_id), range_key, estimator or "mace")
+        app = context.current()
+        run = app.runs.get(run_id)
+        with app.database.cursor() as cur:
+            training = views.stored_training(run, training_window_of(cur, run_id))
+        view = views.overview(
+            run,
+            range_key,
+            estimator or "mace",
+            views.selected_interval(run, selection),
+            k=views.drift_k(k),
+            training=training,
+        )
     except MaceError as exc:
-        return no_update, "-", "-", "-", str(exc), True
+        return no_update, "-", "-", "-", str(exc), True, *unchanged
     worst, coverage, bottleneck = view.kpis()
     figure = view.figure
-    if ctx.triggered_id == ids.OV_REFRESH:  # a refresh keeps the user's zoom
-        figure = figures.with_ranges(figure, views.kept_zoom(relayout))
-    return figure, worst, coverage, bottleneck, "", False
+    if ctx.triggered_id in (ids.OV_REFRESH, ids.OV_EXPLAIN_AT):  # keep the user's zoom
+        figure = figures.with_ranges(figure, views.zoom_after(relayout, zoom))
+    banner = views.drift_banner(run, view, views.drift_k(k))
+    return (
+        figure,
+        worst,
+        coverage,
+        bottleneck,
+        "",
+        False,
+        banner,
+        bool(banner),
+        views.drift_rows(run, view.drift),
+        views.change_rows(run, view.changes),
+        "" if view.changes else "No placement change in this run.",
+        view.error_figure,
+        views.model_note(run, view, training is not None),
+    )
+
+
+@dash.callback(
+    Output(ids.OV_REFIT, "data"),
+    Output(ids.OV_REFIT_MESSAGE, "children"),
+    Output(ids.OV_REFIT_MESSAGE, "is_open"),
+    Input(ids.OV_REFIT_APPLY, "n_clicks"),
+    Input(ids.OV_REFIT_RESET, "n_clicks"),
+    State(ids.OV_REFIT_MINUTES, "value"),
+    State(ids.RUN, "value"),
+    prevent_initial_call=True,
+)
+def refit(_: Any, __: Any, minutes: Any, run_id: str | None) -> tuple:
+    """One click fits the run's predictive model on its last minutes, the other goes back
+    to the original model; the window is stored (the alert pass uses it too) and the
+    page store changes to redraw the Overview."""
+    if not run_id:
+        return no_update, "", False
+    try:
+        app = context.current()
+        window = None
+        if ctx.triggered_id == ids.OV_REFIT_APPLY:
+            window = views.refit_window(app.runs.get(run_id), minutes)
+        with app.database.cursor() as cur:
+            set_training_window(cur, run_id, window)
+    except MaceError as exc:
+        return no_update, str(exc), True
+    return {"run": run_id, "window": window, "clicks": ctx.triggered_id}, "", False
+
+
+@dash.callback(
+    Output(ids.OV_ZOOM, "data"),
+    Input(ids.OV_LATENCY, "relayoutData"),
+    Input(ids.RUN, "value"),
+    Input(ids.OV_RANGE, "value"),
+    State(ids.OV_ZOOM, "data"),
+    prevent_initial_call=True,
+)
+def remember_zoom(
+    relayout: dict[str, Any] | None, _: Any, __: Any, kept: dict[str, list[float]] | None
+) -> dict[str, list[float]]:
+    """The user's zoom, kept apart from ``relayoutData``: a resize of the chart (the
+    explanation below it changes height) replaces that with ``{"autosize": true}``."""
+    if ctx.triggered_id != ids.OV_LATENCY:  # another run or range: a fresh chart
+        return {}
+    return views.zoom_after(relayout, kept)
+
+
+@dash.callback(
+    Output(ids.OV_EXPLAIN_AT, "data"),
+    Input(ids.OV_LATENCY, "clickData"),
+    Input(ids.OV_EXPLAIN_WORST, "n_clicks"),
+    State(ids.RUN, "value"),
+    prevent_initial_call=True,
+)
+def choose(click: dict[str, Any] | None, _: Any, run_id: str | None) -> dict[str, Any] | None:
+    """A click on the chart explains the clicked subinterval; the button the worst one."""
+    if ctx.triggered_id == ids.OV_LATENCY:
+        return views.clicked_point(run_id, click)
+    return None
+
+
+@dash.callback(
+    Output(ids.OV_EXPLAIN_TEXT, "children"),
+    Output(ids.OV_EXPLAIN_NOTE, "children"),
+    Output(ids.OV_EXPLAIN_NOTE, "is_open"),
+    Output(ids.OV_BLAME_BARS, "figure"),
+    Output(ids.OV_BLAME_GRAPH, "elements"),
+    Output(ids.OV_BLAME_SOURCES, "data"),
+    Output(ids.OV_EXPLAIN_SHOWN, "data"),
+    Input(ids.RUN, "value"),
+    Input(ids.OV_EXPLAIN_AT, "data"),
+    Input(ids.ESTIMATOR, "value"),
+    Input(ids.OV_REFRESH, "n_intervals"),
+    State(ids.OV_EXPLAIN_SHOWN, "data"),
+)
+def explain(
+    run_id: str | None,
+    selection: dict[str, Any] | None,
+    estimator: str | None,
+    _: Any,
+    shown: str | None,
+) -> tuple:
+    if not run_id:
+        return "", "", False, no_update, [], [], None
+    try:
+        run = context.current().runs.get(run_id)
+        interval = views.selected_interval(run, selection)
+        # a refresh without new data leaves the panel alone (redrawing it resizes the page)
+        key = f"{run.key}|{interval}|{estimator}"
+        if key == shown:
+            raise PreventUpdate
+        view = views.explanation(run, interval, estimator or "mace")
+    except MaceError as exc:
+        return str(exc), "", False, no_update, [], [], None
+    note = view.coverage_note or ""
+    return view.headline, note, bool(note), view.figure, view.elements, view.source_rows, key
+
+
+@dash.callback(
+    Output(ids.OV_ALERTS, "data"),
+    Output(ids.OV_ALERTS_NOTE, "children"),
+    Input(ids.RUN, "value"),
+    Input(ids.OV_REFRESH, "n_intervals"),
+)
+def alerts(run_id: str | None, _: Any) -> tuple:
+    if not run_id:
+        return [], ""
+    try:
+        app = context.current()
+        run = app.runs.get(run_id)
+        with app.database.cursor() as cur:
+            stored = list_alerts(cur, run_id)
+    except MaceError as exc:
+        return [], str(exc)
+    if not stored:
+        return [], "No alert stored for this run."
+    return views.alert_rows(run, stored), f"{len(stored)} alert(s), newest first."

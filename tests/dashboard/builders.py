@@ -124,6 +124,15 @@ TANDEM_TOPOLOGY = {
 TANDEM_CPU = {("a", 0): 1.75, ("b", 1): 3.0}
 
 
+# SMALL_TOPOLOGY with c's measured CPU 2.0 in interval 0 (a 0.75 as in SMALL_CPU): the
+# bottleneck moves from n1 to n2. By hand:
+#   n1 (C = 1) carries c: load [2.0, 1.2, 0.5, 0, 1.0] -> CE/C [1.0, 1.2, 0.7, 0, 0];
+#   n2 (C = 2) carries a and b: load [1.75, 3.6, 1.5, 0, 3.0] -> CE/C [0, 0.8, 0.55, 0, 0.5].
+# Worst: interval 1 on n1 (1.2 s, busy since 0, all of it c's). At interval 4: n2 (0.5 s,
+# busy since 4), split by DLTS a 1.0, b 2.0 -> a 0.5/3, b 1.0/3.
+SHIFTING_CPU = {("a", 0): 0.75, ("c", 0): 2.0}
+
+
 STATS_COLUMNS = ("run_id", "operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
 
 
@@ -152,3 +161,88 @@ operators:
   - {id: b2, query: q1, inputs: [a2], cost: 0.1, selectivity: 1.0}
 placement: {a2: m, b2: m}
 """
+ONE_NODE_TOPOLOGY = {
+    "name": "one-node",
+    "subinterval": 1.0,
+    "nodes": [{"id": "n1", "capacity": 1.0}],
+    "sources": [{"id": "s"}],
+    "operators": [{"id": "a", "query": "q1", "inputs": ["s"], "cost": 0.1, "selectivity": 1.0}],
+    "placement": {"a": "n1"},
+}
+
+
+def write_series_run(
+    db: Path,
+    run_id: str,
+    document: Mapping[str, object],
+    arrivals: Sequence[int],
+    cpu: Mapping[str, Sequence[float]],
+    latency: Mapping[str, Sequence[float | None]],
+    versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+) -> Topology:
+    """A run of one source ``s`` with the given arrivals, measured CPU per operator and
+    interval (every event passes every operator) and measured max latency per query."""
+    topology = topology_from_dict(dict(document))
+    n = len(arrivals)
+    stats = [
+        (run_id, op, 0, k, int(arrivals[k]), int(arrivals[k]), float(cpu[op][k]))
+        for op in topology.operator_ids
+        for k in range(n)
+    ]
+    busy = [
+        (
+            run_id,
+            node,
+            k,
+            min(1.0, sum(cpu[op][k] for op, at in topology.placement.items() if at == node)),
+        )
+        for node in topology.node_ids
+        for k in range(n)
+    ]
+    con = connect(db)
+    try:
+        with transaction(con, "test run"):
+            write_run(con, run_id, topology, versions)
+            merge_source_arrivals(
+                con,
+                pd.DataFrame(
+                    {"run_id": run_id, "source": "s", "interval": range(n), "events": arrivals}
+                ).astype({"events": "int64"}),
+            )
+            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            merge_node_busy(
+                con, pd.DataFrame(busy, columns=["run_id", "node", "interval", "busy_seconds"])
+            )
+            merge_latency_stats(con, latency_frame(run_id, latency))
+    finally:
+        con.close()
+    return topology
+
+
+DRIFT_INTERVALS = 40
+DRIFT_FROM = 20
+
+
+def write_drift_run(db: Path, run_id: str, drifting: bool) -> None:
+    """One node (C = 1) and 5 events per second at 0.1 CPU-s each: no backlog, so the
+    predicted band is [0, 0 + w + eps] = [0, 1.1] s and the measured latency 0.3 s is
+    inside it. ``drifting``: from DRIFT_FROM on an event costs 0.3 CPU-s (1.5 CPU-s of
+    work per second), the backlog grows by 0.5 s per second and the measured latency
+    0.3 + 0.5 (p - 19) leaves the band (fitted on the first 10%, before the change;
+    widened by w, so its top is 2.1 s) at p = 23 for good. Subintervals after 37 are not
+    settled ((p + 1) + 1.1 > 40 s): one drift event, above the band, from 23 to 37,
+    peak 0.3 + 0.5 * 18 - 2.1 = 7.2 s."""
+    arrivals = [5] * DRIFT_INTERVALS
+    cost = [0.3 if drifting and k >= DRIFT_FROM else 0.1 for k in range(DRIFT_INTERVALS)]
+    latency = [
+        0.3 + (0.5 * (k - DRIFT_FROM + 1) if drifting and k >= DRIFT_FROM else 0.0)
+        for k in range(DRIFT_INTERVALS)
+    ]
+    write_series_run(
+        db,
+        run_id,
+        ONE_NODE_TOPOLOGY,
+        arrivals,
+        {"a": [5 * c for c in cost]},
+        {"q1": latency},
+    )

@@ -120,7 +120,7 @@ def test_placement_versions_split_loads_and_mark_changes(tmp_path: Path) -> None
     n1 = 0.1 * s + np.where(np.arange(5) >= 2, 0.2 * s, 0.0)
     np.testing.assert_allclose(run.node_dlts[0], n1, atol=1e-12)
     view = views.overview(run, "all")
-    assert [shape.x0 for shape in view.figure.layout.shapes] == [2.0]
+    assert [shape.x0 for shape in view.figure.layout.shapes if shape.type == "line"] == [2.0]
     # q1 spans n1 and n2 from interval 2 on, so its Mace is the larger of the two there
     analysis = views.analyses(run).estimated
     np.testing.assert_allclose(
@@ -264,3 +264,127 @@ def test_kept_zoom_reads_the_users_axis_ranges(relayout: object, kept: object) -
     from dashboard.views import kept_zoom
 
     assert kept_zoom(relayout) == kept  # type: ignore[arg-type]
+
+
+def test_zoom_is_kept_across_resize_events_and_dropped_on_reset() -> None:
+    zoomed = views.zoom_after({"xaxis.range[0]": 1.5, "xaxis.range[1]": 2.5}, {})
+    assert zoomed == {"xaxis": [1.5, 2.5]}
+    # the explanation below the chart changed height: Plotly reports an autosize only
+    assert views.zoom_after({"autosize": True}, zoomed) == zoomed
+    assert views.zoom_after(None, zoomed) == zoomed
+    both = views.zoom_after({"yaxis.range": [0, 5]}, zoomed)
+    assert both == {"xaxis": [1.5, 2.5], "yaxis": [0.0, 5.0]}
+    assert views.zoom_after({"xaxis.autorange": True}, both) == {"yaxis": [0.0, 5.0]}
+
+
+def test_explanation_of_the_worst_and_of_a_chosen_subinterval(shifting_db: Path) -> None:
+    run = RunCache(Database(shifting_db)).get("shift")
+    # hand-computed in builders.SHIFTING_CPU
+    worst = views.explanation(run, None)
+    assert (worst.blame.interval, worst.blame.resource, worst.blame.busy_since) == (1, "n1", 0)
+    assert worst.blame.contributions == pytest.approx({"c": 1.2})
+    assert worst.headline.startswith("At t = 1 s (subinterval 1), n1 is the bottleneck: 1.200 s")
+    assert "since t = 0 s (subinterval 0)" in worst.headline
+    assert worst.coverage_note is None
+    late = views.explanation(run, 4)
+    assert (late.blame.resource, late.blame.busy_since) == ("n2", 4)
+    assert late.blame.contributions == pytest.approx({"a": 0.5 / 3, "b": 1.0 / 3})
+    assert late.source_rows == [{"source": "s", "seconds": 0.5, "share": pytest.approx(1.0)}]
+    (bars,) = late.figure["data"]
+    assert bars["y"] == ["a", "b"] and bars["x"] == pytest.approx([0.5 / 3, 1.0 / 3])
+    assert bars["text"] == ["0.167 s (33%)", "0.333 s (67%)"]
+    colours = {e["data"]["id"]: e["data"]["color"] for e in late.elements if "id" in e["data"]}
+    assert colours["c"] == "#e0e0e0" and colours["b"] != colours["a"] != "#e0e0e0"
+    idle = views.explanation(run, 3)
+    assert idle.blame.ce_seconds == 0 and "no resource has a backlog" in idle.headline
+
+
+def test_explanation_says_what_it_covers_for_the_path_aware_estimator(tandem_db: Path) -> None:
+    run = RunCache(Database(tandem_db)).get("tandem")
+    view = views.explanation(run, None, "path")
+    # builders.TANDEM_TOPOLOGY: path-aware 3.25 s at interval 1, Mace (n1's CE/C) 2.65 s
+    assert view.blame.interval == 1 and view.blame.resource == "n1"
+    assert view.coverage_note is not None
+    assert "path-aware estimate at this subinterval is 3.250 s" in view.coverage_note
+    assert "(Mace, 2.650 s)" in view.coverage_note
+
+
+def test_a_click_selects_the_subinterval_of_its_run(shifting_db: Path) -> None:
+    run = RunCache(Database(shifting_db)).get("shift")
+    chosen = views.clicked_point("shift", {"points": [{"x": 3.9, "y": 0.5}]})
+    assert chosen == {"run": "shift", "time": 3.9}
+    assert views.selected_interval(run, chosen) == 4
+    assert views.selected_interval(run, {"run": "other", "time": 3.9}) is None
+    assert views.selected_interval(run, None) is None
+    assert views.selected_interval(run, {"run": "shift", "time": 99.0}) == 4
+    assert views.clicked_point("shift", {"points": []}) is None
+    # the explained busy period is shaded on the latency chart
+    shapes = views.overview(run, "all", "mace", 4).figure.layout.shapes
+    assert [(s.x0, s.x1) for s in shapes if s.type == "rect"] == [(3.5, 4.0)]
+
+
+def test_a_placement_change_is_marked_and_verified(tmp_path: Path) -> None:
+    from tests.dashboard.builders import write_small_run
+
+    db = tmp_path / "versions.duckdb"
+    write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n1", "c": "n1"})])
+    run = RunCache(Database(db)).get("small")
+    view = views.overview(run, "all")
+    # by hand, costs fitted on [0, 2): a 1.95/17, b 0.2, c 0.1. Before (n2, C = 2, a + b):
+    # CE/C peaks at (12 a + 2.4 - 2) / 2 = 0.888 s; after, n1 (C = 1) carries b + c,
+    # 0.3 s per event: CE 0.2 carried into 2, then 0.7, 0, 2.0. Measured max 1.2 s
+    # before, 1.0 s after.
+    (row,) = views.change_rows(run, view.changes)
+    assert row["time"] == 2.0 and row["version"] == 1 and row["moved"] == "b: n2 → n1"
+    assert row["predicted_wc_before"] == pytest.approx(0.8882, abs=1e-4)
+    assert row["predicted_wc_after"] == pytest.approx(2.0)
+    assert (row["measured_wc_before"], row["measured_wc_after"]) == (1.2, 1.0)
+    assert row["measured_change"] == pytest.approx(-1 / 6, abs=1e-4)
+    marker = next(t for t in view.figure.data if t.name == "placement change")
+    assert list(marker.x) == [2.0]
+    assert marker.text == ("(version 1: b n2 → n1): predicted +125% worst case, measured −17%",)
+
+
+def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
+    from tests.dashboard.builders import DRIFT_FROM, write_drift_run
+
+    write_drift_run(tmp_path / "drift.duckdb", "drift", drifting=True)
+    write_drift_run(tmp_path / "steady.duckdb", "steady", drifting=False)
+    steady = RunCache(Database(tmp_path / "steady.duckdb")).get("steady")
+    assert views.overview(steady, "all").drift == ()
+    assert views.drift_banner(steady, views.overview(steady, "all"), 5) == ""
+    run = RunCache(Database(tmp_path / "drift.duckdb")).get("drift")
+    view = views.overview(run, "all")
+    # hand-computed in builders.write_drift_run
+    assert views.drift_rows(run, view.drift) == [
+        {
+            "start": 23.0,
+            "end": 38.0,
+            "duration": 15.0,
+            "direction": "above the band",
+            "flagged": 28.0,
+            "peak": 7.2,
+        }
+    ]
+    assert "above the band from t = 23 s to 38 s, by up to 7.200 s" in views.drift_banner(
+        run, view, 5
+    )
+    assert views.overview(run, "all", k=16).drift == ()
+    # refit on the last 15 s (cost 0.3): the predicted line starts from the estimated
+    # backlog at t = 25 s and grows 0.5 s per second, as the measured latency does
+    training = views.refit_window(run, 0.25)
+    assert training == (25, 40)
+    refit = views.overview(run, "all", training=training)
+    assert refit.drift == () and refit.training == (25, 40)
+    line = next(t for t in refit.figure.data if t.name == "predicted Mace (refit)")
+    assert np.allclose(line.y[26:], 0.5 * (np.arange(26, 40) - DRIFT_FROM + 1))
+    assert "model refit on t = 25–40 s" in views.model_note(run, refit, True)
+    assert views.stored_training(run, (25, 90)) == (25, 40)
+    assert views.stored_training(run, (40, 90)) is None
+    assert views.stored_training(run, None) is None
+    for bad in (None, 0, -1, "5"):
+        with pytest.raises(ViewError, match="positive number of minutes"):
+            views.refit_window(run, bad)
+    for bad_k in (None, 0, 2.5, True):
+        with pytest.raises(ViewError, match="drift: k must be"):
+            views.overview(run, "all", k=bad_k)  # type: ignore[arg-type]

@@ -95,7 +95,19 @@ def test_collect_from_a_wrong_url_is_one_line(
 
 
 @pytest.mark.parametrize(
-    "name", ["estimate", "report", "serve", "demo", "simulate", "place", "ingest", "collect"]
+    "name",
+    [
+        "estimate",
+        "report",
+        "serve",
+        "demo",
+        "simulate",
+        "place",
+        "ingest",
+        "collect",
+        "explain",
+        "alerts",
+    ],
 )
 def test_every_subcommand_comes_from_a_mace_module(name: str) -> None:
     assert all(command.__name__.startswith("mace.") for command in COMMANDS)

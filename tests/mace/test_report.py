@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from mace.cli import main
+from tests.dashboard.builders import write_small_run
 
 EXPECTED_Q1 = {
     "estimated_wc": 0.8,
@@ -140,3 +141,39 @@ def test_report_unknown_estimator_is_a_usage_error(
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'exact'" in err and "Traceback" not in err
+
+
+def test_report_without_placement_change_has_no_changes(
+    small_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--db", str(small_db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["changes"] == []
+    assert main(["report", "--db", str(small_db)]) == 0
+    assert "changes" not in capsys.readouterr().out
+
+
+def test_report_changes_of_a_run_with_a_placement_change(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # b moves from n2 to n1 at t = 2; figures by hand in tests/estimator/test_verification.py
+    db = tmp_path / "change.duckdb"
+    write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n1", "c": "n1"})])
+    assert main(["report", "--db", str(db), "--json"]) == 0
+    (change,) = json.loads(capsys.readouterr().out)["changes"]
+    cost_a = 1.95 / 17
+    before = ((cost_a + 0.2) * 12 - 2) / 2
+    assert change == {
+        "interval": 2,
+        "version": 1,
+        "predicted_wc_before": pytest.approx(before),
+        "predicted_wc_after": pytest.approx(2.0),
+        "measured_wc_before": 1.2,
+        "measured_wc_after": 1.0,
+        "predicted_change": pytest.approx(2.0 / before - 1),
+        "measured_change": pytest.approx(1.0 / 1.2 - 1),
+        "moved": [{"operator": "b", "from": "n2", "to": "n1"}],
+    }
+    assert main(["report", "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert "subinterval 2 (b n2->n1): predicted 0.8882 -> 2.0000 s (+125%)" in text
+    assert "measured 1.2000 -> 1.0000 s (-17%)" in text

@@ -46,6 +46,10 @@ TABLES = {
         "added_queries", "created_at",
     ],
     "latency_objectives": ["run_id", "query", "objective_seconds", "updated_at"],
+    "alerts": [
+        "alert_id", "run_id", "query", "kind", "start_interval", "end_interval", "value",
+        "objective", "detail", "created_at", "delivered",
+    ],
 }  # fmt: skip
 
 

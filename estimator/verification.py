@@ -1,0 +1,197 @@
+"""Verify each change: what the model fitted before a placement change predicted for it.
+
+Each placement version after the first is a change, starting at subinterval
+``interval``. The model (costs and selectivities, DESIGN 7.5) is fitted on the
+period of the previous placement only (``training``, by default all of it), so it
+knows nothing measured after the change. Applied to the run's arrivals under the
+run's placement versions (backlogs carried across the change), it gives the
+predicted latency; its worst case over the period before the change (old
+placement) and over the period after it (new placement, until the next change or
+the end of the run) are set against the measured worst case (``lat_max``) of the
+same periods. The prediction sees the arrivals that really came after the change:
+it checks the model's judgement of the placement, not a forecast of the workload.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from estimator.arrivals import Arrivals
+from estimator.errors import ModelError
+from estimator.model import Topology
+from estimator.runs import analyse, fitted_operator_dlts, node_loads, segments
+
+
+@dataclass(frozen=True)
+class ChangeCheck:
+    """One placement change: predicted and measured worst case before and after it.
+
+    Latencies are in seconds, NaN where a period has no data (e.g. no measured output
+    yet after a change that just happened). ``before`` and ``after`` are the periods
+    ([start, stop) subintervals), ``training`` the window the model was fitted on, and
+    ``moved`` the operators the change moved, as (operator, old node, new node)."""
+
+    interval: int
+    version: int
+    predicted_wc_before: float
+    predicted_wc_after: float
+    measured_wc_before: float
+    measured_wc_after: float
+    before: tuple[int, int]
+    after: tuple[int, int]
+    training: tuple[int, int]
+    moved: tuple[tuple[str, str, str], ...]
+
+    @property
+    def predicted_change(self) -> float:
+        """Relative change of the predicted worst case (-0.35: 35% lower), NaN if unknown."""
+        return _relative(self.predicted_wc_before, self.predicted_wc_after)
+
+    @property
+    def measured_change(self) -> float:
+        """Relative change of the measured worst case, NaN if unknown."""
+        return _relative(self.measured_wc_before, self.measured_wc_after)
+
+
+def _relative(before: float, after: float) -> float:
+    if not (math.isfinite(before) and math.isfinite(after)) or before <= 0:
+        return math.nan
+    return after / before - 1.0
+
+
+class _Version(Protocol):
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def placement(self) -> Mapping[str, str]: ...
+
+
+class _Latency(Protocol):
+    @property
+    def lat_max(self) -> np.ndarray: ...
+
+
+class MeasuredRun(Protocol):
+    """What verification reads of a stored run (``dashboard.data.RunData`` has it)."""
+
+    @property
+    def topology(self) -> Topology: ...
+
+    @property
+    def versions(self) -> Sequence[_Version]: ...
+
+    @property
+    def version_starts(self) -> Sequence[int]: ...
+
+    @property
+    def operator_stats(self) -> pd.DataFrame: ...
+
+    @property
+    def arrivals(self) -> Arrivals: ...
+
+    @property
+    def intervals(self) -> int: ...
+
+    def measured_system(self) -> _Latency: ...
+
+
+def verify_changes(
+    run: MeasuredRun, *, estimator: str = "mace", training: int | None = None
+) -> list[ChangeCheck]:
+    """One :class:`ChangeCheck` per placement change of ``run`` (empty with one placement).
+
+    ``training`` limits the fitting window to the last ``training`` subintervals of the
+    previous placement's period (default: the whole period)."""
+    return check_changes(
+        run.topology,
+        run.operator_stats,
+        run.arrivals.for_topology(run.topology),
+        [v.placement for v in run.versions],
+        run.version_starts,
+        run.measured_system().lat_max,
+        versions=[v.version for v in run.versions],
+        estimator=estimator,
+        training=training,
+    )
+
+
+def check_changes(
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    counts: np.ndarray,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+    measured: np.ndarray,
+    *,
+    versions: Sequence[int] | None = None,
+    estimator: str = "mace",
+    training: int | None = None,
+) -> list[ChangeCheck]:
+    """:func:`verify_changes` on arrays: ``operator_stats`` rows (columns of
+    ``operator_stats``), ``counts`` the arrivals (``topology.source_ids`` rows),
+    ``placements`` and ``starts`` the placement versions and their first subintervals,
+    ``measured`` the measured max latency per subinterval (NaN: no outputs)."""
+    if training is not None and training < 1:
+        raise ModelError(f"training must be at least 1 subinterval, got {training}")
+    intervals = int(np.asarray(measured).shape[0])
+    periods = segments(starts, intervals)
+    numbers = list(versions) if versions is not None else list(range(len(placements)))
+    checks: list[ChangeCheck] = []
+    for k in range(1, len(placements)):
+        before, after = periods[k - 1], periods[k]
+        lo, hi = before
+        window = (lo if training is None else max(lo, hi - training), hi)
+        predicted = _predicted_series(
+            topology, operator_stats, counts, placements, starts, window, estimator
+        )
+        checks.append(
+            ChangeCheck(
+                interval=int(starts[k]),
+                version=int(numbers[k]),
+                predicted_wc_before=_worst(predicted, before),
+                predicted_wc_after=_worst(predicted, after),
+                measured_wc_before=_worst(measured, before),
+                measured_wc_after=_worst(measured, after),
+                before=before,
+                after=after,
+                training=window,
+                moved=tuple(
+                    (op, placements[k - 1][op], placements[k][op])
+                    for op in topology.operator_ids
+                    if placements[k - 1][op] != placements[k][op]
+                ),
+            )
+        )
+    return checks
+
+
+def _predicted_series(
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    counts: np.ndarray,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+    window: tuple[int, int],
+    estimator: str,
+) -> np.ndarray:
+    """The system latency predicted by the model fitted on ``window``; NaN everywhere
+    when the window is empty (no model could be fitted before the change)."""
+    intervals = counts.shape[1]
+    if window[0] >= window[1]:
+        return np.full(intervals, np.nan)
+    dlts = fitted_operator_dlts(topology, operator_stats, counts, window)
+    loads = node_loads(topology, dlts, placements, starts)
+    return analyse(topology, loads, placements, starts, estimator).estimate
+
+
+def _worst(series: np.ndarray, period: tuple[int, int]) -> float:
+    values = np.asarray(series, dtype=float)[period[0] : period[1]]
+    values = values[np.isfinite(values)]
+    return float(values.max()) if values.size else math.nan

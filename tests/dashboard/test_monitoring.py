@@ -1,0 +1,134 @@
+"""Drift and alerts of a stored run (dashboard.monitoring) and a refit's training window.
+
+The run: one operator (cost 0.1) on one node of capacity 1, 5 events per subinterval
+for 40 subintervals: load 0.5, Mace 0, eps 0.1, so the predicted band widened by w is
+[-1, 2.1]. The measured latency is 0.2 s until subinterval 19 and 3.0 s from 20 on:
+drift above the band from 20. Subintervals 38 and 39 are not settled: their outputs
+may leave up to 1.1 s after they end, after the data's end at t = 40.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dashboard.data import Database, RunData, load_run
+from dashboard.monitoring import run_alerts, run_drift
+from estimator.alerts import DRIFT, MEASURED_BREACH
+from estimator.drift import ABOVE
+from estimator.model import topology_from_dict
+from mace.alerting import AlertSettings, alert_pass
+from storage.alerts import list_alerts
+from storage.db import connect, transaction
+from storage.errors import StorageError
+from storage.scenarios import set_objective, set_training_window, training_window_of
+from storage.writes import merge_latency_stats, merge_operator_stats, merge_source_arrivals
+from storage.writes import write_run as write_topology
+from tests.dashboard.builders import latency_frame
+
+N = 40
+TOPOLOGY = {
+    "name": "drifting",
+    "subinterval": 1.0,
+    "nodes": [{"id": "n1", "capacity": 1.0}],
+    "sources": [{"id": "s"}],
+    "operators": [{"id": "a", "query": "q", "inputs": ["s"], "cost": 0.1}],
+    "placement": {"a": "n1"},
+}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "drift.duckdb"
+    con = connect(path)
+    try:
+        with transaction(con, "test run"):
+            write_topology(con, "d", topology_from_dict(TOPOLOGY), [])
+            merge_source_arrivals(
+                con, pd.DataFrame({"run_id": "d", "source": "s", "interval": range(N), "events": 5})
+            )
+            merge_operator_stats(
+                con,
+                pd.DataFrame(
+                    {
+                        "run_id": "d",
+                        "operator": "a",
+                        "port": 0,
+                        "interval": range(N),
+                        "events_in": 5,
+                        "events_out": 5,
+                        "cpu_seconds": 0.5,
+                    }
+                ),
+            )
+            merge_latency_stats(
+                con, latency_frame("d", {"q": [0.2 if p < 20 else 3.0 for p in range(N)]})
+            )
+    finally:
+        con.close()
+    return path
+
+
+def _run(db: Path) -> RunData:
+    database = Database(db)
+    try:
+        with database.cursor() as cur:
+            return load_run(cur, "d")
+    finally:
+        database.close()
+
+
+def test_drift_from_the_change_on_settled_subintervals(db: Path) -> None:
+    run = _run(db)
+    (event,) = run_drift(run, k=5)
+    assert (event.start, event.end, event.direction, event.flagged_at) == (20, 37, ABOVE, 24)
+    assert event.peak == pytest.approx(3.0 - 2.1)
+    assert run_drift(run, k=19) == []
+    # a refit model's drift is looked for from its training window on only
+    (late,) = run_drift(run, k=5, training=(30, 40))
+    assert (late.start, late.flagged_at) == (30, 34)
+    # with no tolerance the band ends at 1.1: the 3.0 s are further out
+    (tight,) = run_drift(run, k=5, tolerance=0.0)
+    assert tight.peak == pytest.approx(3.0 - 1.1)
+
+
+def test_run_alerts(db: Path) -> None:
+    run = _run(db)
+    alerts = run_alerts(run, {"q": 2.5})
+    assert [(a.kind, a.query, a.start, a.end) for a in alerts] == [
+        (MEASURED_BREACH, "q", 20, 39),
+        (DRIFT, None, 20, 37),
+    ]
+    assert run_alerts(run, {}, k=50) == []
+
+
+def test_training_window_round_trip(db: Path) -> None:
+    con = connect(db)
+    try:
+        assert training_window_of(con, "d") is None
+        set_training_window(con, "d", (30, 40))
+        set_training_window(con, "d", (32, 40))
+        assert training_window_of(con, "d") == (32, 40)
+        set_training_window(con, "d", None)
+        assert training_window_of(con, "d") is None
+        with pytest.raises(StorageError, match="holds no subinterval"):
+            set_training_window(con, "d", (5, 5))
+    finally:
+        con.close()
+
+
+def test_the_alert_pass_uses_a_stored_refit(db: Path) -> None:
+    con = connect(db)
+    set_objective(con, "d", "q", 2.5)
+    set_training_window(con, "d", (30, 40))
+    con.close()
+    result = alert_pass(db, ["d"], AlertSettings())
+    assert result.errors == []
+    assert sorted((a.kind, a.start) for a in result.new) == [(DRIFT, 30), (MEASURED_BREACH, 20)]
+    con = connect(db, read_only=True)
+    try:
+        assert len(list_alerts(con, "d")) == 2
+    finally:
+        con.close()
