@@ -91,3 +91,5 @@ RP_MESSAGE = "rp-message"
 # help
 HELP_TERMS = "help-terms"
 HELP_DIAGRAM = "help-ce-diagram"
+WI_LIVE_APPLY = "wi-live-apply"  # "Apply to the running system" (issue 15)
+WI_LIVE_STATUS = "wi-live-status"

@@ -78,15 +78,21 @@ def check_port(port: int) -> None:
         raise UsageError(f"--port must be between 1 and 65535, got {port}")
 
 
-def open_app(db: Path, refresh_seconds: float, jobs: Path) -> Any:
+def open_app(db: Path, refresh_seconds: float, jobs: Path, live_run: str | None = None) -> Any:
     """The app, with its database connection opened (and the schema migrated) before any
     in-process ingestion starts writing; its background jobs (the optimizer) keep their
-    state in the folder ``jobs``, which the caller removes."""
+    state in the folder ``jobs``, which the caller removes. ``live_run``: the run whose
+    live simulator applies the What-if page's placement requests (``mace demo``)."""
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
     from dashboard.optimizer import create_manager
 
-    app = create_app(db, refresh_seconds=refresh_seconds, background_manager=create_manager(jobs))
+    app = create_app(
+        db,
+        refresh_seconds=refresh_seconds,
+        background_manager=create_manager(jobs),
+        live_run=live_run,
+    )
     with app.server.config[CONFIG_KEY].database.cursor():
         pass
     return app
