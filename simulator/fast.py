@@ -17,6 +17,11 @@ Source events are merged from their sorted array instead of being pushed on
 the timed heap (their counters 0..N-1 precede every other counter,
 so at equal times they come first, exactly as in the reference). Compilation
 is cached on disk (``cache=True``).
+
+Placement changes: the placement-dependent arrays come as one row per placement
+epoch (``*_e``), and the loop switches rows at each change time (before any
+event at that time). A delivery carries the epoch it was sent in (in its count
+field), so it reaches the consumers placed at its node then.
 """
 
 from __future__ import annotations
