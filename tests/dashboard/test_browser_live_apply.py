@@ -19,6 +19,7 @@ from estimator.loaders import dump_topology
 from estimator.model import topology_from_dict
 from ingest.extract import discover
 from mace.demo_command import placement_inbox
+from simulator.fast import warm_up
 from simulator.live import run_live
 from simulator.workloads import workload_model
 from storage.db import connect
@@ -47,6 +48,7 @@ def _open(dash_duo, app) -> None:  # type: ignore[no-untyped-def]
 def test_apply_sends_the_placement_and_the_live_simulator_applies_it(
     dash_duo, small_db: Path, tmp_path: Path
 ) -> None:
+    warm_up()  # compile the engine (or load it from the cache) before any timeout runs
     topology_file = tmp_path / "small.yaml"
     topology_file.write_text(dump_topology(topology_from_dict(SMALL_TOPOLOGY)))
     topology, model = workload_model(str(topology_file), load=0.3)
