@@ -112,7 +112,7 @@ def _grow2(a: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _enqueue(
     qs, there, by_op, policy, origin, subinterval, port_op, q_key, q_seq, q_stim, q_port,
     q_next, op_head, op_tail, op_count, node_queued, port_head, port_tail, node_heap, node_size,
@@ -199,6 +199,39 @@ def _take_queued(
         node_queued[node] -= n_moved
     out = moved[:n_moved]
     return out[np.argsort(q_seq[out])]
+
+
+@njit(cache=True)
+def _migrate(
+    old, new, mark, position, left, by_op, policy, origin, subinterval, op_first_port, op_ports,
+    port_op, q_key, q_seq, q_stim, q_port, q_next, op_head, op_tail, op_count, port_head,
+    port_tail, node_heap, node_size, node_queued, q_used,
+):  # fmt: skip
+    """A placement change from ``old`` to ``new`` (operator -> node): the queued events of
+    each moved operator go to its new node in counter order; the nodes involved restart
+    their visiting cycle and the new ones are marked for dispatch. Returns the node heaps."""
+    for op in range(old.shape[0]):
+        was = old[op]
+        dest = new[op]
+        if was == dest:
+            continue
+        position[was] = -1
+        left[was] = 0
+        position[dest] = -1
+        left[dest] = 0
+        mark[dest] = True
+        moved = _take_queued(
+            op, was, by_op, op_first_port, op_ports, port_op, q_key, q_seq, q_port, q_next,
+            op_head, op_tail, op_count, port_head, port_tail, node_heap, node_size, node_queued,
+            q_used,
+        )  # fmt: skip
+        for qs in moved:
+            node_heap = _enqueue(
+                qs, dest, by_op, policy, origin, subinterval, port_op, q_key, q_seq, q_stim,
+                q_port, q_next, op_head, op_tail, op_count, node_queued, port_head, port_tail,
+                node_heap, node_size,
+            )  # fmt: skip
+    return node_heap
 
 
 @njit(cache=True)
@@ -345,27 +378,11 @@ def _engine(
             node_ports = node_ports_e[epoch]
             source_nodes_ptr = source_nodes_ptr_e[epoch]
             source_nodes = source_nodes_e[epoch]
-            for op in range(n_ops):
-                was = old[op]
-                dest = op_node[op]
-                if was == dest:
-                    continue
-                position[was] = -1
-                left[was] = 0
-                position[dest] = -1
-                left[dest] = 0
-                mark[dest] = True
-                moved = _take_queued(
-                    op, was, by_op, op_first_port, op_ports, port_op, q_key, q_seq, q_port,
-                    q_next, op_head, op_tail, op_count, port_head, port_tail, node_heap,
-                    node_size, node_queued, q_used,
-                )  # fmt: skip
-                for qs in moved:
-                    node_heap = _enqueue(
-                        qs, dest, by_op, policy, origin, subinterval, port_op, q_key, q_seq,
-                        q_stim, q_port, q_next, op_head, op_tail, op_count, node_queued,
-                        port_head, port_tail, node_heap, node_size,
-                    )  # fmt: skip
+            node_heap = _migrate(
+                old, op_node, mark, position, left, by_op, policy, origin, subinterval,
+                op_first_port, op_ports, port_op, q_key, q_seq, q_stim, q_port, q_next, op_head,
+                op_tail, op_count, port_head, port_tail, node_heap, node_size, node_queued, q_used,
+            )  # fmt: skip
             first = 0
             last = 0
             rounds = 0
