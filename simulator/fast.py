@@ -331,12 +331,15 @@ def _engine(
     while next_source < n_events or tsize > 0:
         # ---- next timed event: a placement change wins ties, then a source arrival ----
         n_touched = 0
-        upcoming = math.inf
-        if next_source < n_events:
-            upcoming = times[next_source]
-        if tsize > 0 and t_time[theap[0]] < upcoming:
-            upcoming = t_time[theap[0]]
-        if next_change < n_changes and change_times[next_change] <= upcoming:
+        change_due = False
+        if next_change < n_changes:
+            upcoming = math.inf
+            if next_source < n_events:
+                upcoming = times[next_source]
+            if tsize > 0 and t_time[theap[0]] < upcoming:
+                upcoming = t_time[theap[0]]
+            change_due = change_times[next_change] <= upcoming
+        if change_due:
             kind = CHANGE
             now = change_times[next_change]
             next_change += 1
