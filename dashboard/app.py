@@ -52,6 +52,7 @@ def create_app(
     refresh_seconds: float = 5.0,
     background_manager: BaseBackgroundCallbackManager | None = None,
     credentials: tuple[str, str] | None = None,
+    live_run: str | None = None,
 ) -> dash.Dash:
     """A Dash app reading (and storing scenarios and objectives in) ``db_path``.
 
@@ -59,6 +60,8 @@ def create_app(
 
     Background callbacks (the optimizer) run through ``background_manager``, by
     default a fresh diskcache manager (see :mod:`dashboard.optimizer` for the choice).
+    ``live_run`` names the run whose live simulator polls the placement requests (set
+    by ``mace demo``): only then can the What-if page apply a placement to it.
     """
     database = Database(db_path)
     app = dash.Dash(
@@ -71,7 +74,7 @@ def create_app(
         title="mace — latency",
     )
     app.server.config[CONFIG_KEY] = DashboardContext(
-        database, RunCache(database), refresh_seconds=refresh_seconds
+        database, RunCache(database), refresh_seconds=refresh_seconds, live_run=live_run
     )
     app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.layout = _layout

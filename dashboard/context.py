@@ -19,6 +19,7 @@ class DashboardContext:
     runs: RunCache
     refresh_seconds: float = 5.0
     engine: WhatIfEngine = field(default_factory=WhatIfEngine)
+    live_run: str | None = None  # the run a live simulator takes placement requests for
 
 
 def current() -> DashboardContext:

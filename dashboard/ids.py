@@ -169,3 +169,5 @@ HL_MESSAGE = "hl-message"
 # help
 HELP_TERMS = "help-terms"
 HELP_DIAGRAM = "help-ce-diagram"
+WI_LIVE_APPLY = "wi-live-apply"  # "Apply to the running system" (issue 15)
+WI_LIVE_STATUS = "wi-live-status"

@@ -1,23 +1,32 @@
 """``mace demo``: a live engine, scheduled ingestion and the dashboard, with zero configuration.
 
-An engine is a function ``start(landing, run_id) -> stop`` that starts a live
+An engine is a function ``start(landing, run_id, seed) -> stop`` that starts a live
 source writing the landing record sets of DESIGN section 5 into
 ``landing/run_id`` and returns a function that stops it once the records due
 are written. ``sim`` is the built-in simulator; ``flink`` a real PyFlink job on a local
 MiniCluster (``connectors.flink``), followed over REST by the collector.
+
+The control path of the What-if page's "Apply to the running system" (``sim`` only):
+the page stores a placement request in the database (one process, one DuckDB
+instance: the dashboard, the ingestion and this poll share it); the simulator
+polls the pending requests of its run at every flush, applies each one (writing
+``topology-<epoch>.yaml``, which the next ingestion stores as a new placement
+version) and the request is marked applied or refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from estimator.errors import MaceError
 from mace.errors import UsageError
@@ -37,6 +46,9 @@ DEMO_INGEST_EVERY = 5.0
 DEMO_NODES = 5
 DEMO_FLUSH_EVERY = 2.0
 SOURCE_STOP_TIMEOUT = 60.0
+
+if TYPE_CHECKING:
+    from simulator.live import PlacementRequest
 
 Stop = Callable[[], None]
 Engine = Callable[[Path, str, int], Stop]
@@ -105,8 +117,14 @@ def _run_in(workdir: Path, start_engine: Engine, args: argparse.Namespace) -> in
     run_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     kept = "kept" if args.workdir else "removed at exit"
     print(f"demo: working in {workdir} (landing folder and {db.name}; {kept})", flush=True)
+    # the simulator takes placement requests from the What-if page; a Flink job cannot
+    controlled = start_engine is start_simulator
+    if controlled:
+        start_engine = functools.partial(start_simulator, requests=placement_inbox(db, run_id))
     with sigterm_as_interrupt(), ExitStack() as running:
-        app = open_app(db, DEMO_INGEST_EVERY, workdir / "jobs")
+        app = open_app(
+            db, DEMO_INGEST_EVERY, workdir / "jobs", live_run=run_id if controlled else None
+        )
         # the server first: when its port is taken, nothing else has started
         running.callback(start_server(app, args.host, args.port))
         running.callback(start_engine(landing, run_id, args.seed))
@@ -131,8 +149,57 @@ def _final_report(landing: Path, db: Path, run_id: str) -> None:
     print(format_report(load_report(db, run_id, DEFAULT_TRAINING_SHARE, "mace")), flush=True)
 
 
-def start_simulator(landing: Path, run_id: str, seed: int) -> Stop:
-    """The simulator's live mode for the demo workload, in a daemon thread."""
+def placement_inbox(db: Path, run_id: str) -> Callable[[], list[PlacementRequest]]:
+    """The live simulator's poll of the What-if page's placement requests for ``run_id``:
+    each pending request, marked applied or refused in the database once settled."""
+    from simulator.live import PlacementRequest
+    from storage.placement_requests import pending_requests, settle_request
+
+    def settle(request_id: int) -> Callable[[float | None, str | None], None]:
+        def record(valid_from: float | None, problem: str | None) -> None:
+            outcome = f"valid from {valid_from:.3f}" if problem is None else f"refused: {problem}"
+            print(f"demo: placement request #{request_id} {outcome}", flush=True)
+            try:
+                with _cursor(db) as cur:
+                    settle_request(cur, request_id, valid_from, problem)
+            except MaceError as exc:
+                print(f"demo: cannot record request #{request_id}: {exc}", file=sys.stderr)
+
+        return record
+
+    def poll() -> list[PlacementRequest]:
+        try:
+            with _cursor(db) as cur:
+                pending = pending_requests(cur, run_id)
+        except MaceError as exc:  # the simulation goes on; the next poll tries again
+            print(f"demo: cannot read placement requests: {exc}", file=sys.stderr, flush=True)
+            return []
+        return [PlacementRequest(r.placement, settle(r.request_id)) for r in pending]
+
+    return poll
+
+
+@contextmanager
+def _cursor(db: Path) -> Iterator[Any]:
+    """A short-lived connection to the demo's database (in this process, the same DuckDB
+    instance as the dashboard's and the ingestion's)."""
+    from storage.db import connect
+
+    con = connect(db)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def start_simulator(
+    landing: Path,
+    run_id: str,
+    seed: int,
+    requests: Callable[[], list[PlacementRequest]] | None = None,
+) -> Stop:
+    """The simulator's live mode for the demo workload, in a daemon thread; ``requests``
+    is polled for placement changes (see :func:`placement_inbox`)."""
     from simulator.live import run_live
     from simulator.workloads import workload_model
 
@@ -142,7 +209,14 @@ def start_simulator(landing: Path, run_id: str, seed: int) -> Stop:
     def simulate() -> None:
         try:
             run_live(
-                topology, model, landing, run_id, stop, seed=seed, flush_every=DEMO_FLUSH_EVERY
+                topology,
+                model,
+                landing,
+                run_id,
+                stop,
+                seed=seed,
+                flush_every=DEMO_FLUSH_EVERY,
+                requests=requests,
             )
         except Exception as exc:  # report and end the thread; the dashboard stays up
             print(f"demo: simulation stopped: {exc}", file=sys.stderr, flush=True)

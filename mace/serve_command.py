@@ -112,11 +112,16 @@ def read_credentials(auth_file: str | None, from_env: str | None) -> tuple[str, 
 
 
 def open_app(
-    db: Path, refresh_seconds: float, jobs: Path, credentials: tuple[str, str] | None = None
+    db: Path,
+    refresh_seconds: float,
+    jobs: Path,
+    credentials: tuple[str, str] | None = None,
+    live_run: str | None = None,
 ) -> Any:
     """The app, with its database connection opened (and the schema migrated) before any
     in-process ingestion starts writing; its background jobs (the optimizer) keep their
-    state in the folder ``jobs``, which the caller removes."""
+    state in the folder ``jobs``, which the caller removes. ``live_run``: the run whose
+    live simulator applies the What-if page's placement requests (``mace demo``)."""
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
     from dashboard.optimizer import create_manager
@@ -126,6 +131,7 @@ def open_app(
         refresh_seconds=refresh_seconds,
         background_manager=create_manager(jobs),
         credentials=credentials,
+        live_run=live_run,
     )
     with app.server.config[CONFIG_KEY].database.cursor():
         pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import threading
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from estimator.errors import MaceError
 from mace.errors import UsageError
 from simulator.errors import SimulationError
 from simulator.plan import COST_DISTRIBUTIONS, DEFAULT_TRAIN, POLICIES
@@ -72,6 +74,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--files", type=int, default=4, help="Parquet files per record set")
     parser.add_argument("--engine", default="fast", choices=("fast", "reference"))
+    parser.add_argument(
+        "--change",
+        action="append",
+        default=[],
+        metavar="AT_SECONDS:PLACEMENT",
+        help="at AT_SECONDS after the run's start, move operators to the placement in the "
+        "YAML/JSON file PLACEMENT (operator: node, or a topology file's placement; operators "
+        "not named stay); queued work follows the operator, and topology-<epoch>.yaml "
+        "records the change (repeatable)",
+    )
     parser.add_argument("--live", action="store_true", help="pace in real time until stopped")
     parser.add_argument(
         "--flush-every", type=float, default=2.0, help="live: seconds between appended files"
@@ -110,6 +122,31 @@ def node_policies(
     return chosen
 
 
+def placement_changes(items: list[str]) -> list[tuple[float, dict[str, str]]]:
+    """--change AT_SECONDS:PLACEMENT options as (seconds after the start, moves), read from
+    the files (operators and nodes are checked against the topology by the simulator)."""
+    from estimator.loaders import load_placement
+
+    changes = []
+    for item in items:
+        at, sep, path = item.partition(":")
+        try:
+            seconds = float(at)
+        except ValueError:
+            seconds = math.nan
+        if not sep or not path or not (math.isfinite(seconds) and seconds > 0):
+            raise UsageError(
+                f"--change '{item}': expected AT_SECONDS:PLACEMENT, AT_SECONDS a positive "
+                "number of seconds after the run's start and PLACEMENT a YAML or JSON file"
+            )
+        try:
+            moves = load_placement(path)
+        except MaceError as exc:
+            raise UsageError(f"--change '{item}': {exc}") from None
+        changes.append((seconds, moves))
+    return changes
+
+
 def run(args: argparse.Namespace) -> int:
     from simulator.workloads import workload, workload_model
 
@@ -117,12 +154,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--files must be at least 1, got {args.files}")
     if args.run_id is not None and ("/" in args.run_id or args.run_id in ("", ".", "..")):
         raise UsageError(f"--run-id must be a plain folder name, got '{args.run_id}'")
+    changes = placement_changes(args.change)
     model = workload_model(args.workload, nodes=args.nodes, load=args.load, seed=args.seed)
     run_id = _run_id(args, len(model[0].node_ids))
     if "/" in run_id or run_id in ("", ".", ".."):
         raise UsageError(f"--run-id must be a plain folder name, got '{run_id}'")
     if args.live:
-        return _run_live(args, run_id, model)
+        return _run_live(args, run_id, model, changes)
     run_dir = Path(args.out) / run_id
     if run_dir.exists() and any(run_dir.iterdir()):
         raise SimulationError(f"run folder '{run_dir}' already exists; choose another --run-id")
@@ -140,20 +178,33 @@ def run(args: argparse.Namespace) -> int:
         cost_distribution=args.cost_distribution,
         train=args.train,
         engine=args.engine,
+        changes=[(topology.origin + at, moves) for at, moves in changes],
     )
-    write_run(result.telemetry, topology, args.out, run_id, files=args.files, progress=True)
+    write_run(
+        result.telemetry,
+        topology,
+        args.out,
+        run_id,
+        files=args.files,
+        progress=True,
+        versions=result.versions,
+    )
     latency = result.trace.out_egress - result.trace.out_stimulus
     worst = float(latency.max()) if latency.size else 0.0
     print(
         f"{run_dir}: {result.events.count} source events, {result.trace.executions} executions, "
         f"{latency.size} outputs; worst latency {worst:.3f} s "
         f"({worst / topology.subinterval:.1f} subintervals)"
+        + (f"; {len(result.versions)} placement change(s)" if result.versions else "")
     )
     return 0
 
 
 def _run_live(
-    args: argparse.Namespace, run_id: str, workload: tuple[Topology, ArrivalModel]
+    args: argparse.Namespace,
+    run_id: str,
+    workload: tuple[Topology, ArrivalModel],
+    changes: list[tuple[float, dict[str, str]]],
 ) -> int:
     from simulator.live import run_live
 
@@ -182,6 +233,7 @@ def _run_live(
             train=args.train,
             flush_every=args.flush_every,
             on_flush=report,
+            changes=changes,
         )
     finally:
         for sig, handler in previous.items():

@@ -17,12 +17,18 @@ Source events are merged from their sorted array instead of being pushed on
 the timed heap (their counters 0..N-1 precede every other counter,
 so at equal times they come first, exactly as in the reference). Compilation
 is cached on disk (``cache=True``).
+
+Placement changes: the placement-dependent arrays come as one row per placement
+epoch (``*_e``), and the loop switches rows at each change time (before any
+event at that time). A delivery carries the epoch it was sent in (in its count
+field), so it reaches the consumers placed at its node then.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
@@ -40,7 +46,7 @@ from simulator.plan import (
 )
 from simulator.trace import Trace
 
-ARRIVAL, COMPLETION, DELIVERY = 0, 1, 2
+ARRIVAL, COMPLETION, DELIVERY, CHANGE = 0, 1, 2, 3
 _U64 = np.uint64
 
 
@@ -106,14 +112,149 @@ def _grow2(a: np.ndarray) -> np.ndarray:
     return out
 
 
+@njit(cache=True, inline="always")
+def _enqueue(
+    qs, there, by_op, policy, origin, subinterval, port_op, q_key, q_seq, q_stim, q_port,
+    q_next, op_head, op_tail, op_count, node_queued, port_head, port_tail, node_heap, node_size,
+):  # fmt: skip
+    """Queue the pooled event ``qs`` (its counter, stimulus and port set) at node ``there``;
+    returns the node heaps (grown if they were full)."""
+    port = q_port[qs]
+    if by_op[there]:
+        op = port_op[port]
+        q_next[qs] = -1
+        if op_tail[op] >= 0:
+            q_next[op_tail[op]] = qs
+        else:
+            op_head[op] = qs
+        op_tail[op] = qs
+        op_count[op] += 1
+        return node_heap
+    pol = policy[there]
+    if pol == STIMULUS:
+        q_key[qs] = q_stim[qs]
+    elif pol == SUBINTERVAL:
+        q_key[qs] = float(math.floor((q_stim[qs] - origin) / subinterval))
+    else:
+        q_key[qs] = 0.0
+    node_queued[there] += 1
+    tail = port_tail[port]
+    if tail < 0 or q_key[qs] >= q_key[tail]:
+        q_next[qs] = -1
+        if tail >= 0:
+            q_next[tail] = qs
+        else:
+            port_head[port] = qs
+        port_tail[port] = qs
+    else:
+        if node_size[there] == node_heap.shape[1]:
+            node_heap = _grow2(node_heap)
+        _heap_push(node_heap[there], node_size[there], qs, q_key, q_seq)
+        node_size[there] += 1
+    return node_heap
+
+
+@njit(cache=True)
+def _take_queued(
+    op, node, by_op, op_first_port, op_ports, port_op, q_key, q_seq, q_port, q_next, op_head,
+    op_tail, op_count, port_head, port_tail, node_heap, node_size, node_queued, q_used,
+):  # fmt: skip
+    """Remove every queued event of operator ``op`` from ``node``; returns their pool slots
+    in counter order (the order they were first queued)."""
+    moved = np.empty(q_used, np.int64)
+    n_moved = 0
+    if by_op[node]:
+        qs = op_head[op]
+        while qs >= 0:
+            moved[n_moved] = qs
+            n_moved += 1
+            qs = q_next[qs]
+        op_head[op] = -1
+        op_tail[op] = -1
+        op_count[op] = 0
+    else:
+        for port in range(op_first_port[op], op_first_port[op] + op_ports[op]):
+            qs = port_head[port]
+            while qs >= 0:
+                moved[n_moved] = qs
+                n_moved += 1
+                qs = q_next[qs]
+            port_head[port] = -1
+            port_tail[port] = -1
+        size = node_size[node]
+        kept = np.empty(size, np.int64)
+        n_kept = 0
+        for h in range(size):
+            qs = node_heap[node, h]
+            if port_op[q_port[qs]] == op:
+                moved[n_moved] = qs
+                n_moved += 1
+            else:
+                kept[n_kept] = qs
+                n_kept += 1
+        node_size[node] = 0
+        for h in range(n_kept):
+            _heap_push(node_heap[node], node_size[node], kept[h], q_key, q_seq)
+            node_size[node] += 1
+        node_queued[node] -= n_moved
+    out = moved[:n_moved]
+    return out[np.argsort(q_seq[out])]
+
+
+@njit(cache=True)
+def _migrate(
+    old, new, mark, position, left, by_op, policy, origin, subinterval, op_first_port, op_ports,
+    port_op, q_key, q_seq, q_stim, q_port, q_next, op_head, op_tail, op_count, port_head,
+    port_tail, node_heap, node_size, node_queued, q_used,
+):  # fmt: skip
+    """A placement change from ``old`` to ``new`` (operator -> node): the queued events of
+    each moved operator go to its new node in counter order; the nodes involved restart
+    their visiting cycle and the new ones are marked for dispatch. Returns the node heaps."""
+    for op in range(old.shape[0]):
+        was = old[op]
+        dest = new[op]
+        if was == dest:
+            continue
+        position[was] = -1
+        left[was] = 0
+        position[dest] = -1
+        left[dest] = 0
+        mark[dest] = True
+        moved = _take_queued(
+            op, was, by_op, op_first_port, op_ports, port_op, q_key, q_seq, q_port, q_next,
+            op_head, op_tail, op_count, port_head, port_tail, node_heap, node_size, node_queued,
+            q_used,
+        )  # fmt: skip
+        for qs in moved:
+            node_heap = _enqueue(
+                qs, dest, by_op, policy, origin, subinterval, port_op, q_key, q_seq, q_stim,
+                q_port, q_next, op_head, op_tail, op_count, node_queued, port_head, port_tail,
+                node_heap, node_size,
+            )  # fmt: skip
+    return node_heap
+
+
 @njit(cache=True)
 def _engine(
-    capacity, policy, train, op_node, op_sink, op_product, op_coef, op_first_port, op_ports,
+    capacity, policy, train, op_node_e, op_sink, op_product, op_coef, op_first_port, op_ports,
     port_op, port_number, port_cost, port_sel, down_ptr, down_port, producer_bytes, link_id,
-    link_delay, link_bandwidth, cycle_ptr, cycle_ops, node_ops_ptr, node_ops, node_ports_ptr,
-    node_ports, source_nodes_ptr,
-    source_nodes, origin, subinterval, distribution, src, times, key, intervals,
+    link_delay, link_bandwidth, cycle_ptr_e, cycle_ops_e, node_ops_ptr_e, node_ops_e,
+    node_ports_ptr_e, node_ports_e, source_nodes_ptr_e, source_nodes_e, change_times,
+    origin, subinterval, distribution, src, times, key, intervals,
 ):  # fmt: skip
+    # the placement-dependent arrays of the current placement epoch (rows of the *_e arrays)
+    epoch = 0
+    op_node = op_node_e[0]
+    cycle_ptr = cycle_ptr_e[0]
+    cycle_ops = cycle_ops_e[0]
+    node_ops_ptr = node_ops_ptr_e[0]
+    node_ops = node_ops_e[0]
+    node_ports_ptr = node_ports_ptr_e[0]
+    node_ports = node_ports_e[0]
+    source_nodes_ptr = source_nodes_ptr_e[0]
+    source_nodes = source_nodes_e[0]
+    n_changes = change_times.shape[0]
+    next_change = 0
     n_nodes = capacity.shape[0]
     n_ops = op_node.shape[0]
     n_sources = source_nodes_ptr.shape[0] - 1
@@ -185,11 +326,28 @@ def _engine(
     next_source = 0
     touched = np.empty(n_nodes, np.int64)
     remote = np.empty(n_nodes, np.int64)
+    mark = np.zeros(n_nodes, np.bool_)
 
     while next_source < n_events or tsize > 0:
-        # ---- next timed event: a source arrival wins ties (smaller counter) ----
+        # ---- next timed event: a placement change wins ties, then a source arrival ----
         n_touched = 0
-        if next_source < n_events and (tsize == 0 or times[next_source] <= t_time[theap[0]]):
+        change_due = False
+        if next_change < n_changes:
+            upcoming = math.inf
+            if next_source < n_events:
+                upcoming = times[next_source]
+            if tsize > 0 and t_time[theap[0]] < upcoming:
+                upcoming = t_time[theap[0]]
+            change_due = change_times[next_change] <= upcoming
+        if change_due:
+            kind = CHANGE
+            now = change_times[next_change]
+            next_change += 1
+            item = -1
+            stim = now
+            node = -1
+            count = 0
+        elif next_source < n_events and (tsize == 0 or times[next_source] <= t_time[theap[0]]):
             kind = ARRIVAL
             now = times[next_source]
             item = src[next_source]
@@ -210,7 +368,28 @@ def _engine(
             tn_free += 1
 
         # ---- collect the (node, port) enqueues of this event ----
-        if kind == ARRIVAL:
+        if kind == CHANGE:
+            # queued work of each moved operator moves to its new node, in counter order
+            old = op_node_e[epoch]
+            epoch += 1
+            op_node = op_node_e[epoch]
+            cycle_ptr = cycle_ptr_e[epoch]
+            cycle_ops = cycle_ops_e[epoch]
+            node_ops_ptr = node_ops_ptr_e[epoch]
+            node_ops = node_ops_e[epoch]
+            node_ports_ptr = node_ports_ptr_e[epoch]
+            node_ports = node_ports_e[epoch]
+            source_nodes_ptr = source_nodes_ptr_e[epoch]
+            source_nodes = source_nodes_e[epoch]
+            node_heap = _migrate(
+                old, op_node, mark, position, left, by_op, policy, origin, subinterval,
+                op_first_port, op_ports, port_op, q_key, q_seq, q_stim, q_port, q_next, op_head,
+                op_tail, op_count, port_head, port_tail, node_heap, node_size, node_queued, q_used,
+            )  # fmt: skip
+            first = 0
+            last = 0
+            rounds = 0
+        elif kind == ARRIVAL:
             first = down_ptr[item]
             last = down_ptr[item + 1]
             rounds = 1
@@ -239,8 +418,13 @@ def _engine(
             for s in range(first, last):
                 port = down_port[s]
                 there = op_node[port_op[port]]
-                if kind == DELIVERY and there != node:
-                    continue
+                if kind == DELIVERY:
+                    # addressed to the consumers placed at `node` when it was sent
+                    # (`count` holds that placement epoch); one moved since goes on there
+                    if op_node_e[count, port_op[port]] != node:
+                        continue
+                    if there != node:
+                        mark[there] = True
                 if kind == COMPLETION and there != node:
                     seen_before = False
                     for r in range(n_remote):
@@ -282,7 +466,7 @@ def _engine(
                     t_node[ts] = there
                     t_item[ts] = producer
                     t_stim[ts] = stim
-                    t_count[ts] = 0
+                    t_count[ts] = epoch
                     _heap_push(theap, tsize, ts, t_time, t_seq)
                     tsize += 1
                     continue
@@ -305,46 +489,28 @@ def _engine(
                 counter += 1
                 q_stim[qs] = stim
                 q_port[qs] = port
-                if by_op[there]:
-                    op = port_op[port]
-                    q_next[qs] = -1
-                    if op_tail[op] >= 0:
-                        q_next[op_tail[op]] = qs
-                    else:
-                        op_head[op] = qs
-                    op_tail[op] = qs
-                    op_count[op] += 1
-                else:
-                    pol = policy[there]
-                    if pol == STIMULUS:
-                        q_key[qs] = stim
-                    elif pol == SUBINTERVAL:
-                        q_key[qs] = float(math.floor((stim - origin) / subinterval))
-                    else:
-                        q_key[qs] = 0.0
-                    node_queued[there] += 1
-                    tail = port_tail[port]
-                    if tail < 0 or q_key[qs] >= q_key[tail]:
-                        q_next[qs] = -1
-                        if tail >= 0:
-                            q_next[tail] = qs
-                        else:
-                            port_head[port] = qs
-                        port_tail[port] = qs
-                    else:
-                        if node_size[there] == node_heap.shape[1]:
-                            node_heap = _grow2(node_heap)
-                        _heap_push(node_heap[there], node_size[there], qs, q_key, q_seq)
-                        node_size[there] += 1
+                node_heap = _enqueue(
+                    qs, there, by_op, policy, origin, subinterval, port_op, q_key, q_seq, q_stim,
+                    q_port, q_next, op_head, op_tail, op_count, node_queued, port_head, port_tail,
+                    node_heap, node_size,
+                )  # fmt: skip
 
         # ---- nodes to dispatch, ascending ----
         if kind == ARRIVAL:
             for r in range(source_nodes_ptr[item], source_nodes_ptr[item + 1]):
                 touched[n_touched] = source_nodes[r]
                 n_touched += 1
-        else:
+        elif kind == COMPLETION:
             touched[0] = node
             n_touched = 1
+        else:  # a delivery's node and the nodes of moved consumers; a change's new nodes
+            if kind == DELIVERY:
+                mark[node] = True
+            for nd in range(n_nodes):
+                if mark[nd]:
+                    mark[nd] = False
+                    touched[n_touched] = nd
+                    n_touched += 1
 
         for r in range(n_touched):
             nd = touched[r]
@@ -490,21 +656,39 @@ def _engine(
 
 
 def simulate_fast(
-    plan: Plan, source: np.ndarray, times: np.ndarray, key: int, intervals: int
+    plan: Plan,
+    source: np.ndarray,
+    times: np.ndarray,
+    key: int,
+    intervals: int,
+    changes: Sequence[tuple[float, Plan]] = (),
 ) -> Trace:
     """Run the compiled engine; arguments as :func:`simulator.reference.simulate_reference`."""
+    plans = [plan, *(p for _, p in changes)]
     arrays = _engine(
-        plan.capacity, plan.policy, plan.train, plan.op_node, plan.op_sink, plan.op_product,
-        plan.op_coef, plan.op_first_port, plan.op_ports, plan.port_op, plan.port_number,
-        plan.port_cost, plan.port_sel, plan.down_ptr, plan.down_port, plan.producer_bytes,
-        plan.link_id, plan.link_delay, plan.link_bandwidth, plan.cycle_ptr, plan.cycle_ops,
-        plan.node_ops_ptr, plan.node_ops, plan.node_ports_ptr, plan.node_ports,
-        plan.source_nodes_ptr, plan.source_nodes,
+        plan.capacity, plan.policy, plan.train, _rows(plans, "op_node"), plan.op_sink,
+        plan.op_product, plan.op_coef, plan.op_first_port, plan.op_ports, plan.port_op,
+        plan.port_number, plan.port_cost, plan.port_sel, plan.down_ptr, plan.down_port,
+        plan.producer_bytes, plan.link_id, plan.link_delay, plan.link_bandwidth,
+        _rows(plans, "cycle_ptr"), _rows(plans, "cycle_ops"), _rows(plans, "node_ops_ptr"),
+        _rows(plans, "node_ops"), _rows(plans, "node_ports_ptr"), _rows(plans, "node_ports"),
+        _rows(plans, "source_nodes_ptr"), _rows(plans, "source_nodes"),
+        np.array([t for t, _ in changes], dtype=np.float64),
         float(plan.origin), float(plan.subinterval), int(plan.cost_distribution),
         np.ascontiguousarray(source, dtype=np.int64), np.ascontiguousarray(times, dtype=np.float64),
         np.uint64(key), int(intervals),
     )  # fmt: skip
     return Trace(*arrays)
+
+
+def _rows(plans: Sequence[Plan], name: str) -> np.ndarray:
+    """One placement-dependent array per placement epoch, as the rows of one C-contiguous
+    array (shorter ones padded; their lengths are given by the matching ``*_ptr`` row)."""
+    arrays = [getattr(p, name) for p in plans]
+    out = np.zeros((len(arrays), max(1, *(a.size for a in arrays))), dtype=np.int64)
+    for row, a in zip(out, arrays, strict=True):
+        row[: a.size] = a
+    return out
 
 
 def warm_up() -> float:

@@ -13,6 +13,18 @@ A segment's run does not see the arrivals of the next segment, so events
 still queued at a boundary are simulated without the newer competition; under
 the stimulus policy on one node that is exact (newer events never overtake
 older ones), under other policies it slightly favours the older events.
+
+Placement changes: ``changes`` scheduled up front (seconds after the start)
+and placement requests that arrive while the run goes on (``requests``, polled
+once per flush; the demo's What-if "Apply to the running system"). A request
+takes effect at the next step, at a time T after everything already written
+(wall clock, to the millisecond). At T the run writes ``topology-<T>.yaml``
+(DESIGN section 5) and the segments whose records are not all written yet are
+simulated again with the change: a change applies only to events at T or later
+(:mod:`simulator.reference` says what happens to the moved operators' queued
+work), so the records already written stay exactly as they were and only the
+rows after the last flush are replaced. A scheduled change writes its file when
+the clock reaches it.
 """
 
 from __future__ import annotations
@@ -20,7 +32,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,13 +43,40 @@ import pyarrow.compute as pc
 from estimator.model import Topology
 from simulator.errors import SimulationError
 from simulator.plan import DEFAULT_TRAIN
-from simulator.run import simulate
-from simulator.telemetry import RECORD_SETS, TIME_COLUMN, write_table, write_topology
+from simulator.run import placement_versions, simulate
+from simulator.telemetry import (
+    RECORD_SETS,
+    TIME_COLUMN,
+    write_table,
+    write_topology,
+    write_version,
+)
 from simulator.workloads import ArrivalModel
 
 DEFAULT_FLUSH_EVERY = 2.0
 DEFAULT_SEGMENT = 30.0
 DEFAULT_WARMUP = 20.0
+CHANGE_RESOLUTION = 0.001  # seconds: change times are whole milliseconds
+
+
+def _first(pair: tuple[float, object]) -> float:
+    return pair[0]
+
+
+def _settle_nothing(applied_from: float | None, problem: str | None) -> None:
+    """The default outcome handler of a request: nobody listens."""
+
+
+@dataclass(frozen=True)
+class PlacementRequest:
+    """Operators to move in a running simulation (``{operator: node}``; the others stay).
+
+    ``settle`` is called once from the simulation thread: with the time from which the
+    new placement is valid, or with ``None`` and why the request was refused.
+    """
+
+    moves: Mapping[str, str]
+    settle: Callable[[float | None, str | None], None] = _settle_nothing
 
 
 def run_live(
@@ -55,11 +95,14 @@ def run_live(
     warmup: float = DEFAULT_WARMUP,
     clock: Callable[[], float] = time.time,
     on_flush: Callable[[int, dict[str, int]], None] | None = None,
+    changes: Sequence[tuple[float, Mapping[str, str]]] = (),
+    requests: Callable[[], Sequence[PlacementRequest]] | None = None,
 ) -> Path:
     """Simulate and write in real time until ``stop`` is set; returns the run folder.
 
     Call it in a thread to run alongside a dashboard; set ``stop`` to end it
-    (the records already due are written first).
+    (the records already due are written first). ``changes`` are (seconds after the
+    start, moves) pairs; ``requests`` is polled once per flush for more moves.
     """
     if not (flush_every > 0 and segment > 0 and 0 <= warmup <= segment):
         raise SimulationError(
@@ -70,54 +113,116 @@ def run_live(
         raise SimulationError(f"live: run folder '{run_dir}' already exists and is not empty")
     origin = float(math.floor(clock()))
     live_topology = topology.with_changes(origin=origin)
+    schedule = sorted(((origin + at, dict(moves)) for at, moves in changes), key=_first)
+    placement_versions(live_topology, schedule)  # refuse bad changes before writing anything
     write_topology(live_topology, run_dir)
-    pending: dict[str, list[pa.Table]] = {name: [] for name in RECORD_SETS}
+    recorded = 0  # scheduled changes whose topology-<epoch>.yaml is written
+    # per segment: its arrivals and its records not written yet, by record set
+    arrivals: dict[int, dict[str, np.ndarray]] = {}
+    pending: dict[int, dict[str, pa.Table]] = {}
     carried: dict[str, np.ndarray] = {}
-    simulated_until = 0.0
+    written_until = -math.inf  # every record due by this time is written
     segment_index = 0
     flush_index = 0
 
-    def simulate_segment() -> None:
-        nonlocal simulated_until, segment_index, carried
-        start = origin + segment_index * segment
-        fresh = model.sample(segment, np.random.default_rng([seed, 2, segment_index]), start)
-        arrivals = {s: np.concatenate([carried.get(s, np.zeros(0)), t]) for s, t in fresh.items()}
+    def run_segment(index: int) -> None:
+        """Simulate segment ``index`` with every change known; keep its unwritten records."""
+        start = origin + index * segment
         result = simulate(
             live_topology,
-            arrivals,
+            arrivals[index],
             policy,
-            np.random.default_rng([seed, 3, segment_index]),
+            np.random.default_rng([seed, 3, index]),
             cost_distribution=cost_distribution,
             train=train,
+            changes=schedule,
         )
+        kept = {}
         for name in RECORD_SETS:
             table = result.telemetry.table(name)
-            pending[name].append(table.filter(pc.greater_equal(table["stimulus_time"], start)))
+            mine = pc.greater_equal(table["stimulus_time"], start)
+            unwritten = pc.greater(table[TIME_COLUMN[name]], written_until)
+            kept[name] = table.filter(pc.and_(mine, unwritten))
+        pending[index] = kept
+
+    def simulate_segment() -> None:
+        nonlocal segment_index, carried
+        start = origin + segment_index * segment
+        fresh = model.sample(segment, np.random.default_rng([seed, 2, segment_index]), start)
+        arrivals[segment_index] = {
+            s: np.concatenate([carried.get(s, np.zeros(0)), t]) for s, t in fresh.items()
+        }
+        run_segment(segment_index)
         carried = {s: t[t >= start + segment - warmup] for s, t in fresh.items()}
         segment_index += 1
-        simulated_until = segment_index * segment
+
+    def apply(request: PlacementRequest, now: float) -> None:
+        """Add a requested change at the next millisecond after what is written."""
+        at = math.ceil(max(now, written_until) / CHANGE_RESOLUTION + 1) * CHANGE_RESOLUTION
+        at = round(at, 3)
+        try:
+            versions = placement_versions(live_topology, [*schedule, (at, dict(request.moves))])
+        except SimulationError as exc:
+            request.settle(None, str(exc))
+            return
+        times = [time for time, _ in versions]
+        placement = versions[times.index(at)][1]
+        before = versions[times.index(at) - 1][1] if times.index(at) else live_topology.placement
+        if placement == dict(before):
+            request.settle(None, "the running system already has this placement")
+            return
+        schedule.append((at, dict(request.moves)))
+        write_version(live_topology, run_dir, at, placement)
+        for index in sorted(pending):
+            run_segment(index)
+        request.settle(at, None)
+
+    def record_scheduled(now: float) -> None:
+        """Write topology-<epoch>.yaml of the scheduled changes whose time has come."""
+        nonlocal recorded
+        versions = placement_versions(live_topology, schedule)
+        while recorded < len(changes) and schedule[recorded][0] <= now:
+            at = schedule[recorded][0]
+            write_version(live_topology, run_dir, at, dict(versions)[at])
+            recorded += 1
 
     def flush(now: float) -> None:
-        nonlocal flush_index
+        nonlocal flush_index, written_until
         written = {}
         for name in RECORD_SETS:
-            if not pending[name]:
+            tables = [pending[k][name] for k in sorted(pending)]
+            if not tables:
                 continue
-            table = pa.concat_tables(pending[name])
-            due = pc.less_equal(table[TIME_COLUMN[name]], now)
-            ready = table.filter(due)
-            pending[name] = [table.filter(pc.invert(due))]
+            table = pa.concat_tables(tables)
+            ready = table.filter(pc.less_equal(table[TIME_COLUMN[name]], now))
+            for k in pending:
+                rest = pending[k][name]
+                pending[k][name] = rest.filter(pc.greater(rest[TIME_COLUMN[name]], now))
             written[name] = ready.num_rows
             if ready.num_rows:
                 write_table(ready, run_dir / name, f"part-{flush_index:06d}.parquet")
+        written_until = now
+        finished = [
+            k
+            for k, left in pending.items()
+            if k < segment_index - 1 and all(t.num_rows == 0 for t in left.values())
+        ]
+        for k in finished:  # every record written: nothing left to simulate again
+            del pending[k], arrivals[k]
         if on_flush is not None:
             on_flush(flush_index, written)
         flush_index += 1
 
     while not stop.is_set():
-        while simulated_until < clock() - origin + segment / 2:
+        while segment_index * segment < clock() - origin + segment / 2:
             simulate_segment()
-        flush(clock())
+        for request in requests() if requests is not None else ():
+            apply(request, clock())
+        now = clock()
+        record_scheduled(now)
+        flush(now)
         stop.wait(flush_every)
-    flush(clock())
+    now = clock()
+    record_scheduled(now)
+    flush(now)
     return run_dir

@@ -23,6 +23,18 @@ in :mod:`simulator.fast` must produce identical traces. The rules:
   outputs, ``n_r`` being the events already seen at port r with the same
   stimulus subinterval, so the outputs of a subinterval total about
   ``coef * prod_q A_q`` as the estimator assumes.
+* **Placement changes** (``changes``: (time, plan) pairs, time-ordered) take
+  effect before every event at their time or later. At a change, the queued
+  (not started) events of each moved operator leave its old node and join the
+  new node's queue in the order they were first queued (their counters are
+  kept, so the new node's policy orders them as if they had been queued there);
+  an execution in service finishes on the old node, and its outputs go where
+  the consumers are placed at its completion. A delivery in flight stays
+  addressed to the consumers placed at its node when it was sent: one that
+  moved since gets the event at its new node on arrival, with no further link
+  delay. The nodes that gained operators restart their visiting cycle and
+  dispatch at once, in node order; so do, after a delivery, the delivery's node
+  and the new nodes of moved consumers.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -58,13 +71,28 @@ class _Node:
         self.busy = False
         self.heap: list[tuple[float, int, int]] = []  # (key, counter, port) + stimulus by counter
         self.stimulus: dict[int, float] = {}
+        self.fifo: dict[int, deque[tuple[int, int, float]]] = {}
+        self.place(plan)
+
+    def place(self, plan: Plan) -> None:
+        """Take this node's operators and visiting cycle from ``plan``; the cycle restarts."""
+        index = self.index
         ops = plan.node_ops[plan.node_ops_ptr[index] : plan.node_ops_ptr[index + 1]]
         self.members = [int(o) for o in ops]
-        self.fifo: dict[int, deque[tuple[int, int, float]]] = {o: deque() for o in self.members}
+        self.fifo = {o: self.fifo.get(o, deque()) for o in self.members}
         cycle = plan.cycle_ops[plan.cycle_ptr[index] : plan.cycle_ptr[index + 1]]
         self.cycle = [int(o) for o in cycle]
         self.position = -1
         self.left = 0
+
+    def take_operator(self, plan: Plan, op: int) -> list[tuple[int, int, float]]:
+        """Remove every queued event of operator ``op``: (counter, port, stimulus) each."""
+        if self.by_operator:
+            return list(self.fifo.pop(op, deque()))
+        mine = [entry for entry in self.heap if int(plan.port_op[entry[2]]) == op]
+        self.heap = [entry for entry in self.heap if int(plan.port_op[entry[2]]) != op]
+        heapq.heapify(self.heap)
+        return [(counter, port, self.stimulus.pop(counter)) for _, counter, port in mine]
 
     @property
     def by_operator(self) -> bool:
@@ -117,10 +145,18 @@ class _Node:
 
 
 def simulate_reference(
-    plan: Plan, source: np.ndarray, times: np.ndarray, key: int, intervals: int
+    plan: Plan,
+    source: np.ndarray,
+    times: np.ndarray,
+    key: int,
+    intervals: int,
+    changes: Sequence[tuple[float, Plan]] = (),
 ) -> Trace:
     """Run the simulation of ``plan`` for source events (``source`` index, ``times``) sorted
-    by time; ``key`` is the random stream and ``intervals`` bounds stimulus subintervals."""
+    by time; ``key`` is the random stream and ``intervals`` bounds stimulus subintervals.
+    ``changes`` are (time, plan with another placement) pairs in time order."""
+    plans = [plan, *(p for _, p in changes)]
+    epoch = 0
     nodes = [_Node(plan, k) for k in range(len(plan.node_ids))]
     n_ports = int(plan.port_op.size)
     seen = np.zeros((n_ports, max(intervals, 1)), dtype=np.int64)
@@ -171,7 +207,26 @@ def simulate_reference(
         node.busy = True
         schedule(now + cost / node.capacity, COMPLETION, index, op, stimulus, count)
 
+    def change_placement(now: float) -> None:
+        nonlocal plan, epoch
+        old, new = plans[epoch], plans[epoch + 1]
+        moved = [op for op in range(int(old.op_node.size)) if old.op_node[op] != new.op_node[op]]
+        taken = {op: nodes[int(old.op_node[op])].take_operator(old, op) for op in moved}
+        affected = sorted({int(p.op_node[op]) for op in moved for p in (old, new)})
+        epoch += 1
+        plan = new
+        for index in affected:
+            nodes[index].place(plan)
+        for op in moved:
+            for counter, port, stimulus in sorted(taken[op]):
+                nodes[int(plan.op_node[op])].enqueue(plan, counter, port, stimulus)
+        for index in sorted({int(plan.op_node[op]) for op in moved}):
+            dispatch(index, now)
+
     while events:
+        if epoch < len(changes) and changes[epoch][0] <= events[0][0]:
+            change_placement(changes[epoch][0])
+            continue
         now, _, kind, index, item, stimulus, count = heapq.heappop(events)
         if kind == ARRIVAL:
             for slot in consumers(item):
@@ -202,14 +257,20 @@ def simulate_reference(
                                 plan.producer_bytes[producer] / plan.link_bandwidth[link]
                             )
                             arrive = link_free[link] + float(plan.link_delay[link])
-                        schedule(arrive, DELIVERY, there, producer, stimulus, 0)
+                        schedule(arrive, DELIVERY, there, producer, stimulus, epoch)
             dispatch(index, now)
-        else:
+        else:  # a delivery: `count` is the placement epoch at which it was sent
+            sent_to = plans[count]
+            touched = {index}
             for slot in consumers(item):
                 port = int(plan.down_port[slot])
-                if int(plan.op_node[plan.port_op[port]]) == index:
-                    enqueue(index, port, stimulus)
-            dispatch(index, now)
+                op = int(plan.port_op[port])
+                if int(sent_to.op_node[op]) == index:
+                    there = int(plan.op_node[op])
+                    enqueue(there, port, stimulus)
+                    touched.add(there)
+            for node_index in sorted(touched):
+                dispatch(node_index, now)
     return _trace(executions, outputs)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,27 +55,66 @@ def stimulus_intervals(plan: Plan, events: SourceEvents) -> int:
     return max(1, math.floor((float(events.time.max()) - plan.origin) / plan.subinterval) + 1)
 
 
-def run_engine(plan: Plan, events: SourceEvents, key: int, engine: str = "fast") -> Trace:
-    """Simulate with the chosen engine (``fast``: numba, ``reference``: heapq)."""
+def run_engine(
+    plan: Plan,
+    events: SourceEvents,
+    key: int,
+    engine: str = "fast",
+    changes: Sequence[tuple[float, Plan]] = (),
+) -> Trace:
+    """Simulate with the chosen engine (``fast``: numba, ``reference``: heapq);
+    ``changes`` are (time, plan with the new placement) pairs in time order."""
     intervals = stimulus_intervals(plan, events)
     if engine == "reference":
-        return simulate_reference(plan, events.source, events.time, key, intervals)
+        return simulate_reference(plan, events.source, events.time, key, intervals, changes)
     if engine == "fast":
         from simulator.fast import simulate_fast
 
-        return simulate_fast(plan, events.source, events.time, key, intervals)
+        return simulate_fast(plan, events.source, events.time, key, intervals, changes)
     raise SimulationError(f"unknown engine '{engine}' (expected one of {', '.join(ENGINES)})")
+
+
+PlacementChange = tuple[float, Mapping[str, str]]
+"""At an absolute time, operators moved to nodes: ``(time, {operator: node, ...})``; the
+operators not named stay where they are."""
+
+
+def placement_versions(
+    topology: Topology, changes: Sequence[PlacementChange]
+) -> tuple[tuple[float, dict[str, str]], ...]:
+    """The complete placement after each change, in time order, validated: times are finite,
+    after the run's origin and distinct; operators and nodes exist."""
+    versions: list[tuple[float, dict[str, str]]] = []
+    placement = dict(topology.placement)
+    for time, moves in sorted(changes, key=lambda change: change[0]):
+        where = f"placement change at {time:g} s"
+        if not math.isfinite(time) or time <= topology.origin:
+            raise SimulationError(f"{where}: the time must be after the run's origin")
+        if versions and versions[-1][0] == time:
+            raise SimulationError(f"{where}: two changes at the same time")
+        if not moves:
+            raise SimulationError(f"{where}: it moves no operator")
+        for op_id, node in moves.items():
+            if op_id not in topology.operator_by_id:
+                raise SimulationError(f"{where}: unknown operator '{op_id}'")
+            if node not in topology.capacity_by_node:
+                raise SimulationError(f"{where}: operator '{op_id}' moved to unknown node '{node}'")
+        placement = {**placement, **{str(k): str(v) for k, v in moves.items()}}
+        versions.append((float(time), placement))
+    return tuple(versions)
 
 
 @dataclass(frozen=True)
 class Result:
-    """A run: the compiled plan, the source events, the trace and its telemetry tables."""
+    """A run: the compiled plan, the source events, the trace and its telemetry tables;
+    ``versions`` are the placements after each change, (time, placement) in time order."""
 
     topology: Topology
     plan: Plan
     events: SourceEvents
     trace: Trace
     telemetry: Telemetry
+    versions: tuple[tuple[float, dict[str, str]], ...] = ()
 
 
 def simulate(
@@ -87,16 +126,27 @@ def simulate(
     cost_distribution: str = "exponential",
     train: int = DEFAULT_TRAIN,
     engine: str = "fast",
+    changes: Sequence[PlacementChange] = (),
 ) -> Result:
     """Simulate ``topology`` on per-source event times (absolute seconds).
 
     ``policy`` is one policy for every node or a mapping node -> policy;
-    ``rng`` seeds every random draw (same Generator state, same result).
+    ``rng`` seeds every random draw (same Generator state, same result);
+    ``changes`` move operators during the run (see :mod:`simulator.reference` for
+    what happens to their queued work, and :func:`simulator.telemetry.write_run` for
+    the ``topology-<epoch>.yaml`` files that record them).
     """
     plan = compile_plan(topology, policy, train=train, cost_distribution=cost_distribution)
+    versions = placement_versions(topology, changes)
+    later = [
+        (time, compile_plan(
+            topology.with_placement(placement), policy, train=train,
+            cost_distribution=cost_distribution,
+        ))
+        for time, placement in versions
+    ]  # fmt: skip
     events = source_events(topology, arrival_times)
     key = stream_key(rng if rng is not None else np.random.default_rng(0))
-    trace = run_engine(plan, events, key, engine)
-    return Result(
-        topology, plan, events, trace, build_telemetry(plan, events.source, events.time, trace)
-    )
+    trace = run_engine(plan, events, key, engine, later)
+    telemetry = build_telemetry(plan, events.source, events.time, trace)
+    return Result(topology, plan, events, trace, telemetry, versions)

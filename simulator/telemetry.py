@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,6 +117,19 @@ def write_topology(topology: Topology, run_dir: Path, name: str = "topology.yaml
     return final
 
 
+def version_name(time: float) -> str:
+    """The file name of the placement version valid from ``time`` (DESIGN section 5):
+    ``topology-<epoch>.yaml`` with the time written so that it reads back exactly."""
+    return f"topology-{float(time)!r}.yaml"
+
+
+def write_version(
+    topology: Topology, run_dir: Path, time: float, placement: Mapping[str, str]
+) -> Path:
+    """Record a placement change: the run's topology with ``placement``, valid from ``time``."""
+    return write_topology(topology.with_placement(placement), run_dir, version_name(time))
+
+
 def split_by_time(table: pa.Table, column: str, edges: np.ndarray) -> list[pa.Table]:
     """Slices of a table by ``column`` in [edges[i], edges[i+1]); rows keep their order."""
     values = table.column(column).to_numpy()
@@ -144,13 +157,18 @@ def write_run(
     files: int = 4,
     extra: Mapping[str, object] | None = None,
     progress: bool = False,
+    versions: Sequence[tuple[float, Mapping[str, str]]] = (),
 ) -> Path:
-    """Write a finished run: ``topology.yaml`` and ``files`` Parquet parts per record set,
-    split by each record set's time column so parts follow time like an appending EPS."""
+    """Write a finished run: ``topology.yaml``, a ``topology-<epoch>.yaml`` per placement
+    change in ``versions`` ((time, placement) pairs, e.g. :attr:`Result.versions`) and
+    ``files`` Parquet parts per record set, split by each record set's time column so parts
+    follow time like an appending EPS."""
     run_dir = Path(landing) / run_id
     if extra:
         topology = topology.with_changes(**dict(extra))
     write_topology(topology, run_dir)
+    for time, placement in versions:
+        write_version(topology, run_dir, time, placement)
     starts = [telemetry.table(n).column(TIME_COLUMN[n]).to_numpy() for n in RECORD_SETS]
     low = min((float(s.min()) for s in starts if s.size), default=0.0)
     high = max((float(s.max()) for s in starts if s.size), default=0.0)

@@ -3,7 +3,8 @@
 Every SQL statement of the project lives in this package. Open a database with
 :func:`storage.db.connect`; it applies the versioned migrations of
 :mod:`storage.schema` on a writable connection. The queries live in
-:mod:`storage.reads`, :mod:`storage.writes` and :mod:`storage.scenarios`.
+:mod:`storage.reads`, :mod:`storage.writes`, :mod:`storage.scenarios` and
+:mod:`storage.placement_requests`.
 """
 
 from __future__ import annotations

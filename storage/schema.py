@@ -242,7 +242,24 @@ CREATE TABLE training_windows (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
+# Placement requests: the What-if page's "Apply to the running system" leaves one here and
+# the live engine of `mace demo` (which polls the table) applies or refuses it
+# (storage.placement_requests). status: pending, applied (valid_from = the time of the
+# placement version it became, as in topology-<epoch>.yaml) or refused (detail: why).
+_V6 = """
+CREATE SEQUENCE placement_request_ids START 1;
+CREATE TABLE placement_requests (
+    request_id   BIGINT    PRIMARY KEY DEFAULT nextval('placement_request_ids'),
+    run_id       VARCHAR   NOT NULL,
+    placement    VARCHAR   NOT NULL,
+    requested_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    status       VARCHAR   NOT NULL DEFAULT 'pending',
+    valid_from   DOUBLE,
+    detail       VARCHAR
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
