@@ -31,7 +31,7 @@ def test_help_defines_every_term_and_shows_the_diagram(dash_duo, small_db: Path)
     assert "CE (backlog carried over)" in legend
     assert "capacity × w" in legend
     nav = [link.text for link in dash_duo.find_elements(".nav-link")]
-    assert nav[-2:] == ["Reports", "Help"]
+    assert nav[-3:] == ["Reports", "Data health", "Help"]
     assert dash_duo.get_logs() == []
 
 
