@@ -27,6 +27,7 @@ from mace import (
     explain_command,
     ingest_command,
     place_command,
+    prune_command,
     report_command,
     serve_command,
     simulate_command,
@@ -42,6 +43,7 @@ COMMANDS = (
     ingest_command,
     collect_command,
     explain_command,
+    prune_command,
 )
 BROKEN_PIPE_STATUS = 141
 
