@@ -26,6 +26,7 @@ from mace import (
     estimate_command,
     explain_command,
     ingest_command,
+    landing_command,
     place_command,
     prune_command,
     report_command,
@@ -44,6 +45,7 @@ COMMANDS = (
     collect_command,
     explain_command,
     prune_command,
+    landing_command,
 )
 BROKEN_PIPE_STATUS = 141
 
