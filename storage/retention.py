@@ -114,7 +114,7 @@ def delete_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[
     """Delete the runs' rows from every per-run table in one transaction; rows deleted."""
     ids = list(run_ids)
     deleted = {}
-    with transaction(con, "pruning runs"):
+    with transaction(con, "pruning runs"), storage_errors("pruning runs"):
         for table in PER_RUN_TABLES:
             rows = con.execute(f"DELETE FROM {table} WHERE {_where(table)}", [ids])
             deleted[table] = int(rows.fetchall()[0][0])
