@@ -148,11 +148,11 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
     node_index = {n: k for k, n in enumerate(topology.node_ids)}
     busy = np.zeros((len(node_index), stop))
     busy_frame = reads.node_busy_frame(con, run_id, 0, stop)
-    rows = busy_frame["node"].map(node_index)
-    known = rows.notna().to_numpy()
+    node_rows = busy_frame["node"].map(node_index)
+    known = node_rows.notna().to_numpy()
     np.add.at(
         busy,
-        (rows[known].to_numpy(dtype=np.int64), busy_frame["interval"].to_numpy(np.int64)[known]),
+        (node_rows[known].to_numpy(dtype=np.int64), busy_frame["interval"].to_numpy(np.int64)[known]),
         busy_frame["busy_seconds"].to_numpy(dtype=float)[known],
     )
     frame = reads.latency_stats_frame(con, run_id, None, 0, stop)
