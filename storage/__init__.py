@@ -37,6 +37,17 @@ subintervals, 70 operators, 13 nodes):
 * **Retention.** :mod:`storage.retention` deletes whole runs; DuckDB marks the
   rows deleted and, after ``CHECKPOINT``, reuses the freed blocks for later
   writes, but the file shrinks only when the free blocks are at its end.
+
+Measured (2 shared cores, load average 22-27; wall clock, with this process's CPU
+time in brackets): the 100-run store is 1101 MB as filled (29.0 M operator rows);
+migration 5 took 725 s (55 s CPU) and left a 2040 MB file (the old tables' blocks
+free inside it; a ``COPY FROM DATABASE`` copy is 971 MB). Before -> after on the
+last run: ``list_runs`` 7351 (729) -> 12 (3) ms, ``get_run`` 7900 (699) -> 20 (4),
+``run_topology`` 7625 (719) -> 75 (15), ``operator_stats_frame`` 2099 (165) -> 439
+(77), a run's first load (``dashboard.data.load_run``) 18.2 s (1.86 s) -> 0.90 s
+(0.16 s), ``mace report`` 30.2 s (2.87 s) -> 1.38 s (0.28 s). Pruning 51 of the
+100 runs (18.9 M rows) took 242 s (30 s CPU) and shrank the file by 8 MB; five
+runs written afterwards did not grow it (the freed blocks were reused).
 """
 
 from __future__ import annotations
