@@ -150,11 +150,11 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
     busy_frame = reads.node_busy_frame(con, run_id, 0, stop)
     node_rows = busy_frame["node"].map(node_index)
     known = node_rows.notna().to_numpy()
-    np.add.at(
-        busy,
-        (node_rows[known].to_numpy(dtype=np.int64), busy_frame["interval"].to_numpy(np.int64)[known]),
-        busy_frame["busy_seconds"].to_numpy(dtype=float)[known],
+    cells = (
+        node_rows[known].to_numpy(dtype=np.int64),
+        busy_frame["interval"].to_numpy(dtype=np.int64)[known],
     )
+    np.add.at(busy, cells, busy_frame["busy_seconds"].to_numpy(dtype=float)[known])
     frame = reads.latency_stats_frame(con, run_id, None, 0, stop)
     latency: dict[str, QueryLatency] = {}
     for query in topology.queries:
