@@ -134,9 +134,11 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
         topology.source_ids, reads.source_arrivals_frame(con, run_id, 0, stop), 0, stop
     )
     stats = reads.operator_stats_frame(con, run_id, 0, stop)
+    # the per-port rows add up per (operator, interval) in operator_matrix: no second read
+    cpu = stats[["operator", "interval", "cpu_seconds"]].rename(columns={"cpu_seconds": "cpu"})
     operator_dlts = estimated_operator_dlts(
         topology,
-        cpu=reads.operator_cpu_frame(con, run_id, 0, stop),
+        cpu=cpu,
         stats=stats,
         counts=arrivals.for_topology(topology),
         counters=info.counters,
@@ -146,9 +148,13 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
     node_index = {n: k for k, n in enumerate(topology.node_ids)}
     busy = np.zeros((len(node_index), stop))
     busy_frame = reads.node_busy_frame(con, run_id, 0, stop)
-    for node, interval, seconds in busy_frame.itertuples(index=False):
-        if node in node_index:
-            busy[node_index[node], int(interval)] += float(seconds)
+    node_rows = busy_frame["node"].map(node_index)
+    known = node_rows.notna().to_numpy()
+    cells = (
+        node_rows[known].to_numpy(dtype=np.int64),
+        busy_frame["interval"].to_numpy(dtype=np.int64)[known],
+    )
+    np.add.at(busy, cells, busy_frame["busy_seconds"].to_numpy(dtype=float)[known])
     frame = reads.latency_stats_frame(con, run_id, None, 0, stop)
     latency: dict[str, QueryLatency] = {}
     for query in topology.queries:

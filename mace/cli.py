@@ -27,8 +27,10 @@ from mace import (
     estimate_command,
     explain_command,
     ingest_command,
+    landing_command,
     place_command,
     plan_command,
+    prune_command,
     report_command,
     serve_command,
     simulate_command,
@@ -46,6 +48,8 @@ COMMANDS = (
     explain_command,
     plan_command,
     alerts_command,
+    prune_command,
+    landing_command,
 )
 BROKEN_PIPE_STATUS = 141
 

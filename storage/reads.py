@@ -57,40 +57,49 @@ def _range_clause(start: int | None, stop: int | None, params: list[Any]) -> str
     return clause
 
 
+_RUNS = (
+    "SELECT r.run_id, r.name, r.subinterval, r.origin, k.first_interval, k.last_interval,"
+    " EXISTS (SELECT 1 FROM sample_state c WHERE c.run_id = r.run_id) AS counters"
+    " FROM runs r LEFT JOIN run_keys k USING (run_id)"
+)
+
+
+def _run_info(row: tuple[Any, ...]) -> RunInfo:
+    run_id, name, subinterval, origin, first, last, counters = row
+    return RunInfo(
+        str(run_id),
+        str(name),
+        float(subinterval),
+        float(origin),
+        None if first is None else int(first),
+        None if last is None else int(last),
+        bool(counters),
+    )
+
+
 def list_runs(con: duckdb.DuckDBPyConnection) -> list[RunInfo]:
-    """All runs, by run_id, with their interval ranges."""
+    """All runs, by run_id, with their interval ranges (kept in ``run_keys`` by the
+    writes, so listing reads no statistics)."""
     with storage_errors("listing runs"):
-        rows = con.execute(
-            "WITH spans AS ("
-            " SELECT run_id, interval FROM source_arrivals"
-            " UNION ALL SELECT run_id, interval FROM operator_stats"
-            " UNION ALL SELECT run_id, interval FROM latency_stats)"
-            " SELECT r.run_id, r.name, r.subinterval, r.origin,"
-            " min(s.interval) AS first_interval, max(s.interval) AS last_interval,"
-            " EXISTS (SELECT 1 FROM sample_state c WHERE c.run_id = r.run_id) AS counters"
-            " FROM runs r LEFT JOIN spans s USING (run_id)"
-            " GROUP BY ALL ORDER BY r.run_id"
-        ).fetchall()
-    return [
-        RunInfo(
-            str(run_id),
-            str(name),
-            float(subinterval),
-            float(origin),
-            None if first is None else int(first),
-            None if last is None else int(last),
-            bool(counters),
-        )
-        for run_id, name, subinterval, origin, first, last, counters in rows
-    ]
+        rows = con.execute(_RUNS + " ORDER BY r.run_id").fetchall()
+    return [_run_info(row) for row in rows]
 
 
 def get_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunInfo:
     """One run; StorageError naming it if unknown."""
-    for run in list_runs(con):
-        if run.run_id == run_id:
-            return run
-    raise StorageError(f"unknown run '{run_id}'")
+    with storage_errors(f"reading run '{run_id}'"):
+        rows = con.execute(_RUNS + " WHERE r.run_id = ?", [run_id]).fetchall()
+    if not rows:
+        raise StorageError(f"unknown run '{run_id}'")
+    return _run_info(rows[0])
+
+
+def run_key(con: duckdb.DuckDBPyConnection, run_id: str) -> int:
+    """The run's integer key, which statistics rows are filtered by (-1: no statistics
+    yet, matching no row). See :mod:`storage` for why not run_id."""
+    with storage_errors(f"reading the key of run '{run_id}'"):
+        rows = con.execute("SELECT run_key FROM run_keys WHERE run_id = ?", [run_id]).fetchall()
+    return int(rows[0][0]) if rows else -1
 
 
 def interval_range(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, int] | None:
@@ -196,11 +205,11 @@ def source_arrivals_frame(
 ) -> pd.DataFrame:
     """source, interval, events (:func:`estimator.arrivals.arrivals_window` makes the
     matrix the estimator uses)."""
-    params: list[Any] = [run_id]
+    params: list[Any] = [run_key(con, run_id)]
     return _query(
         con,
         f"reading source_arrivals of run '{run_id}'",
-        "SELECT source, interval, events FROM source_arrivals WHERE run_id = ?"
+        "SELECT source, interval, events FROM source_arrivals WHERE run_key = ?"
         + _range_clause(start, stop, params)
         + " ORDER BY source, interval",
         params,
@@ -214,12 +223,12 @@ def operator_stats_frame(
     stop: int | None = None,
 ) -> pd.DataFrame:
     """operator, port, interval, events_in, events_out, cpu_seconds."""
-    params: list[Any] = [run_id]
+    params: list[Any] = [run_key(con, run_id)]
     return _query(
         con,
         f"reading operator_stats of run '{run_id}'",
         "SELECT operator, port, interval, events_in, events_out, cpu_seconds"
-        " FROM operator_stats WHERE run_id = ?"
+        " FROM operator_stats WHERE run_key = ?"
         + _range_clause(start, stop, params)
         + " ORDER BY operator, port, interval",
         params,
@@ -234,12 +243,12 @@ def operator_cpu_frame(
 ) -> pd.DataFrame:
     """operator, interval, cpu: operator_stats.cpu_seconds summed over ports (the
     measured operator DLTS; :func:`estimator.runs.node_loads` maps it to nodes)."""
-    params: list[Any] = [run_id]
+    params: list[Any] = [run_key(con, run_id)]
     return _query(
         con,
         f"reading operator_stats of run '{run_id}'",
         "SELECT operator, interval, sum(cpu_seconds) AS cpu FROM operator_stats"
-        " WHERE run_id = ?" + _range_clause(start, stop, params) + " GROUP BY ALL"
+        " WHERE run_key = ?" + _range_clause(start, stop, params) + " GROUP BY ALL"
         " ORDER BY operator, interval",
         params,
     )
@@ -252,11 +261,11 @@ def node_busy_frame(
     stop: int | None = None,
 ) -> pd.DataFrame:
     """node, interval, busy_seconds (wall-clock buckets)."""
-    params: list[Any] = [run_id]
+    params: list[Any] = [run_key(con, run_id)]
     return _query(
         con,
         f"reading node_busy of run '{run_id}'",
-        "SELECT node, interval, busy_seconds FROM node_busy WHERE run_id = ?"
+        "SELECT node, interval, busy_seconds FROM node_busy WHERE run_key = ?"
         + _range_clause(start, stop, params)
         + " ORDER BY node, interval",
         params,
@@ -274,7 +283,7 @@ def latency_stats_frame(
 ) -> pd.DataFrame:
     """query, interval, outputs, lat_max, lat_mean, lat_p50, lat_p95, lat_p99,
     quantiles_exact (and histogram if asked)."""
-    params: list[Any] = [run_id]
+    params: list[Any] = [run_key(con, run_id)]
     where = ""
     if query is not None:
         where = " AND query = ?"
@@ -284,7 +293,7 @@ def latency_stats_frame(
     return _query(
         con,
         f"reading latency_stats of run '{run_id}'",
-        f"SELECT {columns} FROM latency_stats WHERE run_id = ?{where}"
+        f"SELECT {columns} FROM latency_stats WHERE run_key = ?{where}"
         + _range_clause(start, stop, params)
         + " ORDER BY query, interval",
         params,
@@ -292,9 +301,13 @@ def latency_stats_frame(
 
 
 def ingested_paths(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """Paths of every file in the manifest (already ingested)."""
+    """Paths of every file in the manifest (already ingested) and of every file written
+    by landing compaction (its rows are ingested already)."""
     with storage_errors("reading ingest_files"):
-        return {r[0] for r in con.execute("SELECT path FROM ingest_files").fetchall()}
+        rows = con.execute(
+            "SELECT path FROM ingest_files UNION ALL SELECT path FROM landing_compactions"
+        ).fetchall()
+    return {str(r[0]) for r in rows}
 
 
 def sample_state_frame(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:

@@ -259,7 +259,100 @@ CREATE TABLE placement_requests (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+
+def _rebuilt(table: str, columns: str, key: str, order: str) -> str:
+    """Recreate a statistics table with a trailing ``run_key`` column, rows sorted by
+    ``run_key`` then ``order`` (DuckDB has no ALTER TABLE for this in one step)."""
+    return f"""
+CREATE TABLE {table}_v7 ({columns}, run_key BIGINT NOT NULL, PRIMARY KEY ({key}));
+INSERT INTO {table}_v7 SELECT t.*, k.run_key FROM {table} t JOIN run_keys k USING (run_id)
+    ORDER BY k.run_key, {order};
+DROP TABLE {table};
+ALTER TABLE {table}_v7 RENAME TO {table};
+"""
+
+
+# History (issue 16). run_keys gives each run a small integer, stored with every statistics
+# row: DuckDB's zonemaps keep only the first 8 bytes of a VARCHAR, so runs whose ids share a
+# prefix ("clickstream-2026-...") could not be told apart and every per-run read scanned
+# every run; an integer zonemap skips the other runs' row groups. first/last_interval keep
+# each run's span of statistics so listing runs reads no statistics. runs.last_ingested_at
+# is when ingestion last recorded a file of the run (run age for mace prune).
+_V7 = (
+    """
+CREATE TABLE run_keys (
+    run_id         VARCHAR PRIMARY KEY,
+    run_key        BIGINT  NOT NULL UNIQUE,
+    first_interval BIGINT,
+    last_interval  BIGINT
+);
+INSERT INTO run_keys (run_id, run_key)
+    SELECT run_id, row_number() OVER (ORDER BY run_id) FROM (
+        SELECT run_id FROM runs UNION SELECT run_id FROM source_arrivals
+        UNION SELECT run_id FROM operator_stats UNION SELECT run_id FROM node_busy
+        UNION SELECT run_id FROM latency_stats);
+UPDATE run_keys SET first_interval = s.lo, last_interval = s.hi FROM (
+    SELECT run_id, min(interval) AS lo, max(interval) AS hi FROM (
+        SELECT run_id, interval FROM source_arrivals
+        UNION ALL SELECT run_id, interval FROM operator_stats
+        UNION ALL SELECT run_id, interval FROM latency_stats) GROUP BY run_id) s
+    WHERE run_keys.run_id = s.run_id;
+ALTER TABLE runs ADD COLUMN last_ingested_at TIMESTAMP;
+UPDATE runs SET last_ingested_at = s.finished FROM (
+    SELECT f.run_id, max(b.finished_at) AS finished FROM ingest_files f
+    JOIN ingest_batches b USING (batch_id) GROUP BY f.run_id) s
+    WHERE runs.run_id = s.run_id;
+-- What became of an ingested landing file (mace landing): NULL still there as ingested,
+-- 'deleted', or 'compacted' into the file compacted_into (a row of landing_compactions).
+ALTER TABLE ingest_files ADD COLUMN landing VARCHAR;
+ALTER TABLE ingest_files ADD COLUMN compacted_into VARCHAR;
+-- A landing file written by compaction: its rows are those of the ingest_files rows
+-- compacted into it, already in the store, so ingestion never reads it.
+CREATE TABLE landing_compactions (
+    path        VARCHAR   PRIMARY KEY,
+    run_id      VARCHAR   NOT NULL,
+    record_set  VARCHAR   NOT NULL,
+    files       BIGINT    NOT NULL,
+    rows        BIGINT    NOT NULL,
+    size_bytes  BIGINT    NOT NULL,
+    modified_at DOUBLE    NOT NULL,
+    created_at  TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+"""
+    + _rebuilt(
+        "source_arrivals",
+        "run_id VARCHAR NOT NULL, source VARCHAR NOT NULL, interval BIGINT NOT NULL,"
+        " events BIGINT NOT NULL",
+        "run_id, source, interval",
+        "source, interval",
+    )
+    + _rebuilt(
+        "operator_stats",
+        "run_id VARCHAR NOT NULL, operator VARCHAR NOT NULL, port INTEGER NOT NULL,"
+        " interval BIGINT NOT NULL, events_in BIGINT NOT NULL, events_out BIGINT NOT NULL,"
+        " cpu_seconds DOUBLE NOT NULL",
+        "run_id, operator, port, interval",
+        "operator, port, interval",
+    )
+    + _rebuilt(
+        "node_busy",
+        "run_id VARCHAR NOT NULL, node VARCHAR NOT NULL, interval BIGINT NOT NULL,"
+        " busy_seconds DOUBLE NOT NULL",
+        "run_id, node, interval",
+        "node, interval",
+    )
+    + _rebuilt(
+        "latency_stats",
+        "run_id VARCHAR NOT NULL, query VARCHAR NOT NULL, interval BIGINT NOT NULL,"
+        " outputs BIGINT NOT NULL, lat_sum DOUBLE NOT NULL, lat_max DOUBLE NOT NULL,"
+        " lat_mean DOUBLE NOT NULL, lat_p50 DOUBLE NOT NULL, lat_p95 DOUBLE NOT NULL,"
+        " lat_p99 DOUBLE NOT NULL, histogram BIGINT[] NOT NULL, quantiles_exact BOOLEAN NOT NULL",
+        "run_id, query, interval",
+        "query, interval",
+    )
+)
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -23,7 +23,7 @@ def _table(db: Path, name: str) -> pd.DataFrame:
         frame = con.execute(f"SELECT * EXCLUDE (run_id) FROM {name}").df()
     finally:
         con.close()
-    columns = [c for c in frame.columns if c not in ("histogram", "batch_id", "raw")]
+    columns = [c for c in frame.columns if c not in ("histogram", "batch_id", "raw", "run_key")]
     return frame[columns].sort_values(columns[:3]).reset_index(drop=True)
 
 
