@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from mace.errors import UsageError
+from mace.options import add_master
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,17 +25,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mode.add_argument(
         "--every", type=float, metavar="SECONDS", help="ingest every SECONDS until Ctrl-C"
     )
-    parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+    add_master(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ingest.errors import IngestError
+    from ingest.extract import landing_folder
     from storage.db import connect
 
     db = Path(args.db)
-    if not Path(args.landing).is_dir():
-        raise IngestError(f"landing folder {args.landing} does not exist")
+    landing_folder(args.landing)
     connect(db).close()  # fail fast, before starting Spark, if another process holds the lock
     if args.every is not None:
         return _every(args, db)
@@ -71,7 +71,7 @@ def _every(args: argparse.Namespace, db: Path) -> int:
     if args.every <= 0:
         raise UsageError(f"--every must be a positive number of seconds, got {args.every:g}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)  # a long batch skips ticks
     print(f"ingesting {args.landing} into {db} every {args.every:g} s; Ctrl-C to stop")
     run_every(args.landing, db, args.every, master=args.master)
     return 0

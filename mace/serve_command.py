@@ -21,6 +21,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mace.errors import UsageError
+from mace.options import DEFAULT_MASTER, add_master
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.base import BaseScheduler
@@ -46,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--every", type=float, default=DEFAULT_INGEST_EVERY, help="ingest period (s)"
     )
+    add_master(serve)
     serve.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8050)")
     serve.set_defaults(run=run)
@@ -55,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
     check_port(args.port)
     if args.every <= 0:
         raise UsageError(f"--every must be positive, got {args.every}")
-    if args.landing and not Path(args.landing).is_dir():
-        raise UsageError(f"--landing: {args.landing} is not a folder")
+    if args.landing:
+        from ingest.extract import landing_folder
+
+        landing_folder(args.landing)  # a folder on this machine, or why not
     if not args.create and not Path(args.db).exists():
         raise UsageError(
             f"--db: {args.db} does not exist; add --create to start an empty database there"
@@ -66,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
         running.callback(shutil.rmtree, jobs, ignore_errors=True)
         app = open_app(Path(args.db), max(2.0, args.every), jobs)
         if args.landing:
-            scheduler = start_ingestion(Path(args.landing), Path(args.db), args.every)
+            scheduler = start_ingestion(
+                Path(args.landing), Path(args.db), args.every, master=args.master
+            )
             running.callback(scheduler.shutdown, wait=False)
         running.callback(start_server(app, args.host, args.port))
         wait_until_stopped()
@@ -176,7 +182,12 @@ def wait_until_stopped(duration: float | None = None) -> bool:
 
 
 def start_ingestion(
-    landing: Path, db: Path, every: float, *, prune_ingested: bool = False
+    landing: Path,
+    db: Path,
+    every: float,
+    *,
+    master: str = DEFAULT_MASTER,
+    prune_ingested: bool = False,
 ) -> BaseScheduler:
     """Start the ingestion scheduler in this process, reporting batches on stderr.
 
@@ -200,4 +211,6 @@ def start_ingestion(
                 flush=True,
             )
 
-    return start_scheduler(landing, db, every, on_batch=report, prune_ingested=prune_ingested)
+    return start_scheduler(
+        landing, db, every, master=master, on_batch=report, prune_ingested=prune_ingested
+    )
