@@ -183,7 +183,7 @@ class LocalCluster:
                 if alive >= count:
                     return
                 last = f"{alive} of {count} workers alive"
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # not listening, or HTML while it starts
                 last = str(exc)
             time.sleep(0.5)
         raise IngestError(f"the Spark cluster did not come up in {timeout:g} s ({last})")

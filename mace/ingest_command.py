@@ -72,6 +72,7 @@ def _every(args: argparse.Namespace, db: Path) -> int:
         raise UsageError(f"--every must be a positive number of seconds, got {args.every:g}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("apscheduler").setLevel(logging.ERROR)  # a long batch skips ticks
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     print(f"ingesting {args.landing} into {db} every {args.every:g} s; Ctrl-C to stop")
     run_every(args.landing, db, args.every, master=args.master)
     return 0

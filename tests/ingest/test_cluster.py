@@ -1,17 +1,18 @@
 """Ingestion on a real Spark standalone cluster: a master and two workers (one core, 1 GB
 each) on 127.0.0.1, started from the installed pyspark's own classes (ingest.standalone).
 
-``mace ingest --master spark://...`` must store exactly what ``--master local[2]`` stores
-for the same landing folder; ``mace ingest --every`` keeps one application across
-batches, survives the cluster going away (one line, back-off) and resumes when a new
-cluster comes up on the same port. Both commands run in subprocesses: this process may
-already hold the test session's local SparkContext, and a JVM holds one at a time.
+``mace ingest --every 1 --master spark://...`` keeps one application across batches,
+survives the cluster going away (one line, back-off), resumes when a new cluster comes
+up on the same port, and stores what a local ingest of the same landing folder stores.
+The command runs in a subprocess: this process holds the test session's local
+SparkContext, and a JVM holds one at a time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -22,11 +23,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from pyspark.sql import SparkSession
 
+from ingest.job import ingest_once
 from ingest.standalone import LocalCluster
 from storage.db import connect
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.cluster]
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = {
@@ -65,18 +68,11 @@ def _simulate(out: Path, seed: int) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+@pytest.fixture
+def cluster() -> Iterator[LocalCluster]:
     """Master + two workers; every process group is killed at teardown, even on failure."""
     with LocalCluster(workers=2, cores=1, memory="1g", env=_env()) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def landing(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("cluster") / "landing"
-    _simulate(folder, seed=0)
-    return folder
 
 
 def _table(db: Path, table: str) -> pd.DataFrame:
@@ -86,33 +82,6 @@ def _table(db: Path, table: str) -> pd.DataFrame:
     finally:
         con.close()
     return frame.sort_values(TABLES[table]).reset_index(drop=True)
-
-
-def test_cluster_ingest_stores_what_local_ingest_stores(
-    cluster: LocalCluster, landing: Path, tmp_path: Path
-) -> None:
-    outcomes = {}
-    for name, master in (("local", "local[2]"), ("cluster", cluster.url)):
-        done = subprocess.run(
-            _mace("ingest", landing, "--db", tmp_path / f"{name}.duckdb", "--master", master),
-            capture_output=True,
-            text=True,
-            env=_env(),
-            timeout=600,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        outcomes[name] = done.stdout
-    assert "0 quarantined" in outcomes["cluster"]
-    # the numbers of the summary line (files, rows read/kept/quarantined) agree
-    assert outcomes["local"].split("(")[0] == outcomes["cluster"].split("(")[0]
-    for table in TABLES:
-        local = _table(tmp_path / "local.duckdb", table)
-        clustered = _table(tmp_path / "cluster.duckdb", table)
-        assert len(local) > 0
-        # sums of doubles may be added in another order on executors: equal to 1e-12
-        pd.testing.assert_frame_equal(local, clustered, check_exact=False, rtol=1e-12)
-    apps = _apps(cluster, "completedapps")
-    assert [(a["name"], a["state"], a["cores"]) for a in apps] == [("mace-ingest", "FINISHED", 2)]
 
 
 def _apps(cluster: LocalCluster, key: str) -> list[dict[str, object]]:
@@ -133,15 +102,23 @@ def _wait_for(log: Path, text: str, process: subprocess.Popen[bytes], timeout: f
     raise AssertionError(f"no {text!r} in {timeout:g} s:\n{log.read_text()[-3000:]}")
 
 
-def test_scheduled_ingest_keeps_one_session_and_outlives_the_cluster(
-    cluster: LocalCluster, landing: Path, tmp_path: Path
+def test_cluster_ingest_matches_local_keeps_one_session_and_outlives_the_cluster(
+    cluster: LocalCluster, spark: SparkSession, tmp_path: Path
 ) -> None:
-    shutil.copytree(landing, tmp_path / "landing")
+    """One scenario (a cluster application costs tens of seconds on a shared machine):
+
+    1. ``mace ingest --every 1 --master spark://...`` ingests a simulated run;
+       a few empty passes later the master still shows one application;
+    2. the whole cluster goes away and a second run lands: the scheduler logs one line
+       per attempt, 1 then 2 periods apart, and stays up;
+    3. a new cluster on the same port: the scheduler resumes and ingests the second run;
+    4. the store equals a local ingest (this process's local[2] session) of both runs.
+    """
     landing = tmp_path / "landing"
-    finished = len(_apps(cluster, "completedapps"))
+    _simulate(landing, seed=0)
     _simulate(tmp_path / "later", seed=1)
     log = tmp_path / "scheduler.log"
-    db = tmp_path / "every.duckdb"
+    db = tmp_path / "cluster.duckdb"
     with log.open("wb") as sink:
         process = subprocess.Popen(
             _mace("ingest", landing, "--db", db, "--every", "1", "--master", cluster.url),
@@ -151,23 +128,24 @@ def test_scheduled_ingest_keeps_one_session_and_outlives_the_cluster(
             start_new_session=True,  # the driver JVM is in its group: killed with it
         )
     try:
-        _wait_for(log, "batch 1:", process, timeout=300)
+        text = _wait_for(log, "batch 1:", process, timeout=600)
+        assert re.search(r"batch 1: 6 file\(s\), (\d+) row\(s\) read, \1 kept, 0 quarantined", text)
         time.sleep(3)  # a few passes with nothing new: still the same application
-        assert [a["name"] for a in _apps(cluster, "activeapps")] == ["mace-ingest"]
-        assert len(_apps(cluster, "completedapps")) == finished
+        apps = _apps(cluster, "activeapps")
+        assert [(a["name"], a["cores"]) for a in apps] == [("mace-ingest", 2)]  # both workers
+        assert _apps(cluster, "completedapps") == []
 
         port = cluster.port
         cluster.stop()  # the whole cluster goes away while the scheduler waits
         shutil.move(tmp_path / "later" / "stocks-3n-stimulus-seed1", landing)
-        text = _wait_for(log, "(attempt 2 failed)", process, timeout=180)
+        text = _wait_for(log, "(attempt 2 failed)", process, timeout=300)
         paused = [line for line in text.splitlines() if "ingestion paused:" in line]
         assert "retrying in 1 s (attempt 1 failed)" in paused[0]
         assert "retrying in 2 s (attempt 2 failed)" in paused[1]
         assert f"127.0.0.1:{port}" in paused[0]
-        assert "Traceback" not in text
 
         cluster.start()  # a new cluster on the same port
-        text = _wait_for(log, "batch 2:", process, timeout=300)
+        text = _wait_for(log, "batch 2:", process, timeout=600)
         assert "ingestion resumed: Spark is back after" in text
         assert "Traceback" not in text
     finally:
@@ -178,9 +156,12 @@ def test_scheduled_ingest_keeps_one_session_and_outlives_the_cluster(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-    con = connect(db)
-    try:
-        runs = {row[0] for row in con.execute("SELECT run_id FROM runs").fetchall()}
-    finally:
-        con.close()
-    assert runs == {"stocks-3n-stimulus-seed0", "stocks-3n-stimulus-seed1"}
+
+    local = ingest_once(landing, tmp_path / "local.duckdb", spark)
+    assert local.rows_quarantined == 0
+    for table in TABLES:
+        expected = _table(tmp_path / "local.duckdb", table)
+        stored = _table(db, table)
+        assert set(expected["run_id"]) == {"stocks-3n-stimulus-seed0", "stocks-3n-stimulus-seed1"}
+        # sums of doubles may be added in another order on executors: equal to 1e-12
+        pd.testing.assert_frame_equal(expected, stored, check_exact=False, rtol=1e-12)
