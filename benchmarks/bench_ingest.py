@@ -10,7 +10,8 @@ second pass over a copy of the files, the session up), each into its own DuckDB 
 ``spark://`` URL uses a running cluster whose workers see the temporary folder. DuckDB
 directly over the same files (validation + operator_stats + node_busy with wall-clock
 splitting) is the reference timed in the same run. Prints JSON with rows/s, the ratio to
-DuckDB, where the steady-state time goes, and the load average before and after.
+DuckDB, where the steady-state time goes, and the load average before and after. The
+first master's session start includes launching the driver JVM; later ones reuse it.
 
     .venv/bin/python benchmarks/bench_ingest.py --json --master local[2] --master cluster
 """
