@@ -1,12 +1,19 @@
-"""Benchmark: Spark ingestion end to end vs the same aggregation in DuckDB over the Parquet.
+"""Benchmark: Spark ingestion end to end, on each master given, vs the same aggregation
+in DuckDB over the Parquet.
 
-Generates N execution rows (default 10 million) as Parquet in a temporary folder,
-runs ``ingest_once`` (cold: including the Spark session start; warm: a second
-landing folder with the session up) and, in the same run, DuckDB directly over
-the same files (validation + operator_stats + node_busy with wall-clock
-splitting). Prints JSON with rows/s, the ratio and where the Spark time goes.
+Generates N execution rows (default 10 million) as Parquet in a temporary folder. For
+each ``--master`` in turn (one SparkSession at a time in this process): start-up (the
+session start until an executor is registered, then a cold pass) and steady state (a
+second pass over a copy of the files, the session up), each into its own DuckDB file.
+``--master cluster`` starts a two-worker standalone cluster on 127.0.0.1 for the run
+(``ingest.standalone.LocalCluster``, one core and ``--worker-memory`` each); a
+``spark://`` URL uses a running cluster whose workers see the temporary folder. DuckDB
+directly over the same files (validation + operator_stats + node_busy with wall-clock
+splitting) is the reference timed in the same run. Prints JSON with rows/s, the ratio to
+DuckDB, where the steady-state time goes, and the load average before and after. The
+first master's session start includes launching the driver JVM; later ones reuse it.
 
-    .venv/bin/python benchmarks/bench_ingest.py --json [--rows 1000000]
+    .venv/bin/python benchmarks/bench_ingest.py --json --master local[2] --master cluster
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ import os
 import statistics
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -108,71 +117,115 @@ def duckdb_reference(folder: Path) -> tuple[float, tuple[object, ...]]:
     return time.perf_counter() - start, tuple(row)
 
 
+def run_master(master: str, root: Path, rows: int, name: str) -> dict[str, Any]:
+    """Start-up and steady state of ingestion on ``master``; stops its session."""
+    from ingest.job import ingest_once
+    from ingest.session import executor_count, ready_spark
+
+    marks: dict[str, float] = {}
+
+    def progress(files: int, new_rows: int, what: str) -> None:
+        marks["spark_done"] = time.perf_counter()
+
+    clock = time.perf_counter()
+    spark = ready_spark(master)
+    session_seconds = time.perf_counter() - clock
+    try:
+        cold = ingest_once(root / "cold", root / f"cold-{name}.duckdb", spark)
+        clock = time.perf_counter()
+        warm = ingest_once(root / "warm", root / f"warm-{name}.duckdb", spark, progress=progress)
+        warm_seconds = time.perf_counter() - clock
+        spark_seconds = marks["spark_done"] - clock
+        executors = executor_count(spark.sparkContext)
+        parallelism = spark.sparkContext.defaultParallelism
+    finally:
+        spark.stop()
+    con = duckdb.connect(str(root / f"warm-{name}.duckdb"), read_only=True)
+    cpu = con.execute("SELECT sum(cpu_seconds) FROM operator_stats").fetchall()[0][0]
+    con.close()
+    return {
+        "master": master,
+        "executors": executors,
+        "default_parallelism": parallelism,
+        "start_up": {
+            "session_seconds": round(session_seconds, 2),
+            "cold_pass_seconds": round(cold.seconds, 2),
+            "total_seconds": round(session_seconds + cold.seconds, 2),
+        },
+        "steady_state": {
+            "seconds": round(warm_seconds, 2),
+            "rows_per_second": round(rows / warm_seconds),
+            "spark_jobs_and_collect_seconds": round(spark_seconds, 2),
+            "duckdb_load_and_manifest_seconds": round(warm_seconds - spark_seconds, 2),
+        },
+        "rows_kept": warm.rows_kept,
+        "cpu_seconds": float(cpu),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--files", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3, help="DuckDB reference repeats")
-    parser.add_argument("--master", default="local[*]")
+    parser.add_argument(
+        "--master",
+        action="append",
+        help="Spark master, repeatable: local[N], spark://HOST:PORT, or 'cluster' (a "
+        "two-worker standalone cluster on 127.0.0.1 for this run); default local[*]",
+    )
+    parser.add_argument("--worker-memory", default="2g", help="memory of each worker of 'cluster'")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    from ingest.job import ingest_once
-    from ingest.session import get_spark
+    from ingest.standalone import LocalCluster
 
-    with tempfile.TemporaryDirectory() as tmp:
+    load_before = os.getloadavg()
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         root = Path(tmp)
         clock = time.perf_counter()
         write_landing(root / "cold", "bench", args.rows, args.files, seed=1)
         write_landing(root / "warm", "bench", args.rows, args.files, seed=1)
         generate_seconds = time.perf_counter() - clock
 
-        marks: dict[str, float] = {}
-
-        def progress(files: int, rows: int, what: str) -> None:
-            marks["spark_done"] = time.perf_counter()
-
-        clock = time.perf_counter()
-        spark = get_spark(args.master)
-        session_seconds = time.perf_counter() - clock
-        cold = ingest_once(root / "cold", root / "cold.duckdb", spark)
-        cold_total = session_seconds + cold.seconds
-
-        clock = time.perf_counter()
-        warm = ingest_once(root / "warm", root / "warm.duckdb", spark, progress=progress)
-        warm_seconds = time.perf_counter() - clock
-        spark_seconds = marks["spark_done"] - clock
-        spark.stop()
+        for k, label in enumerate(args.master or ["local[*]"]):
+            master = label
+            extra: dict[str, Any] = {"label": label}
+            if master == "cluster":
+                clock = time.perf_counter()
+                cluster = stack.enter_context(
+                    LocalCluster(workers=2, cores=1, memory=args.worker_memory)
+                )
+                extra["cluster_start_seconds"] = round(time.perf_counter() - clock, 2)
+                extra["cluster"] = f"2 workers x 1 core, {args.worker_memory} each"
+                master = cluster.url
+            results.append(extra | run_master(master, root, args.rows, str(k)))
+            if label == "cluster":
+                stack.close()  # stop the cluster before the next master runs
 
         reference = [
             duckdb_reference(root / "warm" / "bench" / "executions") for _ in range(args.repeats)
         ]
-        duck_seconds = statistics.median(r[0] for r in reference)
-        con = duckdb.connect(str(root / "warm.duckdb"), read_only=True)
-        spark_cpu = con.execute("SELECT sum(cpu_seconds) FROM operator_stats").fetchall()[0][0]
-        con.close()
-
+    duck_seconds = statistics.median(r[0] for r in reference)
+    duck_cpu = float(str(reference[0][1][2]))
+    for outcome in results:
+        outcome["ratio_steady_state_to_duckdb"] = round(
+            outcome["steady_state"]["seconds"] / duck_seconds, 2
+        )
+        outcome["cpu_seconds_match_duckdb"] = math.isclose(
+            outcome.pop("cpu_seconds"), duck_cpu, rel_tol=1e-9
+        )
     result = {
         "rows": args.rows,
         "files": args.files,
         "cores": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "generate_seconds": round(generate_seconds, 2),
-        "spark_session_start_seconds": round(session_seconds, 2),
-        "spark_cold_seconds_incl_session": round(cold_total, 2),
-        "spark_warm_seconds": round(warm_seconds, 2),
-        "spark_warm_rows_per_second": round(args.rows / warm_seconds),
-        "where_time_goes": {
-            "spark_jobs_and_collect": round(spark_seconds, 2),
-            "duckdb_load_and_manifest": round(warm_seconds - spark_seconds, 2),
-        },
         "duckdb_direct_seconds_median": round(duck_seconds, 3),
         "duckdb_direct_rows_per_second": round(args.rows / duck_seconds),
-        "ratio_spark_warm_to_duckdb": round(warm_seconds / duck_seconds, 2),
-        "ratio_spark_cold_to_duckdb": round(cold_total / duck_seconds, 2),
-        "cpu_seconds_match": math.isclose(
-            float(spark_cpu), float(str(reference[0][1][2])), rel_tol=1e-9
-        ),
-        "rows_kept": warm.rows_kept,
+        "masters": results,
     }
     if args.json:
         print(json.dumps(result, indent=2))

@@ -7,3 +7,9 @@ from estimator.errors import MaceError
 
 class IngestError(MaceError):
     """Ingestion cannot run (e.g. the landing folder does not exist)."""
+
+
+class SparkUnavailable(IngestError):
+    """The Spark cluster cannot run jobs now (master unreachable, no executors, session
+    stopped): nothing is wrong with the files, so nothing is quarantined; a scheduled
+    ingestion retries later with a new session."""

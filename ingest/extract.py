@@ -1,5 +1,10 @@
 """Extract: find new files in the landing folder and read them into the parsed contract.
 
+The driver lists the folder and reads Parquet schemas through the local file system, so
+LANDING is a folder path on the driver; Spark's executors open the same absolute paths
+(``file:`` URIs) on their machines: on a cluster, a shared file system mounted at the same
+path everywhere (README "Ingestion on a cluster").
+
 Landing layout (DESIGN section 5): ``<landing>/<run_id>/topology.yaml``, optional
 ``topology-<epoch>.yaml`` placement versions, and the record sets
 ``arrivals/``, ``executions/``, ``outputs/`` holding Parquet or JSON Lines files.
@@ -19,6 +24,7 @@ import pyarrow.parquet as pq
 from estimator.errors import ModelError
 from estimator.loaders import load_topology
 from estimator.model import Topology, validate_placement
+from ingest.errors import IngestError
 from ingest.transforms import (
     DOUBLE,
     LONG,
@@ -57,6 +63,14 @@ class LandingFile:
     def name(self) -> str:
         return self.absolute.name
 
+    @property
+    def uri(self) -> str:
+        """The file as Spark reads it: a ``file:`` URI of its absolute path (symbolic links
+        kept), which the executors of a cluster open on their own machines: the landing
+        folder must be at the same path on the driver and every worker (README "Ingestion
+        on a cluster"). Explicit, so that a Hadoop ``fs.defaultFS`` does not redirect it."""
+        return "file://" + self.absolute.absolute().as_posix()
+
 
 @dataclass
 class RunFolder:
@@ -69,6 +83,23 @@ class RunFolder:
     warnings: list[str] = field(default_factory=list)
     files: list[LandingFile] = field(default_factory=list)
     stamp: str = ""  # the topology files' names, sizes and modification times
+
+
+def landing_folder(landing: str | Path) -> Path:
+    """``landing`` as a folder on this machine, or :class:`IngestError` saying why not: a
+    URI (``s3a://``, ``hdfs://``...) is refused, since the driver lists the folder
+    itself; mount object storage at the same path on the driver and every worker."""
+    text = str(landing)
+    if "://" in text:
+        raise IngestError(
+            f"landing folder {text}: a URI is not supported; give a folder path, the same "
+            "on the driver and every Spark worker (mount object storage there: README, "
+            '"Ingestion on a cluster")'
+        )
+    folder = Path(landing)
+    if not folder.is_dir():
+        raise IngestError(f"landing folder {folder} does not exist")
+    return folder
 
 
 def is_data_file(name: str) -> bool:
@@ -233,7 +264,7 @@ def read_failure(spark: SparkSession, file: LandingFile) -> str | None:
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
 
-    path = str(file.absolute)
+    path = file.uri
     is_json = file.absolute.suffix.lower() in JSON_SUFFIXES
     try:
         frame = spark.read.text(path) if is_json else spark.read.parquet(path)
@@ -292,7 +323,7 @@ def _read_json_lines(
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    text = _numbered(spark.read.text([str(f.absolute) for f in files]))
+    text = _numbered(spark.read.text([f.uri for f in files]))
     schema = StructType([StructField(name, StringType()) for name in fields])
     parsed = text.select(
         "file", "block", "mid", F.col("value").alias("raw"), F.from_json("value", schema).alias("p")
@@ -313,7 +344,7 @@ def _read_parquet(
 ) -> DataFrame:
     from pyspark.sql import functions as F
 
-    frame = _numbered(spark.read.parquet(*[str(f.absolute) for f in files]))
+    frame = _numbered(spark.read.parquet(*[f.uri for f in files]))
     present = set(schema.names)
     columns: list[Column] = []
     for name, kind in fields.items():

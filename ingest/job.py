@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 import duckdb
 import pandas as pd
 
-from ingest.errors import IngestError
+from ingest.errors import SparkUnavailable
 from ingest.extract import (
     LandingFile,
     RunFolder,
     discover,
     is_data_file,
+    landing_folder,
     read_failure,
     read_record_set,
 )
@@ -36,7 +37,7 @@ from ingest.samples import (
     sample_totals,
     sample_warnings,
 )
-from ingest.session import DEFAULT_MASTER, get_spark
+from ingest.session import DEFAULT_MASTER, ready_spark, spark_problem, watch_executors
 from ingest.transforms import (
     RECORD_SETS,
     RunSpec,
@@ -147,9 +148,7 @@ def ingest_once(
     clock: Callable[[], float] = time.time,
 ) -> BatchSummary:
     """Ingest every new file of every run folder in ``landing`` into the DuckDB file."""
-    folder = Path(landing)
-    if not folder.is_dir():
-        raise IngestError(f"landing folder {folder} does not exist")
+    folder = landing_folder(landing)
     timer = time.perf_counter()
     started = datetime.now(UTC).replace(tzinfo=None)
     con = connect(db_path)
@@ -168,9 +167,10 @@ def ingest_once(
                 summary.skipped_runs[run.run_id] = run.error or "no valid topology"
                 continue
             if run.files:
-                spark = spark or get_spark(master)
+                spark = ready_spark(master, spark)
                 state = sample_state_frame(con, run.run_id)
-                results[run.run_id] = compute_run(spark, run, progress, state, settled)
+                with watch_executors(spark):
+                    results[run.run_id] = compute_run(spark, run, progress, state, settled)
                 summary.warnings += results[run.run_id].warnings
         deferred = [d for r in results.values() for d in r.deferred]
         summary.deferred_files = len(deferred)
@@ -351,14 +351,17 @@ def _record_set_without_failing_files(
 ) -> _RecordSetResult:
     """:func:`_record_set`; if Spark fails reading (a damaged page, a file gone since
     discovery), find the files it cannot read, one by one, and redo the rest without
-    them. A failure that no single file explains is raised."""
+    them. A failure that no single file explains is raised; so is a session that lost its
+    cluster (:class:`SparkUnavailable`), before any file is blamed for it."""
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
 
     try:
         return _record_set(spark, run_id, record_set, files, spec, sample_state, settled)
     except (Py4JJavaError, PySparkException):
+        _raise_if_unavailable(spark)
         failing = [(f, why) for f in files if (why := read_failure(spark, f)) is not None]
+        _raise_if_unavailable(spark)
         if not failing:
             raise
     rest = [f for f in files if all(f is not bad for bad, _ in failing)]
@@ -367,6 +370,12 @@ def _record_set_without_failing_files(
     )
     part.unreadable += failing
     return part
+
+
+def _raise_if_unavailable(spark: SparkSession) -> None:
+    problem = spark_problem(spark.sparkContext)
+    if problem is not None:
+        raise SparkUnavailable(problem) from None
 
 
 def _record_set(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mace.alerting import AlertSettings
 from mace.errors import UsageError
-from mace.options import add_alert_options, alert_settings
+from mace.options import add_alert_options, add_master, alert_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,19 +29,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mode.add_argument(
         "--every", type=float, metavar="SECONDS", help="ingest every SECONDS until Ctrl-C"
     )
-    parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
     add_alert_options(parser)
+    add_master(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ingest.errors import IngestError
+    from ingest.extract import landing_folder
     from storage.db import connect
 
     db = Path(args.db)
     settings = alert_settings(args)
-    if not Path(args.landing).is_dir():
-        raise IngestError(f"landing folder {args.landing} does not exist")
+    landing_folder(args.landing)
     connect(db).close()  # fail fast, before starting Spark, if another process holds the lock
     if args.every is not None:
         return _every(args, db, settings)
@@ -82,7 +81,8 @@ def _every(args: argparse.Namespace, db: Path, settings: AlertSettings) -> int:
     if args.every <= 0:
         raise UsageError(f"--every must be a positive number of seconds, got {args.every:g}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)  # a long batch skips ticks
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     print(f"ingesting {args.landing} into {db} every {args.every:g} s; Ctrl-C to stop")
     run_every(args.landing, db, args.every, master=args.master, on_batch=after_batch(db, settings))
     return 0

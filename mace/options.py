@@ -56,3 +56,18 @@ def alert_settings(args: argparse.Namespace) -> AlertSettings:
         raise UsageError(f"--drift-k: must be at least 1, got {args.drift_k}")
     webhook = None if args.webhook is None else check_webhook(args.webhook)
     return AlertSettings(webhook=webhook, k=args.drift_k)
+
+
+DEFAULT_MASTER = "local[*]"
+"""ingest.session.DEFAULT_MASTER, not imported from there: importing ``ingest`` loads
+pandas, DuckDB and Arrow, too slow for ``mace --help``."""
+
+
+def add_master(parser: argparse.ArgumentParser) -> None:
+    """``--master``: where ingestion's Spark jobs run (README "Ingestion on a cluster")."""
+    parser.add_argument(
+        "--master",
+        default=DEFAULT_MASTER,
+        help=f"Spark master URL: {DEFAULT_MASTER} (default), local[N], spark://HOST:PORT of a "
+        "standalone cluster whose workers see the landing folder at the same path",
+    )

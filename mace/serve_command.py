@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from mace.alerting import AlertSettings
 from mace.errors import UsageError
-from mace.options import AUTH_ENV, add_alert_options, alert_settings
+from mace.options import AUTH_ENV, DEFAULT_MASTER, add_alert_options, add_master, alert_settings
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.base import BaseScheduler
@@ -49,6 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--every", type=float, default=DEFAULT_INGEST_EVERY, help="ingest period (s)"
     )
+    add_master(serve)
     serve.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8050)")
     serve.add_argument(
@@ -65,8 +66,10 @@ def run(args: argparse.Namespace) -> int:
     alerts = alert_settings(args)
     if args.every <= 0:
         raise UsageError(f"--every must be positive, got {args.every}")
-    if args.landing and not Path(args.landing).is_dir():
-        raise UsageError(f"--landing: {args.landing} is not a folder")
+    if args.landing:
+        from ingest.extract import landing_folder
+
+        landing_folder(args.landing)  # a folder on this machine, or why not
     if not args.create and not Path(args.db).exists():
         raise UsageError(
             f"--db: {args.db} does not exist; add --create to start an empty database there"
@@ -78,7 +81,11 @@ def run(args: argparse.Namespace) -> int:
         app = open_app(Path(args.db), max(2.0, args.every), jobs, credentials)
         if args.landing:
             scheduler = start_ingestion(
-                Path(args.landing), Path(args.db), args.every, alerts=alerts
+                Path(args.landing),
+                Path(args.db),
+                args.every,
+                alerts=alerts,
+                master=args.master,
             )
             running.callback(scheduler.shutdown, wait=False)
         running.callback(start_server(app, args.host, args.port, authenticated=bool(credentials)))
@@ -236,6 +243,7 @@ def start_ingestion(
     db: Path,
     every: float,
     *,
+    master: str = DEFAULT_MASTER,
     prune_ingested: bool = False,
     alerts: AlertSettings | None = None,
 ) -> BaseScheduler:
@@ -267,4 +275,6 @@ def start_ingestion(
             print(line, file=sys.stderr, flush=True)
 
     settings = alerts or AlertSettings()
-    return start_scheduler(landing, db, every, on_batch=report, prune_ingested=prune_ingested)
+    return start_scheduler(
+        landing, db, every, master=master, on_batch=report, prune_ingested=prune_ingested
+    )

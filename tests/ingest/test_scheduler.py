@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ingest import scheduler
-from ingest.errors import IngestError
+from ingest.errors import IngestError, SparkUnavailable
 from ingest.job import BatchSummary
 
 
@@ -62,3 +62,38 @@ def test_failing_passes_are_logged_and_the_next_pass_runs(
 def test_non_positive_period_is_an_ingest_error(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="--every must be a positive number"):
         scheduler.start_scheduler(tmp_path, tmp_path / "db.duckdb", 0)
+
+
+def test_spark_unavailable_backs_off_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Passes fail while Spark is away: one line each, then 1, 2, 4 periods apart (the cap
+    here: 4 periods), the session dropped each time; the first pass that works says so."""
+    failing = 4
+    calls: list[int] = []
+    tick = [0]
+
+    def fake_ingest_once(landing: Path, db: Path, spark: Any, *, master: str) -> BatchSummary:
+        calls.append(tick[0])
+        if len(calls) <= failing:
+            raise SparkUnavailable("Spark master spark://h:7077 is unreachable (refused)")
+        return BatchSummary(batch_id=1, files=1)
+
+    stopped: list[bool] = []
+    monkeypatch.setattr(scheduler, "ingest_once", fake_ingest_once)
+    monkeypatch.setattr(scheduler, "stop_spark", lambda: stopped.append(True))
+    monkeypatch.setattr(scheduler, "BACKOFF_CAP", 40.0)
+    job = scheduler._Ingestion(tmp_path, tmp_path / "db.duckdb", 10.0, master="spark://h:7077")
+    caplog.set_level(logging.INFO)
+    for tick[0] in range(20):  # what APScheduler does every 10 s
+        job()
+    # attempts at ticks 0, 1 (after 1 period), 3 (2), 7 (4), 11 (4: capped), then each tick
+    assert calls[:6] == [0, 1, 3, 7, 11, 12]
+    assert len(stopped) == failing
+    lines = [r.getMessage() for r in caplog.records if r.name == "mace.ingest"]
+    assert lines[:4] == [
+        "ingestion paused: Spark master spark://h:7077 is unreachable (refused); "
+        f"retrying in {delay} s (attempt {n} failed)"
+        for n, delay in enumerate([10, 20, 40, 40], start=1)
+    ]
+    assert lines[4] == "ingestion resumed: Spark is back after 4 failed attempt(s)"

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.session import spark_bind_settings
+from ingest.errors import IngestError, SparkUnavailable
+from ingest.extract import landing_folder
+from ingest.session import check_master, on_loopback, spark_bind_settings, standalone_masters
+from ingest.standalone import free_port
 
 pytestmark = pytest.mark.spark
 
@@ -64,6 +67,9 @@ def test_bind_settings_leave_clusters_and_explicit_choices_alone() -> None:
     assert spark_bind_settings("local[*]", {}) == local
     assert spark_bind_settings("local[2]", {"PATH": "/bin"}) == local
     assert spark_bind_settings("spark://cluster:7077", {}) == {}
+    assert spark_bind_settings("spark://127.0.0.1:7077", {}) == local  # workers are local too
+    assert spark_bind_settings("spark://localhost:7077,127.0.0.1:7078", {}) == local
+    assert spark_bind_settings("spark://127.0.0.1:7077,cluster:7077", {}) == {}
     assert spark_bind_settings("yarn", {}) == {}
     assert spark_bind_settings("local[*]", {"SPARK_LOCAL_IP": "10.0.0.5"}) == {}
     assert spark_bind_settings("local[*]", {"MACE_SPARK_DRIVER_HOST": "10.0.0.5"}) == {
@@ -92,3 +98,27 @@ def test_local_spark_jvm_runs_at_lower_cpu_priority(spark) -> None:  # type: ign
             continue  # the thread ended meanwhile
     ours = os.getpriority(os.PRIO_PROCESS, 0)
     assert nices == {min(19, ours + SPARK_NICE)}
+
+
+def test_standalone_master_urls() -> None:
+    assert standalone_masters("spark://h1:7077,h2:7078") == [("h1", 7077), ("h2", 7078)]
+    assert standalone_masters("spark://h1") == [("h1", 7077)]
+    assert standalone_masters("local[*]") == standalone_masters("yarn") == []
+    assert on_loopback("local[2]") and on_loopback("spark://localhost:7077")
+    assert not on_loopback("spark://10.0.0.5:7077") and not on_loopback("yarn")
+
+
+def test_an_unreachable_master_is_one_line_at_once() -> None:
+    port = free_port()  # nothing listens there
+    with pytest.raises(SparkUnavailable, match=f"127.0.0.1:{port} is unreachable") as caught:
+        check_master(f"spark://127.0.0.1:{port}", timeout=1)
+    assert "\n" not in str(caught.value)
+    check_master("local[*]")  # nothing to probe
+
+
+def test_a_landing_uri_is_refused_with_the_reason(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match="a URI is not supported"):
+        landing_folder("s3a://bucket/landing")
+    with pytest.raises(IngestError, match="does not exist"):
+        landing_folder(tmp_path / "missing")
+    assert landing_folder(tmp_path) == tmp_path

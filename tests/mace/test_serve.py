@@ -46,7 +46,11 @@ def test_serve_answers_on_localhost(small_db: Path, free_port: int) -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--landing", "/nonexistent/landing"], "is not a folder"),
+        (
+            ["--landing", "/nonexistent/landing"],
+            "landing folder /nonexistent/landing does not exist",
+        ),
+        (["--landing", "s3a://bucket/landing"], "a URI is not supported"),
         (["--port", "0"], "--port"),
         (["--every", "-1"], "--every"),
     ],
