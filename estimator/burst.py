@@ -51,7 +51,7 @@ import numpy as np
 from numba import njit
 
 from estimator.errors import ModelError
-from estimator.mace import Estimate, per_query_max
+from estimator.mace import Estimate
 
 SUB_BUCKETS = 8
 """Default sub-buckets per subinterval (chosen on the tuning seed, docs/accuracy.md)."""
@@ -101,7 +101,7 @@ def burst_profile(fine_work: np.ndarray, service: np.ndarray) -> BurstProfile:
     return BurstProfile(
         head=running.max(axis=2),
         rise=lifted.max(axis=2),
-        tail=lifted[:, :, -1],
+        tail=np.ascontiguousarray(lifted[:, :, -1]),
         sub_buckets=k,
     )
 
@@ -141,10 +141,33 @@ def _peak_pass(
     for i in range(resources):
         end = 0.0
         for p in range(intervals):
-            peak = max(end + head[i, p], rise[i, p], 0.0)
-            out[i, p] = peak
+            out[i, p] = max(end + head[i, p], rise[i, p], 0.0)
             end = max(end + dlts[i, p] - service[i], tail[i, p], 0.0)
     return out
+
+
+@njit(cache=True)
+def _column_maxima(
+    peak_seconds: np.ndarray, masks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per subinterval: the largest value and its row (first on ties, like argmax), and
+    the largest value over the rows of each mask (0 when a mask is empty)."""
+    resources, intervals = peak_seconds.shape
+    best = np.full(intervals, -1.0)
+    row = np.zeros(intervals, dtype=np.int64)
+    per_mask = np.zeros((masks.shape[0], intervals))
+    for i in range(resources):
+        for p in range(intervals):
+            value = peak_seconds[i, p]
+            if value > best[p]:
+                best[p] = value
+                row[p] = i
+        for q in range(masks.shape[0]):
+            if masks[q, i]:
+                for p in range(intervals):
+                    if peak_seconds[i, p] > per_mask[q, p]:
+                        per_mask[q, p] = peak_seconds[i, p]
+    return best, row, per_mask
 
 
 def with_even_rows(profile: BurstProfile, dlts: np.ndarray, service: np.ndarray) -> BurstProfile:
@@ -193,15 +216,20 @@ def burst_from_profile(
         return base
     service = base.capacities * base.subinterval
     merged = with_even_rows(profile, base.dlts, service)
-    peak_seconds = peak_backlog(base.dlts, service, merged) / base.capacities[:, None]
-    bottleneck = np.argmax(peak_seconds, axis=0)
-    series = np.take_along_axis(peak_seconds, bottleneck[None, :], axis=0)[0]
+    peak_seconds = peak_backlog(base.dlts, service, merged)
+    peak_seconds /= base.capacities[:, None]
+    names = list(query_rows)
+    masks = np.zeros((len(names), peak_seconds.shape[0]), dtype=np.bool_)
+    for k, name in enumerate(names):
+        masks[k] = query_rows[name]
+    series, bottleneck, per_query = _column_maxima(peak_seconds, masks)
+    upper = path_sum(peak_seconds, paths) if paths else series.copy()
+    np.maximum(upper, series, out=upper)
+    upper += 2 * base.subinterval / profile.sub_buckets + base.epsilon
     return replace(
         base,
         series=series,
-        bottleneck_index=bottleneck.astype(np.int64),
-        upper=np.maximum(series, path_sum(peak_seconds, paths))
-        + 2 * base.subinterval / profile.sub_buckets
-        + base.epsilon,
-        per_query={q: per_query_max(peak_seconds, mask) for q, mask in query_rows.items()},
+        bottleneck_index=bottleneck,
+        upper=upper,
+        per_query={name: per_query[k] for k, name in enumerate(names)},
     )
