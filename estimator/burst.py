@@ -28,12 +28,14 @@ Mace; it is never below Mace; it is monotone in the work of every sub-bucket;
 and it equals Mace computed at w / k and maximised over each subinterval's k
 sub-buckets. With an even profile (every sub-bucket holds L_p / k, the paper's
 A-2) it exceeds Mace only while a backlog drains (the events early in p wait
-for what is left of p - 1), by less than w. Like Mace it is a
-lower bound of the latency of the last output stimulated by each sub-bucket
-under stimulus-time scheduling; the band reported is [estimate,
-estimate + 2 w / k + eps] (``upper``), the bursty-arrival form of Theorem 3 at
-sub-bucket resolution on one node; on several nodes it is empirical
-(docs/accuracy.md).
+for what is left of p - 1), by less than w. Mace's lower-bound argument
+applies to each sub-bucket that holds an event (its work cannot finish before
+the peak backlog drains); it was below the measured latency in every held-out
+subinterval. The band reported is [estimate, upper] with
+upper = max(estimate, :func:`path_sum`) + 2 w / k + eps: on one node the
+bursty-arrival form of Theorem 3 at sub-bucket resolution; on several nodes the
+path sum adds the peaks met along a machine path, an empirical figure
+(docs/accuracy.md: it held in 96.7% of held-out subintervals, not 99%).
 
 Where the summary comes from. :func:`sub_bucket_work` bins per-execution
 records (resource row, stimulus time, CPU-seconds) into (resources x D x k);
