@@ -569,7 +569,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.held_out:
         clock = time.perf_counter()
-        seeds = [int(x) for x in args.held_out_seeds.split(",")]
+        try:
+            seeds = [int(x) for x in args.held_out_seeds.split(",")]
+        except ValueError:
+            parser.error(f"--held-out-seeds: expected integers, got '{args.held_out_seeds}'")
         study = held_out(30.0 if args.quick else 60.0, args.sub_buckets, seeds)
         study["seconds"] = time.perf_counter() - clock
         folder = Path(args.out)
