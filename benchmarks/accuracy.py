@@ -40,11 +40,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from estimator.burst import (
+    SUB_BUCKETS,
+    BurstProfile,
+    burst_from_profile,
+    burst_profile,
+    sub_bucket_work,
+)
 from estimator.evaluator import epsilon, estimate
 from estimator.fitting import fit_operator_stats
 from estimator.mace import Estimate, estimate_from_dlts
 from estimator.model import Topology, topology_from_dict, version_starts
-from estimator.pathaware import machine_paths, path_aware_from_dlts
+from estimator.pathaware import machine_paths, path_aware_from_dlts, stage_rows
 from estimator.runs import measured_node_dlts
 from simulator.plan import POLICIES
 from simulator.run import Result, simulate
@@ -227,6 +234,206 @@ def compare(topology: Topology, measured: Measured) -> tuple[dict[str, Any], Est
     return out, base, path
 
 
+HELD_OUT_NODES = (1, 4, 6, 9, 13)
+HELD_OUT_SEEDS = (2101, 2203)
+"""Seeds never used while tuning the burst-aware estimator (tuning used seed 7's
+clickstream placements of Fig. 5(b))."""
+
+
+def _op(op_id: str, query: str, inputs: list[str], rng: np.random.Generator) -> dict[str, Any]:
+    ports = len(inputs)
+    return {
+        "id": op_id,
+        "query": query,
+        "inputs": inputs,
+        "cost": [float(rng.uniform(5e-6, 50e-6)) for _ in range(ports)],
+        "selectivity": [
+            float(rng.uniform(0.3, 0.7)) if ports > 1 else float(rng.uniform(0.5, 1.0))
+            for _ in range(ports)
+        ],
+    }
+
+
+def held_out_topology(nodes: int, rng: np.random.Generator) -> tuple[Topology, ArrivalModel]:
+    """Three queries drawn from ``rng``: a chain (4..7 operators), a two-input join (a
+    chain of 2..3 per input, the join, 1..2 after it) and a fan-out (a filter feeding 3
+    branches of 1..3 operators, each a sink), placed uniformly at random on ``nodes``
+    nodes of capacity 1, On-Off sources, the busiest node at 85% average load."""
+    node_ids = [f"n{k + 1}" for k in range(nodes)]
+    ops: list[dict[str, Any]] = []
+
+    def chain(query: str, prefix: str, upstream: str, length: int) -> str:
+        for k in range(length):
+            ops.append(_op(f"{prefix}{k + 1}", query, [upstream], rng))
+            upstream = f"{prefix}{k + 1}"
+        return upstream
+
+    chain("chain", "c", "s1", int(rng.integers(4, 8)))
+    left = chain("join", "jl", "s2", int(rng.integers(2, 4)))
+    right = chain("join", "jr", "s3", int(rng.integers(2, 4)))
+    ops.append(_op("join", "join", [left, right], rng))
+    chain("join", "ja", "join", int(rng.integers(1, 3)))
+    root = chain("fanout", "f", "s4", 1)
+    for b in range(3):
+        chain("fanout", f"f{b + 1}_", root, int(rng.integers(1, 4)))
+    sources = ["s1", "s2", "s3", "s4"]
+    document: dict[str, Any] = {
+        "name": f"held-out-{nodes}n",
+        "subinterval": 1.0,
+        "nodes": [{"id": n, "capacity": 1.0} for n in node_ids],
+        "sources": [{"id": s, "event_bytes": 400} for s in sources],
+        "operators": ops,
+        "placement": {o["id"]: node_ids[int(rng.integers(nodes))] for o in ops},
+        "links": full_mesh(node_ids) if nodes > 1 else [],
+    }
+    topology = topology_from_dict(document)
+    weights = {s: float(rng.uniform(0.6, 1.4)) for s in sources}
+    rates = rate_for_load(topology, LOAD, weights)
+    return topology, ArrivalModel({s: StreamModel(OnOff(), r) for s, r in rates.items()})
+
+
+def query_latency(result: Result, intervals: int) -> dict[str, np.ndarray]:
+    """Per query, the maximum latency of its outputs stimulated in each subinterval."""
+    w = result.topology.subinterval
+    out = result.telemetry.frames()["outputs"]
+    p = np.floor(out["stimulus_time"].to_numpy() / w).astype(np.int64)
+    lat = (out["egress_time"] - out["stimulus_time"]).to_numpy()
+    series = {}
+    for query in result.topology.queries:
+        keep = (out["query"].to_numpy() == query) & (p < intervals)
+        per = pd.Series(lat[keep]).groupby(p[keep]).max()
+        s = np.full(intervals, np.nan)
+        s[per.index.to_numpy()] = per.to_numpy()
+        series[query] = s
+    return series
+
+
+def node_profile(result: Result, intervals: int, sub_buckets: int) -> BurstProfile:
+    """The burst profile of every node, from the executions' stimulus times and CPU."""
+    topology = result.topology
+    ex = result.telemetry.frames()["executions"]
+    row = {n: k for k, n in enumerate(topology.node_ids)}
+    fine = sub_bucket_work(
+        ex["node"].map(row).to_numpy(),
+        ex["stimulus_time"].to_numpy(),
+        ex["cpu_seconds"].to_numpy(),
+        len(row),
+        topology.subinterval,
+        sub_buckets,
+        intervals,
+    )
+    caps = np.array([topology.capacity_by_node[n] for n in topology.node_ids])
+    return burst_profile(fine, caps * topology.subinterval)
+
+
+def fine_counts(result: Result, intervals: int, sub_buckets: int) -> np.ndarray:
+    """Source events per source and sub-bucket (sources x D*k)."""
+    topology = result.topology
+    arrivals = result.telemetry.frames()["arrivals"]
+    src = {s: k for k, s in enumerate(topology.source_ids)}
+    col = np.floor(
+        arrivals["stimulus_time"].to_numpy() * sub_buckets / topology.subinterval
+    ).astype(np.int64)
+    keep = col < intervals * sub_buckets
+    counts = np.zeros((len(src), intervals * sub_buckets))
+    np.add.at(counts, (arrivals["source"].map(src).to_numpy()[keep], col[keep]), 1.0)
+    return counts
+
+
+def _error(value: float, truth: float) -> float:
+    return (value - truth) / truth if truth else 0.0
+
+
+def held_out_run(
+    topology: Topology, result: Result, sub_buckets: int, training_share: float
+) -> dict[str, Any]:
+    """Worst-case errors (system and per query), band coverage and width, and prediction
+    error of Mace, path-aware and burst-aware on one simulated run."""
+    w = topology.subinterval
+    measured = measure_frames(result)
+    intervals = measured.latency.size
+    node_ids = list(topology.node_ids)
+    caps = np.array([topology.capacity_by_node[n] for n in node_ids])
+    query_rows = {
+        q: np.isin(node_ids, [topology.placement[o] for o in topology.operators_of_query(q)])
+        for q in topology.queries
+    }
+    base = estimate_from_dlts(measured.dlts, caps, node_ids, w, epsilon(topology), query_rows)
+    query_paths = machine_paths(topology, node_ids)
+    rows = stage_rows(query_paths)
+    estimates = {
+        "mace": base,
+        "path": path_aware_from_dlts(base, query_paths),
+        "burst": burst_from_profile(
+            base, node_profile(result, intervals, sub_buckets), query_rows, rows
+        ),
+    }
+    lat = measured.latency
+    valid = ~np.isnan(lat)
+    lat_wc = float(np.nanmax(lat))
+    per_query_lat = query_latency(result, intervals)
+    row: dict[str, Any] = {"intervals": int(valid.sum()), "lat_wc": lat_wc}
+    for name, est in estimates.items():
+        q_err = {
+            q: _error(float(est.per_query[q].max()), float(np.nanmax(s)))
+            for q, s in per_query_lat.items()
+            if np.any(~np.isnan(s))
+        }
+        observed = lat[valid]
+        lo, up = est.lower[valid], est.upper[valid]
+        own_lo = est.series[valid]
+        row[name] = {
+            "wc": est.worst_case,
+            "error_wc": _error(est.worst_case, lat_wc),
+            "error_per_query": q_err,
+            "worst_query_error": max(q_err.values(), key=abs) if q_err else 0.0,
+            "estimate_le_latency": float(np.mean(own_lo <= observed + 1e-9)),
+            "coverage": float(np.mean((lo <= observed + 1e-9) & (observed <= up + 1e-9))),
+            "coverage_from_estimate": float(
+                np.mean((own_lo <= observed + 1e-9) & (observed <= up + 1e-9))
+            ),
+            "median_width": float(np.median(up - lo)),
+            "median_width_from_estimate": float(np.median(up - own_lo)),
+            "max_excess": float(max(0.0, (observed - up).max())),
+        }
+    # Prediction: fit on the executions of the first ``training_share`` of the events,
+    # predict the whole run from its arrivals (fine arrivals for the burst profile).
+    frames = result.telemetry.frames()
+    total = int(measured.events.sum())
+    stats, _ = first_events_stats(frames, max(1, int(training_share * total)))
+    fitted = fit_operator_stats(topology, stats, (0, 1)).topology
+    predicted = estimate(fitted, measured.counts)
+    fine = estimate(
+        fitted.with_changes(subinterval=w / sub_buckets),
+        fine_counts(result, intervals, sub_buckets),
+    )
+    n = len(node_ids)
+    profile = burst_profile(
+        fine.dlts[:n].reshape(n, intervals, sub_buckets), predicted.capacities[:n] * w
+    )
+    predicted_rows = {q: np.resize(m, predicted.dlts.shape[0]) for q, m in query_rows.items()}
+    for q in predicted_rows:
+        predicted_rows[q][n:] = False
+    burst_pred = burst_from_profile(predicted, profile, predicted_rows, rows)
+    row["prediction"] = {
+        "training_share": training_share,
+        "mace_error_wc": _error(predicted.worst_case, lat_wc),
+        "burst_error_wc": _error(burst_pred.worst_case, lat_wc),
+    }
+    return row
+
+
+def held_out(duration: float, sub_buckets: int, seeds: Iterable[int]) -> dict[str, Any]:
+    """The held-out study: every seed on every node count of :data:`HELD_OUT_NODES`."""
+    runs: dict[str, Any] = {}
+    for seed in seeds:
+        for nodes in progress(HELD_OUT_NODES, f"held-out {seed}"):
+            topology, model = held_out_topology(nodes, np.random.default_rng([seed, nodes]))
+            result = run_case(topology, model, duration, "stimulus", seed + nodes)
+            runs[f"{seed}/{nodes}"] = held_out_run(topology, result, sub_buckets, 0.1)
+    return {"duration_s": duration, "sub_buckets": sub_buckets, "runs": runs}
+
+
 def plot_series(path: Path, title: str, lat: np.ndarray, base: Estimate, pa: Estimate) -> None:
     import matplotlib.pyplot as plt
 
@@ -342,9 +549,37 @@ def main(argv: list[str] | None = None) -> int:
         default="spark",
         help="measure the headline run through Spark + DuckDB (spark) or pandas only",
     )
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="only the held-out study of the burst-aware estimator (seeds never tuned on)",
+    )
+    parser.add_argument(
+        "--sub-buckets", type=int, default=SUB_BUCKETS, help="burst profile sub-buckets"
+    )
+    parser.add_argument(
+        "--held-out-seeds",
+        default=",".join(str(s) for s in HELD_OUT_SEEDS),
+        help="comma-separated seeds of the held-out topologies",
+    )
     args = parser.parse_args(argv)
     if args.tables:
-        print(markdown_tables(json.loads(Path(args.tables).read_text(encoding="utf-8"))))
+        stored = json.loads(Path(args.tables).read_text(encoding="utf-8"))
+        print(held_out_tables(stored) if "runs" in stored else markdown_tables(stored))
+        return 0
+    if args.held_out:
+        clock = time.perf_counter()
+        try:
+            seeds = [int(x) for x in args.held_out_seeds.split(",")]
+        except ValueError:
+            parser.error(f"--held-out-seeds: expected integers, got '{args.held_out_seeds}'")
+        study = held_out(30.0 if args.quick else 60.0, args.sub_buckets, seeds)
+        study["seconds"] = time.perf_counter() - clock
+        folder = Path(args.out)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "held_out.json").write_text(json.dumps(study, indent=2), encoding="utf-8")
+        print(held_out_tables(study))
+        print(json.dumps(held_out_headline(study)))
         return 0
     import matplotlib
 
@@ -473,6 +708,68 @@ def headline(report: dict[str, Any]) -> dict[str, Any]:
         "fig5b_mace_above_upper_2w": sum(r["mace"]["above_upper_2w"] for r in multi),
         "fig5b_intervals": sum(r["intervals"] for r in multi),
     }
+
+
+def held_out_headline(study: dict[str, Any]) -> dict[str, Any]:
+    """One-line JSON summary of the held-out study."""
+    runs = list(study["runs"].values())
+    out: dict[str, Any] = {"seconds": round(study["seconds"], 1), "runs": len(runs)}
+    for name in ("mace", "path", "burst"):
+        errors = [r[name]["error_wc"] for r in runs]
+        queries = [r[name]["worst_query_error"] for r in runs]
+        out[name] = {
+            "median_error_wc": float(np.median(errors)),
+            "max_abs_error_wc": float(np.max(np.abs(errors))),
+            "max_abs_query_error": float(np.max(np.abs(queries))),
+            "runs_within_2pct": int(sum(abs(e) <= 0.02 for e in errors)),
+            "coverage": float(np.mean([r[name]["coverage"] for r in runs])),
+        }
+    out["prediction_burst_max_abs"] = float(
+        np.max(np.abs([r["prediction"]["burst_error_wc"] for r in runs]))
+    )
+    return out
+
+
+def held_out_tables(study: dict[str, Any]) -> str:
+    """The held-out table of docs/accuracy.md."""
+    out = [
+        _row(
+            [
+                "seed/nodes",
+                "LatWC (s)",
+                "Mace",
+                "path",
+                "burst",
+                "worst query: Mace / path / burst",
+                "burst <= Lat",
+                "band coverage",
+                "band median width (s)",
+                "predicted: Mace / burst",
+            ]
+        ),
+        _row(["---"] * 10),
+    ]
+    for key, r in study["runs"].items():
+        m, p, b = r["mace"], r["path"], r["burst"]
+        out.append(
+            _row(
+                [
+                    key,
+                    f"{r['lat_wc']:.2f}",
+                    _pct(m["error_wc"]),
+                    _pct(p["error_wc"]),
+                    _pct(b["error_wc"]),
+                    " / ".join(_pct(x["worst_query_error"]) for x in (m, p, b)),
+                    f"{100 * b['estimate_le_latency']:.0f}%",
+                    f"{100 * b['coverage_from_estimate']:.0f}%",
+                    f"{b['median_width_from_estimate']:.2f}",
+                    " / ".join(
+                        _pct(r["prediction"][k]) for k in ("mace_error_wc", "burst_error_wc")
+                    ),
+                ]
+            )
+        )
+    return "\n".join(out)
 
 
 def _pct(value: float) -> str:

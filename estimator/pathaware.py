@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.arrivals import Arrivals
+from estimator.burst import burst_from_profile, even_profile
 from estimator.errors import ModelError
 from estimator.evaluator import estimate as mace_estimate
 from estimator.mace import Estimate
@@ -245,6 +246,25 @@ def _path_aware(topology: Topology, base: Estimate) -> Estimate:
     return path_aware_from_dlts(base, machine_paths(topology, base.resources))
 
 
+def _burst(topology: Topology, base: Estimate) -> Estimate:
+    """The burst-aware estimate without a stored arrival profile: the even profile with
+    one sub-bucket, i.e. Mace's series with the bursty-arrival band [Mace, Mace + 2w + eps].
+    With a profile (from the executions' stimulus times) use
+    :func:`estimator.burst.burst_from_profile`."""
+    hosts = {
+        q: np.isin(base.resources, [topology.placement[o] for o in topology.operators_of_query(q)])
+        for q in base.per_query
+    }
+    service = base.capacities * base.subinterval
+    rows = stage_rows(machine_paths(topology, base.resources))
+    return burst_from_profile(base, even_profile(base.dlts, service), hosts, rows)
+
+
+def stage_rows(query_paths: Mapping[str, Sequence[Path]]) -> list[tuple[int, ...]]:
+    """The distinct resource rows of every path (the burst band sums along them)."""
+    return sorted({tuple(s.resource for s in p) for ps in query_paths.values() for p in ps})
+
+
 def _mace(topology: Topology, base: Estimate) -> Estimate:
     """Mace as in the paper: the base estimate itself."""
     return base
@@ -281,7 +301,15 @@ estimate_path_aware = Estimator("path-aware", _path_aware)
 """Model DLTS from the arrivals (as :func:`estimator.evaluator.estimate`), then the
 path-aware fluid tandem estimate over the placement's machine paths."""
 
-ESTIMATORS: dict[str, Estimator] = {"mace": estimate_mace, "path": estimate_path_aware}
+estimate_burst = Estimator("burst-aware", _burst)
+"""Mace refined by the arrival profile inside each subinterval (:mod:`estimator.burst`);
+equal to Mace's series while ingestion stores no profile."""
+
+ESTIMATORS: dict[str, Estimator] = {
+    "mace": estimate_mace,
+    "path": estimate_path_aware,
+    "burst": estimate_burst,
+}
 """The estimator registry: every layer picks an estimator by name from here."""
 
 

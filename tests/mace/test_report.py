@@ -102,10 +102,15 @@ def test_report_missing_database(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 # The tandem run (builders.TANDEM_TOPOLOGY, hand-computed there): Mace's q1 series is
-# n1's CE/C [1.25, 2.65, 2.65, 1.65, 2.65], the path-aware one [1.25, 3.25, 3.25, 2.25, 3.25].
+# n1's CE/C [1.25, 2.65, 2.65, 1.65, 2.65], the path-aware one [1.25, 3.25, 3.25, 2.25, 3.25];
+# the burst-aware one has no stored arrival profile and falls back to Mace's series.
 @pytest.mark.parametrize(
     ("estimator", "q1_wc", "q1_mean"),
-    [("mace", 2.65, (1.25 + 2.65 * 3 + 1.65) / 5), ("path", 3.25, (1.25 + 3.25 * 3 + 2.25) / 5)],
+    [
+        ("mace", 2.65, (1.25 + 2.65 * 3 + 1.65) / 5),
+        ("path", 3.25, (1.25 + 3.25 * 3 + 2.25) / 5),
+        ("burst", 2.65, (1.25 + 2.65 * 3 + 1.65) / 5),
+    ],
 )
 def test_report_estimator_option(
     tandem_db: Path,

@@ -1,0 +1,92 @@
+"""Benchmark the burst-aware estimator against Mace's full evaluation, in the same run.
+
+Prints one JSON line with, as medians: ``mace_eval_s`` (arrivals to Mace, bottlenecks
+and per-query figures, as in bench_estimator.py), ``burst_eval_s`` (Mace's evaluation
+plus the burst refinement from a stored (head, rise, tail) profile: what ``mace
+estimate``/``report`` would pay once ingestion stores the profile), ``burst_refine_s``
+(the refinement alone) and ``ratio`` (burst_eval_s / mace_eval_s). ``fine_eval_s``
+is one evaluation at w / k from arrivals binned per sub-bucket plus the profile
+reduction: the cost of a *prediction* with the burst profile (arrivals per sub-bucket
+through the fitted model).
+
+    python benchmarks/bench_burst.py --ops 4000 --nodes 400 --intervals 3600
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from benchmarks.bench_estimator import median_seconds, on_off_arrivals, random_topology
+from estimator.burst import SUB_BUCKETS, burst_from_profile, burst_profile
+from estimator.evaluator import PlacementEvaluator
+from estimator.propagation import bind, compile_topology
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=int, default=4000)
+    parser.add_argument("--nodes", type=int, default=400)
+    parser.add_argument("--intervals", type=int, default=3600)
+    parser.add_argument("--sources", type=int, default=5)
+    parser.add_argument("--sub-buckets", type=int, default=SUB_BUCKETS)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(args.seed)
+    k = args.sub_buckets
+    topology = random_topology(args.ops, args.nodes, args.sources, rng)
+    arrivals = on_off_arrivals(args.sources, args.intervals, rng)
+    counts = arrivals.for_topology(topology)
+    # Arrivals per sub-bucket: each subinterval's events spread over k sub-buckets at random.
+    split = rng.dirichlet(np.ones(k), size=counts.shape)
+    fine_counts = (counts[:, :, None] * split).reshape(counts.shape[0], -1)
+    coefficients = compile_topology(topology)
+    fine_topology = topology.with_changes(subinterval=topology.subinterval / k)
+    node_ids = list(topology.node_ids)
+    query_rows = {
+        q: np.isin(node_ids, [topology.placement[o] for o in topology.operators_of_query(q)])
+        for q in topology.queries
+    }
+    caps = np.array([topology.capacity_by_node[n] for n in node_ids])
+
+    def mace() -> object:
+        return PlacementEvaluator(topology, bind(coefficients, counts)).estimate()
+
+    def fine_profile() -> object:
+        fine = PlacementEvaluator(fine_topology, bind(coefficients, fine_counts)).estimate()
+        n = len(node_ids)
+        return burst_profile(
+            fine.dlts[:n].reshape(n, args.intervals, k), caps * topology.subinterval
+        )
+
+    profile = fine_profile()
+    base = mace()
+
+    def refine() -> object:
+        return burst_from_profile(base, profile, query_rows)  # type: ignore[arg-type]
+
+    def burst() -> object:
+        return burst_from_profile(mace(), profile, query_rows)  # type: ignore[arg-type]
+
+    mace()
+    burst()
+    result = {
+        "ops": args.ops,
+        "nodes": args.nodes,
+        "intervals": args.intervals,
+        "sub_buckets": k,
+        "mace_eval_s": median_seconds(mace, args.repeats),
+        "burst_eval_s": median_seconds(burst, args.repeats),
+        "burst_refine_s": median_seconds(refine, args.repeats),
+        "fine_eval_s": median_seconds(fine_profile, max(1, args.repeats // 3)),
+    }
+    result["ratio"] = result["burst_eval_s"] / result["mace_eval_s"]
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
