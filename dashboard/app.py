@@ -21,6 +21,7 @@ from dashboard.api import register_api
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.data import Database, RunCache
 from dashboard.optimizer import create_manager
+from estimator.kernels import warm_up
 from estimator.pathaware import ESTIMATOR_LABELS
 
 ASSETS = Path(__file__).resolve().parent / "assets"  # package data: ships with the wheel
@@ -63,6 +64,10 @@ def create_app(
     ``live_run`` names the run whose live simulator polls the placement requests (set
     by ``mace demo``): only then can the What-if page apply a placement to it.
     """
+    # Compile (or load from numba's cache) the estimator's kernels here, before a
+    # background job forks a worker from the threaded server: compiling in such a child
+    # can crash it (a segmentation fault seen with a cold cache).
+    warm_up()
     database = Database(db_path)
     app = dash.Dash(
         __name__,

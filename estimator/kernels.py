@@ -334,6 +334,7 @@ def warm_up() -> None:
     service, capacity = np.ones(2), np.ones(2)
     dlts, ce_seconds = node_matrices(2, 2)
     top_values, top_rows, peaks = node_pass(coef, basis, service, capacity, dlts, ce_seconds)
+    move_series(coef, coef[0], basis, service, capacity, top_values, top_rows, 0, 1)
     target_scores(
         coef, coef[0], basis, service, capacity, top_values, top_rows, 0, np.ones(1, np.int64)
     )
