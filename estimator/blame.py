@@ -24,7 +24,7 @@ import numpy as np
 from estimator.errors import ModelError
 from estimator.mace import cumulative_excess
 from estimator.model import Topology
-from estimator.propagation import build_load_model
+from estimator.propagation import LoadModel, build_load_model
 from estimator.runs import node_loads, segments
 
 
@@ -77,27 +77,50 @@ def blame(
     node = int(np.argmax(ce_seconds[:, interval]))
     since = busy_since(ce[node], interval)
     total = float(ce_seconds[node, interval])
-    on_node = _on_node(topology, topology.node_ids[node], placements, starts, intervals)
-    period = slice(since, interval + 1)
-    per_operator = (operator_dlts[:, period] * on_node[:, period]).sum(axis=1)
-    node_load = float(per_operator.sum())
-    share = np.zeros_like(per_operator)
-    if node_load > 0 and total > 0:
-        share = per_operator * (total / node_load)
-    contributions = {
-        op: float(v) for op, v in zip(topology.operator_ids, share, strict=True) if v > 0
-    }
+    on_node = on_node_mask(topology, topology.node_ids[node], placements, starts, intervals)
+    contributions, sources = split_window(
+        topology,
+        build_load_model(topology, counts),
+        operator_dlts,
+        on_node,
+        slice(since, interval + 1),
+        total,
+    )
     return Blame(
         interval=interval,
         resource=topology.node_ids[node],
         busy_since=since,
         ce_seconds=total,
         contributions=contributions,
-        sources=_by_source(topology, counts, share, on_node, period),
+        sources=sources,
     )
 
 
-def _on_node(
+def split_window(
+    topology: Topology,
+    model: LoadModel,
+    operator_dlts: np.ndarray,
+    on_node: np.ndarray,
+    period: slice,
+    total: float,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """``total`` seconds of one node split among the operators placed on it (``on_node``)
+    in proportion to their DLTS over ``period``, and each operator's part among its
+    sources: (operator -> seconds, source -> seconds), each adding up to ``total``
+    (nothing when the node had no load there). A negative total (a node that drained
+    a path's backlog, :mod:`estimator.pathblame`) gives negative parts."""
+    per_operator = (operator_dlts[:, period] * on_node[:, period]).sum(axis=1)
+    node_load = float(per_operator.sum())
+    share = np.zeros_like(per_operator)
+    if node_load > 0 and total != 0:
+        share = per_operator * (total / node_load)
+    contributions = {
+        op: float(v) for op, v in zip(topology.operator_ids, share, strict=True) if v != 0
+    }
+    return contributions, _by_source(topology, model, share, on_node, period)
+
+
+def on_node_mask(
     topology: Topology,
     node: str,
     placements: Sequence[Mapping[str, str]],
@@ -114,16 +137,15 @@ def _on_node(
 
 
 def _by_source(
-    topology: Topology, counts: np.ndarray, share: np.ndarray, on_node: np.ndarray, period: slice
+    topology: Topology, model: LoadModel, share: np.ndarray, on_node: np.ndarray, period: slice
 ) -> dict[str, float]:
     """Each operator's share split among its sources by the load their arrivals put on it
     over the period (non-linear basis rows follow the operator's linear proportions)."""
-    model = build_load_model(topology, counts)
     n_sources = len(topology.source_ids)
     arrived = model.basis[:n_sources, period].sum(axis=1)
     out = np.zeros(n_sources)
     for k in range(len(topology.operator_ids)):
-        if share[k] <= 0 or not on_node[k, period].any():
+        if share[k] == 0 or not on_node[k, period].any():
             continue
         per_source = model.op_load[k, :n_sources] * arrived
         if per_source.sum() <= 0:  # no linear part (a product operator): by arrivals
@@ -131,4 +153,4 @@ def _by_source(
         weight = float(per_source.sum())
         if weight > 0:
             out += share[k] * per_source / weight
-    return {s: float(v) for s, v in zip(topology.source_ids, out, strict=True) if v > 0}
+    return {s: float(v) for s, v in zip(topology.source_ids, out, strict=True) if v != 0}

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from estimator.pathaware import ESTIMATORS
 from mace.errors import UsageError
+
+if TYPE_CHECKING:
+    from estimator.pathblame import PathBlame
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="which resource, since when and which operators and sources made latency peak",
         description="Latency blame for one subinterval of a stored run (default: the worst "
         "one): the bottleneck resource, the first subinterval of its busy period, and each "
-        "operator's and source's share of the backlog (they add up to CE/C, in seconds).",
+        "operator's and source's share of the backlog (they add up to CE/C, in seconds). "
+        "With --estimator path, every node on the critical path of the path-aware estimate "
+        "with its share (they add up to the estimate).",
     )
     explain.add_argument("--db", required=True, help="DuckDB file written by mace ingest")
     explain.add_argument("--run", dest="run_id", help="run id (default: the last run id)")
@@ -26,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--estimator",
         choices=sorted(ESTIMATORS),
         default="mace",
-        help="mace (default); the path-aware explanation is not built yet",
+        help="mace (default: the bottleneck's backlog) or path (every node on the "
+        "critical path); burst is not explained yet",
     )
     explain.add_argument("--json", action="store_true", help="print one JSON object")
     explain.set_defaults(run=run)
@@ -34,12 +40,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from estimator.blame import blame
+    from estimator.pathblame import path_blame
     from mace.report_command import load_run_data
 
-    if args.estimator != "mace":
+    if args.estimator not in EXPLAINED:
         raise UsageError(
-            f"--estimator {args.estimator}: explain covers the mace estimator so far "
-            "(the critical-path explanation of the others is not built yet)"
+            f"--estimator {args.estimator}: explain covers the "
+            f"{' and '.join(EXPLAINED)} estimators so far"
         )
     run_data, _ = load_run_data(Path(args.db), args.run_id)
     if args.interval is not None and not 0 <= args.interval < run_data.intervals:
@@ -47,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             f"--interval {args.interval}: run '{run_data.info.run_id}' has subintervals "
             f"0..{run_data.intervals - 1}"
         )
-    result = blame(
+    inputs = (
         run_data.topology,
         run_data.operator_dlts,
         run_data.arrivals.for_topology(run_data.topology),
@@ -55,7 +62,12 @@ def run(args: argparse.Namespace) -> int:
         run_data.version_starts,
         args.interval,
     )
-    document: dict[str, Any] = {
+    if args.estimator == "path":
+        document = path_document(run_data.info.run_id, path_blame(*inputs))
+        print(json.dumps(document) if args.json else format_path(document))
+        return 0
+    result = blame(*inputs)
+    document = {
         "run": run_data.info.run_id,
         "interval": result.interval,
         "estimator": args.estimator,
@@ -67,6 +79,47 @@ def run(args: argparse.Namespace) -> int:
     }
     print(json.dumps(document) if args.json else format_blame(document))
     return 0
+
+
+EXPLAINED = ("mace", "path")
+"""The estimators ``mace explain`` can explain."""
+
+
+def path_document(run_id: str, result: PathBlame) -> dict[str, Any]:
+    """The JSON object of a path-aware explanation: the keys of the Mace one describing
+    the dominant node of the critical path, its estimate, and ``path`` (every node)."""
+    top = result.dominant
+    return {
+        "run": run_id,
+        "interval": result.interval,
+        "estimator": "path",
+        "resource": top.resource,
+        "busy_since": top.busy_since,
+        "ce_seconds": top.ce_seconds,
+        "contributions": top.contributions,
+        "sources": top.sources,
+        "estimate_seconds": result.estimate,
+        "path": [
+            {
+                "resource": s.resource,
+                "busy_since": s.busy_since,
+                "busy_until": s.busy_until,
+                "delay_seconds": s.delay_seconds,
+                "ce_seconds": s.ce_seconds,
+                "contributions": s.contributions,
+                "sources": s.sources,
+            }
+            for s in result.stages
+        ],
+    }
+
+
+def _shares(lines: list[str], title: str, shares: dict[str, float], total: float) -> None:
+    if shares:
+        lines.append(f"  {title}:")
+        for name, seconds in sorted(shares.items(), key=lambda kv: -kv[1]):
+            part = f"  {seconds / total:6.1%}" if total else ""
+            lines.append(f"    {name:<24}{seconds:10.4f} s{part}")
 
 
 def format_blame(document: dict[str, Any]) -> str:
@@ -81,12 +134,28 @@ def format_blame(document: dict[str, Any]) -> str:
             else "no backlog on any resource"
         )
     ]
-    for title, shares in (
-        ("operators", document["contributions"]),
-        ("sources", document["sources"]),
-    ):
-        if shares:
-            lines.append(f"  {title}:")
-            for name, seconds in sorted(shares.items(), key=lambda kv: -kv[1]):
-                lines.append(f"    {name:<24}{seconds:10.4f} s  {seconds / ce:6.1%}")
+    _shares(lines, "operators", document["contributions"], ce)
+    _shares(lines, "sources", document["sources"], ce)
+    return "\n".join(lines)
+
+
+def format_path(document: dict[str, Any]) -> str:
+    """The path-aware explanation as text: each node of the critical path in order."""
+    estimate = document["estimate_seconds"]
+    nodes = " -> ".join(s["resource"] for s in document["path"])
+    lines = [
+        f"run {document['run']}, subinterval {document['interval']}: path-aware estimate "
+        f"{estimate:.4f} s along {nodes}"
+    ]
+    for stage in document["path"]:
+        ce = stage["ce_seconds"]
+        when = (
+            "not waiting on its own backlog"
+            if stage["busy_since"] is None
+            else f"busy on subintervals {stage['busy_since']}-{stage['busy_until']}"
+        )
+        delay = f", +{stage['delay_seconds']:.4f} s hop delay" if stage["delay_seconds"] else ""
+        lines.append(f"{stage['resource']}: {ce:+.4f} s ({when}{delay})")
+        _shares(lines, "operators", stage["contributions"], ce)
+        _shares(lines, "sources", stage["sources"], ce)
     return "\n".join(lines)
