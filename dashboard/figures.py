@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 
 from estimator.mace import cumulative_excess
 from estimator.model import Topology
+from estimator.pathblame import PathBlame
 
 MAX_POINTS = 4000
 MAX_HEATMAP_COLUMNS = 1200
@@ -560,6 +561,8 @@ def operator_graph_elements(
 BLAME_LOW = (255, 245, 230)
 BLAME_HIGH = (214, 39, 40)
 NO_SHARE = "#e0e0e0"
+DRAINED = "#9ecae1"
+"""A negative share: a node of the critical path that drained part of its lag."""
 
 
 def share_color(share: float) -> str:
@@ -577,11 +580,15 @@ def blame_graph_elements(
     total: float,
 ) -> list[dict[str, Any]]:
     """Cytoscape elements of the operator graph coloured by each operator's (and
-    source's) share of a backlog of ``total`` seconds; grey where it has none."""
+    source's) share of a backlog of ``total`` seconds; grey where it has none, blue
+    where it is negative (drained part of a path's lag)."""
 
     def paint(seconds: float) -> tuple[str, str]:
-        if seconds <= 0 or total <= 0:
+        if seconds == 0 or total <= 0:
             return NO_SHARE, ""
+        text = f"\n{seconds:+.3f} s ({seconds / total:+.0%})" if seconds < 0 else ""
+        if seconds < 0:  # drained part of a path's lag (estimator.pathblame)
+            return DRAINED, text
         return share_color(seconds / total), f"\n{seconds:.3f} s ({seconds / total:.0%})"
 
     elements: list[dict[str, Any]] = []
@@ -661,6 +668,80 @@ def contribution_figure(
         "hovertemplate": "%{y}: %{x:.3f} s, %{customdata:.1%} of the backlog<extra></extra>",
     }
     return {"data": [bars], "layout": layout}
+
+
+def path_contribution_figure(result: PathBlame, subinterval: float) -> dict[str, Any]:
+    """The critical path of a path-aware estimate: one stacked bar per node, in path
+    order from the top, its operators' shares (seconds; negative ones left of 0) and the
+    hop delay crossed into it; the bars add up to the estimate."""
+    labels = []
+    for stage in result.stages:
+        if stage.busy_since is None:
+            labels.append(f"{stage.resource}<br>(no wait)")
+        else:
+            last = stage.busy_since if stage.busy_until is None else stage.busy_until
+            labels.append(
+                f"{stage.resource}<br>t {stage.busy_since * subinterval:g}\u2013"
+                f"{(last + 1) * subinterval:g} s"
+            )
+    excess = sum(s.ce_seconds for s in result.stages)
+    operators = list(dict.fromkeys(op for s in result.stages for op in s.contributions))
+    bars: list[dict[str, Any]] = []
+    for op in operators:
+        values = [s.contributions.get(op) for s in result.stages]
+        bars.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "name": op,
+                "x": values,
+                "y": labels,
+                "marker": {
+                    "color": [
+                        DRAINED if (v or 0) < 0 else share_color((v or 0) / excess if excess else 0)
+                        for v in values
+                    ],
+                    "line": {"color": "#999", "width": 1},
+                },
+                "text": [None if v is None else f"{op} {v:.3f} s" for v in values],
+                "textposition": "inside",
+                "insidetextanchor": "middle",
+                "hovertemplate": f"{op} on %{{y}}: %{{x:+.3f}} s<extra></extra>",
+            }
+        )
+    delays = [s.delay_seconds or None for s in result.stages]
+    if any(delays):
+        bars.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "name": "hop delay",
+                "x": delays,
+                "y": labels,
+                "marker": {"color": "#bbbbbb", "pattern": {"shape": "/"}},
+                "hovertemplate": "delay into %{y}: %{x:.3f} s<extra></extra>",
+            }
+        )
+    layout = _plain_layout(
+        f"Critical path: {result.estimate:.3f} s, each node's share per operator",
+        "share of the path-aware estimate (s)",
+        "",
+        "blame",
+    )
+    layout.update(
+        {
+            "barmode": "relative",
+            "margin": {"l": 95, "r": 20, "t": 45, "b": 45},
+            "height": max(240, 130 + 60 * len(labels)),
+            "showlegend": False,
+            "hovermode": "closest",
+        }
+    )
+    # horizontal bars stack categories from the bottom: list them last node first
+    layout["yaxis"].update(
+        {"type": "category", "categoryorder": "array", "categoryarray": labels[::-1]}
+    )
+    return {"data": bars, "layout": layout}
 
 
 def with_busy_period(fig: go.Figure, since: float, until: float, resource: str) -> go.Figure:

@@ -34,6 +34,7 @@ from estimator.errors import ModelError
 from estimator.fitting import training_window
 from estimator.model import version_at
 from estimator.pathaware import ESTIMATOR_LABELS
+from estimator.pathblame import PathBlame, path_blame
 from estimator.placement.planning import HostsTimeline, hosts_over_time
 from estimator.runs import DEFAULT_TRAINING_SHARE, RunAnalysis, analyse, node_loads
 from estimator.verification import ChangeCheck, verify_changes
@@ -163,14 +164,14 @@ def overview(
         predicted_name=None if training is None else f"predicted {label} (refit)",
         change_notes=[change_note(c) for c in shown],
     )
-    explained = blame_at(run, explain, result.estimated)
-    if explained.ce_seconds > 0:
+    span = explained_span(run, explain, result.estimated)
+    if span is not None:
         half = run.subinterval / 2  # the span covers its points, inside the time axis
         figures.with_busy_period(
             fig,
-            max(float(run.times[explained.busy_since]) - half, float(times[0])),
-            min(float(run.times[explained.interval]) + half, float(times[-1])),
-            explained.resource,
+            max(float(run.times[span[0]]) - half, float(times[0])),
+            min(float(run.times[span[1]]) + half, float(times[-1])),
+            span[2],
         )
     drift = tuple(run_drift(run, k, training=training))
     rolling = rolling_error(result.predicted.estimate, measured.lat_max, DEFAULT_ERROR_WINDOW)
@@ -416,9 +417,41 @@ def blame_at(run: RunData, interval: int | None, estimated: RunAnalysis) -> Blam
     )
 
 
+def path_blame_at(run: RunData, interval: int | None) -> PathBlame:
+    """The path-aware estimate at ``interval`` (default: its worst) along its critical path."""
+    return path_blame(
+        run.topology,
+        run.operator_dlts,
+        run.arrivals.for_topology(run.topology),
+        [v.placement for v in run.versions],
+        run.version_starts,
+        interval,
+    )
+
+
+def explained_span(
+    run: RunData, interval: int | None, estimated: RunAnalysis
+) -> tuple[int, int, str] | None:
+    """The subintervals the explanation at ``interval`` covers and what builds up there
+    (the bottleneck; for the path-aware estimator its critical path), or None without
+    a backlog."""
+    if estimated.estimator == "path":
+        path = path_blame_at(run, interval)
+        busy = [s for s in path.stages if s.busy_since is not None and s.ce_seconds != 0]
+        if not busy or busy[0].busy_since is None:
+            return None
+        return busy[0].busy_since, path.interval, " \u2192 ".join(s.resource for s in path.stages)
+    explained = blame_at(run, interval, estimated)
+    if explained.ce_seconds <= 0:
+        return None
+    return explained.busy_since, explained.interval, explained.resource
+
+
 @dataclass(frozen=True)
 class ExplanationView:
-    """The Overview's answer to "why is latency high at this subinterval"."""
+    """The Overview's answer to "why is latency high at this subinterval". ``blame`` is
+    the Mace blame, or for the path-aware estimator that of the dominant node of
+    ``path``, the critical path."""
 
     blame: Blame
     headline: str
@@ -426,15 +459,26 @@ class ExplanationView:
     figure: dict[str, Any]
     elements: list[dict[str, Any]]
     source_rows: list[dict[str, Any]]
+    path: PathBlame | None = None
+
+
+def _source_rows(sources: Mapping[str, float], total: float) -> list[dict[str, Any]]:
+    return [
+        {"source": name, "seconds": round(seconds, 4), "share": seconds / total if total else 0.0}
+        for name, seconds in sorted(sources.items(), key=lambda kv: -kv[1])
+    ]
 
 
 def explanation(run: RunData, interval: int | None, estimator: str = "mace") -> ExplanationView:
     """Latency blame at ``interval`` (default: the worst subinterval of ``estimator``):
     the bottleneck, its busy period, per-operator and per-source shares, the operator
-    graph coloured by share. Blame splits Mace's backlog; for another estimator the
-    note says what the explanation covers."""
+    graph coloured by share. For the path-aware estimator, every node of the critical
+    path (:func:`path_explanation`); for another one the note says what the
+    explanation covers."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    if estimator == "path":
+        return path_explanation(run, interval)
     estimated = _estimated(run, estimator)
     result = blame_at(run, interval, estimated)
     p, w = result.interval, run.subinterval
@@ -457,15 +501,11 @@ def explanation(run: RunData, interval: int | None, estimator: str = "mace") -> 
         note = (
             f"The {label} estimate at this subinterval is {estimated.estimate[p]:.3f} s. "
             f"This explanation covers the bottleneck resource's own backlog (Mace, "
-            f"{result.ce_seconds:.3f} s); the waits the {label} estimate adds along the "
-            "other nodes of a path are not split among operators yet."
+            f"{result.ce_seconds:.3f} s); what the {label} estimate adds is not split "
+            "among operators yet."
         )
     placement = run.versions[version_at(run.version_starts, p)].placement
     total = result.ce_seconds
-    rows = [
-        {"source": name, "seconds": round(seconds, 4), "share": seconds / total}
-        for name, seconds in sorted(result.sources.items(), key=lambda kv: -kv[1])
-    ]
     return ExplanationView(
         blame=result,
         headline=headline,
@@ -474,7 +514,67 @@ def explanation(run: RunData, interval: int | None, estimator: str = "mace") -> 
         elements=figures.blame_graph_elements(
             run.topology, placement, result.contributions, result.sources, total
         ),
-        source_rows=rows,
+        source_rows=_source_rows(result.sources, total),
+    )
+
+
+def path_explanation(run: RunData, interval: int | None) -> ExplanationView:
+    """The path-aware estimate at ``interval`` (default: its worst) along its critical
+    path: each node's window and excess in the headline, a stacked bar per node of its
+    operators' shares, the operator graph and the sources coloured by their share of
+    the path's excess (the estimate less the hop delays)."""
+    path = path_blame_at(run, interval)
+    p = path.interval
+    top = path.dominant
+    dominant = Blame(
+        interval=p,
+        resource=top.resource,
+        busy_since=p if top.busy_since is None else top.busy_since,
+        ce_seconds=top.ce_seconds,
+        contributions=top.contributions,
+        sources=top.sources,
+    )
+    parts = []
+    for stage in path.stages:
+        delay = f" after a {stage.delay_seconds:.3f} s hop" if stage.delay_seconds else ""
+        if stage.busy_since is None:
+            parts.append(f"{stage.resource} no wait of its own{delay}")
+            continue
+        parts.append(
+            f"{stage.resource} {stage.ce_seconds:+.3f} s{delay} (busy from t = "
+            f"{run.times[stage.busy_since]:g} s)"
+        )
+    route = " \u2192 ".join(s.resource for s in path.stages)
+    headline = (
+        f"At t = {run.times[p]:g} s (subinterval {p}), the path-aware estimate is "
+        f"{path.estimate:.3f} s along the critical path {route}: " + "; ".join(parts) + "."
+    )
+    note = None
+    if any(s.ce_seconds < 0 for s in path.stages):
+        note = (
+            "A negative share: that node worked through what the node before it released "
+            "at once in less time than those subintervals lasted, so it drained part of "
+            "the lag."
+        )
+    contributions: dict[str, float] = {}
+    sources: dict[str, float] = {}
+    for stage in path.stages:
+        for op, seconds in stage.contributions.items():
+            contributions[op] = contributions.get(op, 0.0) + seconds
+        for source, seconds in stage.sources.items():
+            sources[source] = sources.get(source, 0.0) + seconds
+    total = sum(s.ce_seconds for s in path.stages)
+    placement = run.versions[version_at(run.version_starts, p)].placement
+    return ExplanationView(
+        blame=dominant,
+        headline=headline,
+        coverage_note=note,
+        figure=figures.path_contribution_figure(path, run.subinterval),
+        elements=figures.blame_graph_elements(
+            run.topology, placement, contributions, sources, total
+        ),
+        source_rows=_source_rows(sources, total),
+        path=path,
     )
 
 

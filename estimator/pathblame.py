@@ -135,9 +135,8 @@ def path_blame(
     if intervals == 0:
         raise ModelError("path blame: the run has no subintervals yet")
     loads = node_loads(topology, operator_dlts, placements, starts)
-    estimate = analyse(topology, loads, placements, starts, "path").estimate
     if interval is None:
-        interval = int(np.argmax(estimate))
+        interval = int(np.argmax(analyse(topology, loads, placements, starts, "path").estimate))
     if not 0 <= interval < intervals:
         raise ModelError(f"path blame: interval {interval} is outside 0..{intervals - 1}")
     caps = np.array([n.capacity for n in topology.nodes], dtype=float)
@@ -148,9 +147,10 @@ def path_blame(
     lags = path_lags(work, query_paths, w)
     mace = float((cumulative_excess(loads, caps * w)[:, interval] / caps).max())
     worst = int(np.argmax(lags.lag[:, interval])) if lags.paths else -1
-    if worst < 0 or lags.lag[worst, interval] < mace - TIE * max(1.0, mace):
+    lag = float(lags.lag[worst, interval]) if lags.paths else 0.0
+    if worst < 0 or lag < mace - TIE * max(1.0, mace):
         alone = blame(topology, operator_dlts, counts, placements, starts, interval)
-        return PathBlame(interval, float(estimate[interval]), (_single(alone),))
+        return PathBlame(interval, mace, (_single(alone),))
     path: Path = lags.paths[worst]
     rows = [s.resource for s in path]
     windows = critical_windows(work, rows, [s.delay for s in path], w, interval)
@@ -178,7 +178,7 @@ def path_blame(
                 sources=sources,
             )
         )
-    return PathBlame(interval, float(estimate[interval]), tuple(stages))
+    return PathBlame(interval, max(lag, mace), tuple(stages))
 
 
 def _single(alone: Blame) -> StageBlame:

@@ -330,7 +330,9 @@ def _explanation_card() -> dbc.Card:
             "proportion to its ",
             term("DLTS"),
             " over that period, and each source the part its events caused; the parts add "
-            "up to the CE/C, in seconds.",
+            "up to the CE/C, in seconds. With the path-aware estimator, every node of the "
+            "critical path gets its part the same way over its own window, and the parts "
+            "add up to the estimate.",
         ],
         className="text-muted small mb-2",
     )
@@ -369,7 +371,8 @@ def _explanation_card() -> dbc.Card:
                                 ),
                                 html.Div(
                                     "light: small share, red: the whole backlog, grey: no "
-                                    "share (not on the bottleneck node).",
+                                    "share (not on an explained node), blue: drained part "
+                                    "of a path's lag.",
                                     className="text-muted small",
                                 ),
                             ],

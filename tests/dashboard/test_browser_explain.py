@@ -57,13 +57,41 @@ def test_click_explains_the_clicked_subinterval(dash_duo, shifting_db: Path):
     assert dash_duo.get_logs() == []
 
 
-def test_path_aware_explanation_says_what_it_covers(dash_duo, tandem_db: Path):
+def test_path_aware_explanation_shows_the_critical_path(dash_duo, tandem_db: Path):
     dash_duo.start_server(create_app(tandem_db, refresh_seconds=60))
-    dash_duo.wait_for_contains_text(f"#{ids.OV_EXPLAIN_TEXT}", "n1 is the bottleneck", timeout=20)
+    text = f"#{ids.OV_EXPLAIN_TEXT}"
+    dash_duo.wait_for_contains_text(text, "n1 is the bottleneck", timeout=20)
     dash_duo.select_dcc_dropdown(f"#{ids.ESTIMATOR}", value="estimator: path-aware")
-    # builders.TANDEM_TOPOLOGY: path-aware 3.25 s, of which n1's own backlog is 2.65 s
+    # builders.TANDEM_TOPOLOGY: path-aware 3.25 s at its worst subinterval 1
     dash_duo.wait_for_contains_text(
-        f"#{ids.OV_EXPLAIN_NOTE}", "path-aware estimate at this subinterval is 3.250 s", timeout=20
+        text, "the path-aware estimate is 3.250 s along the critical path n1 \u2192 n2", timeout=20
     )
-    assert "(Mace, 2.650 s)" in dash_duo.find_element(f"#{ids.OV_EXPLAIN_NOTE}").text
+    dash_duo.wait_for_element(f"#{ids.OV_LATENCY} .nsewdrag", timeout=20)
+    click_time(dash_duo, ids.OV_LATENCY, 3.0)
+    # at t = 3 s: n1 +1.25 s on [0, 0], n2 +1.0 s on [1, 3] (b's)
+    dash_duo.wait_for_contains_text(
+        text,
+        "At t = 3 s (subinterval 3), the path-aware estimate is 2.250 s along the critical "
+        "path n1 \u2192 n2: n1 +1.250 s (busy from t = 0 s); n2 +1.000 s (busy from t = 1 s)",
+        timeout=20,
+    )
+    dash_duo.wait_for_contains_text(f"#{ids.OV_BLAME_BARS}", "b 1.000 s", timeout=10)
+    ticks = sorted(
+        dash_duo.find_elements(f"#{ids.OV_BLAME_BARS} .ytick text"), key=lambda e: e.location["y"]
+    )
+    # one bar per node, in path order from the top (the tick's two lines join in .text)
+    assert [t.text.replace("\n", "") for t in ticks] == ["n1t 0\u20131 s", "n2t 1\u20134 s"]
+    bars = dash_duo.find_element(f"#{ids.OV_BLAME_BARS}").text
+    assert "a 0.972 s" in bars and "Critical path: 2.250 s" in bars
+    graph = dash_duo.driver.execute_script(
+        f"return document.getElementById('{ids.OV_BLAME_GRAPH}')._cyreg.cy.nodes()"
+        ".map(n => n.data('label'));"
+    )
+    assert "b@n2\n1.000 s (44%)" in graph
+    assert dash_duo.find_elements(f"#{ids.OV_EXPLAIN_NOTE}") == []  # no caveat: all covered
+    dash_duo.driver.set_window_size(1500, 1000)
+    dash_duo.driver.execute_script(
+        f"document.getElementById('{ids.OV_EXPLAIN_TEXT}').scrollIntoView();"
+    )
+    dash_duo.driver.save_screenshot("/tmp/i15-path-blame.png")
     assert dash_duo.get_logs() == []

@@ -299,14 +299,40 @@ def test_explanation_of_the_worst_and_of_a_chosen_subinterval(shifting_db: Path)
     assert idle.blame.ce_seconds == 0 and "no resource has a backlog" in idle.headline
 
 
-def test_explanation_says_what_it_covers_for_the_path_aware_estimator(tandem_db: Path) -> None:
+def test_path_aware_explanation_covers_the_critical_path(tandem_db: Path) -> None:
     run = RunCache(Database(tandem_db)).get("tandem")
     view = views.explanation(run, None, "path")
-    # builders.TANDEM_TOPOLOGY: path-aware 3.25 s at interval 1, Mace (n1's CE/C) 2.65 s
-    assert view.blame.interval == 1 and view.blame.resource == "n1"
-    assert view.coverage_note is not None
-    assert "path-aware estimate at this subinterval is 3.250 s" in view.coverage_note
-    assert "(Mace, 2.650 s)" in view.coverage_note
+    # builders.TANDEM_TOPOLOGY: path-aware 3.25 s at interval 1 = n1 +1.25 s on [0, 0]
+    # (a 1.75, c 0.5 of 2.25 CPU-s) + n2 +2.0 s on [1, 1] (all b's)
+    assert view.path is not None and view.path.estimate == pytest.approx(3.25)
+    assert [s.resource for s in view.path.stages] == ["n1", "n2"]
+    assert view.headline.startswith(
+        "At t = 1 s (subinterval 1), the path-aware estimate is 3.250 s along the critical "
+        "path n1 \u2192 n2: n1 +1.250 s (busy from t = 0 s); n2 +2.000 s (busy from t = 1 s)"
+    )
+    assert view.coverage_note is None
+    assert (view.blame.resource, view.blame.busy_since) == ("n2", 1)  # the dominant node
+    bars = {trace["name"]: trace["x"] for trace in view.figure["data"]}
+    assert bars["a"] == [pytest.approx(1.25 * 1.75 / 2.25), None]
+    assert bars["c"] == [pytest.approx(1.25 * 0.5 / 2.25), None]
+    assert bars["b"] == [None, pytest.approx(2.0)]
+    assert view.figure["data"][0]["y"] == ["n1<br>t 0\u20131 s", "n2<br>t 1\u20132 s"]
+    labels = {e["data"]["id"]: e["data"]["label"] for e in view.elements if "id" in e["data"]}
+    assert labels["b"] == "b@n2\n2.000 s (62%)" and labels["s"] == "s\n3.250 s (100%)"
+    assert view.source_rows == [{"source": "s", "seconds": 3.25, "share": pytest.approx(1.0)}]
+    # the chart shades the chain from n1's window to the explained subinterval
+    assert views.explained_span(run, None, views.analyses(run, estimator="path").estimated) == (
+        0,
+        1,
+        "n1 \u2192 n2",
+    )
+
+
+def test_burst_explanation_says_what_it_covers(tandem_db: Path) -> None:
+    run = RunCache(Database(tandem_db)).get("tandem")
+    view = views.explanation(run, 1, "burst")
+    assert view.path is None and view.blame.resource == "n1"
+    assert view.coverage_note is not None and "(Mace, 2.650 s)" in view.coverage_note
 
 
 def test_a_click_selects_the_subinterval_of_its_run(shifting_db: Path) -> None:

@@ -3,6 +3,8 @@ stages adding up to the path-aware estimate, and a hand-computed two-node run.""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -132,7 +134,7 @@ def test_chain_matches_a_plain_loop_and_adds_up(
     # the windows are consecutive, end at p, and with the delays crossed add up to the lag
     on_chain = [(a, b) for a, b, _ in windows if b >= 0]
     assert on_chain[-1][1] == p
-    for (_, b), (a, _) in zip(on_chain, on_chain[1:], strict=False):
+    for (_, b), (a, _) in itertools.pairwise(on_chain):
         assert a == b + 1
     total = sum(
         work[row, a : b + 1].sum() - (b - a + 1) * w + (d if crossed else 0.0)
