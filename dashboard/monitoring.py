@@ -31,7 +31,7 @@ from estimator.alerts import (
     breaches,
     drift_alerts,
 )
-from estimator.drift import DEFAULT_K, DriftEvent, drift_events, settled
+from estimator.drift import DEFAULT_K, DriftEvent, drift_events, query_drift_events, settled
 
 DRIFT_ESTIMATOR = "path"
 """The estimator whose bounds make the predicted band."""
@@ -44,21 +44,40 @@ def run_drift(
     tolerance: float | None = None,
     training: tuple[int, int] | None = None,
 ) -> list[DriftEvent]:
-    """Drift events of the whole system: its measured max latency outside the predicted
-    band (widened by ``tolerance`` seconds, default w) for ``k`` settled subintervals;
-    the model is fitted on ``training`` (default: the first share of the run)."""
+    """Drift events of the whole system (query None) and of each query, in time order:
+    a measured max latency outside its predicted band (the system's, or the query's
+    own: its Mace to its path-aware estimate + w + eps, widened by ``tolerance`` seconds,
+    default w) for ``k`` settled subintervals; the model is fitted on ``training``
+    (default: the first share of the run). A query's event over exactly the stretch of
+    a system event is the system's (:func:`estimator.drift.query_drift_events`)."""
     predicted = predicted_analysis(run, estimator=DRIFT_ESTIMATOR, training=training)
-    measured = run.measured_system().lat_max.copy()
-    measured[~settled(predicted.upper, run.subinterval)] = np.nan
-    if training is not None:
-        measured[: training[0]] = np.nan
-    return drift_events(
-        measured,
+    widen = run.subinterval if tolerance is None else tolerance
+
+    def seen(measured: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        out = measured.copy()
+        out[~settled(upper, run.subinterval)] = np.nan
+        if training is not None:
+            out[: training[0]] = np.nan
+        return out
+
+    system = drift_events(
+        seen(run.measured_system().lat_max, predicted.upper),
         predicted.lower,
         predicted.upper,
         k,
-        tolerance=run.subinterval if tolerance is None else tolerance,
+        tolerance=widen,
     )
+    queries = [q for q in run.topology.queries if q in run.latency]
+    upper = {q: predicted.query_upper(q) for q in queries}
+    per_query = query_drift_events(
+        {q: seen(run.latency[q].lat_max, upper[q]) for q in queries},
+        {q: predicted.per_query_lower[q] for q in queries},
+        upper,
+        k,
+        tolerance=widen,
+        system=system,
+    )
+    return sorted([*system, *per_query], key=lambda e: (e.start, e.query or "", e.direction))
 
 
 def run_alerts(
@@ -71,7 +90,7 @@ def run_alerts(
 ) -> list[Alert]:
     """Every alert of a run: per query with an objective, the stretches where its
     measured and where its predicted latency (Mace of the model fitted on ``training``)
-    are above it; and the system's drift (:func:`run_drift`)."""
+    are above it; and the drift of the system and of each query (:func:`run_drift`)."""
     alerts: list[Alert] = []
     watched = [q for q in run.topology.queries if q in objectives]
     if watched:

@@ -257,10 +257,12 @@ def change_rows(run: RunData, checks: Sequence[ChangeCheck]) -> list[dict[str, A
 
 
 def drift_rows(run: RunData, events: Sequence[DriftEvent]) -> list[dict[str, Any]]:
-    """The drift events table, in seconds since the run's start (newest first)."""
+    """The drift events table, in seconds since the run's start (newest first); the
+    query column says whose latency left its band ("system": the worst query's)."""
     w = run.subinterval
     return [
         {
+            "query": e.query or "system",
             "start": float(run.times[e.start]),
             "end": float(run.times[e.end] + w),
             "duration": (e.end - e.start + 1) * w,
@@ -279,9 +281,11 @@ def drift_banner(run: RunData, view: OverviewView, k: int) -> str:
     latest = view.drift[-1]
     w = run.subinterval
     lo, hi = view.training
+    whose = "system" if latest.query is None else f"query {latest.query}"
     return (
         f"Model drift: the measured latency left the predicted band for at least {k} "
-        f"consecutive subintervals {len(view.drift)} time(s). Latest: {latest.direction} "
+        f"consecutive subintervals {len(view.drift)} time(s). Latest ({whose}): "
+        f"{latest.direction} "
         f"the band from t = {run.times[latest.start]:g} s to {run.times[latest.end] + w:g} s, "
         f"by up to {latest.peak:.3f} s. The model fitted on t = {lo * w:g}\u2013{hi * w:g} s "
         "may no longer hold: see the drift events below, or refit it on a recent window."

@@ -12,6 +12,7 @@ the band: costs, selectivities or the system changed since the model was fitted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,6 +122,33 @@ def drift_events(
                     )
                 )
     return sorted(events, key=lambda e: (e.start, e.direction))
+
+
+def query_drift_events(
+    measured: Mapping[str, np.ndarray],
+    lower: Mapping[str, np.ndarray],
+    upper: Mapping[str, np.ndarray],
+    k: int = DEFAULT_K,
+    *,
+    tolerance: float = 0.0,
+    system: Sequence[DriftEvent] = (),
+) -> list[DriftEvent]:
+    """Each query's drift events: its measured latency against its own predicted band
+    (:func:`drift_events` with ``query`` set), for the queries in all three mappings,
+    in time order. A query's event over exactly the stretch and side of one of the
+    ``system`` events is left out: the system's event already says it (on a run of one
+    query, every one)."""
+    seen = {(e.start, e.end, e.direction) for e in system}
+    events = [
+        e
+        for query in sorted(measured)
+        if query in lower and query in upper
+        for e in drift_events(
+            measured[query], lower[query], upper[query], k, query=query, tolerance=tolerance
+        )
+        if (e.start, e.end, e.direction) not in seen
+    ]
+    return sorted(events, key=lambda e: (e.start, e.query or "", e.direction))
 
 
 def settled(upper: np.ndarray, subinterval: float) -> np.ndarray:

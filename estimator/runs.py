@@ -11,7 +11,7 @@ version, with backlogs carried over from one version to the next.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,8 @@ class RunAnalysis:
     ``estimate`` is the series of ``estimator`` (Mace, or e.g. the path-aware series,
     never below Mace) and ``upper`` that estimate + w + eps; ``lower`` (Theorem 3's
     lower bound, Mace itself), ``ce_seconds`` and ``bottleneck`` are Mace's whatever
-    the estimator; ``per_query`` holds the estimator's per-query series.
+    the estimator; ``per_query`` holds the estimator's per-query series and
+    ``per_query_lower`` each query's Mace (its lower bound).
     """
 
     node_ids: tuple[str, ...]
@@ -45,6 +46,11 @@ class RunAnalysis:
     epsilon: float
     per_query: dict[str, np.ndarray]
     estimator: str = "mace"
+    per_query_lower: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    def query_upper(self, query: str) -> np.ndarray:
+        """The upper bound of ``query``'s latency: its estimate + w + eps."""
+        return self.per_query[query] + (self.upper - self.estimate)
 
     @property
     def bottleneck_nodes(self) -> list[str]:
@@ -211,6 +217,7 @@ def analyse(
         epsilon=eps,
         per_query=per_query,
         estimator=estimator,
+        per_query_lower=base.per_query,
     )
 
 

@@ -212,6 +212,7 @@ def _alerts_card() -> dbc.Card:
 def _drift_card() -> dbc.Card:
     """When the model stops holding: drift events, k, the rolling error and a refit."""
     columns: list[Any] = [
+        {"name": "query", "id": "query", "type": "text"},
         {"name": "from t (s)", "id": "start", "type": "numeric"},
         {"name": "to t (s)", "id": "end", "type": "numeric"},
         {"name": "duration (s)", "id": "duration", "type": "numeric"},

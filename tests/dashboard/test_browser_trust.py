@@ -84,7 +84,7 @@ def test_drift_banner_table_alerts_and_refit(dash_duo, tmp_path: Path):
         banner, "above the band from t = 23 s to 38 s, by up to 7.200 s", timeout=20
     )
     cells = [e.text for e in dash_duo.find_elements(f"#{ids.OV_DRIFT_TABLE} td")]
-    assert cells == ["23", "38", "15", "above the band", "28", "7.200"]
+    assert cells == ["system", "23", "38", "15", "above the band", "28", "7.200"]
     alerts = f"#{ids.OV_ALERTS}"
     dash_duo.wait_for_contains_text(alerts, "model drift", timeout=20)
     text = dash_duo.find_element(alerts).text

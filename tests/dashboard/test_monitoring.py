@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dashboard import views
 from dashboard.data import Database, RunData, load_run
 from dashboard.monitoring import run_alerts, run_drift
 from estimator.alerts import DRIFT, MEASURED_BREACH
@@ -132,3 +133,49 @@ def test_the_alert_pass_uses_a_stored_refit(db: Path) -> None:
         assert len(list_alerts(con, "d")) == 2
     finally:
         con.close()
+
+
+# Two queries on their own nodes (C = 1), 30 events in subinterval 0 then 10 per second:
+# q1's a (cost 0.1) puts 3 CPU-s then 1 per second on n1, a backlog of 2 s that stays;
+# q2's b (cost 0.01) puts 0.3 then 0.1 on n2, no backlog. eps = 0.11, so with the band
+# widened by w: q1's band [1, 4.11], q2's [-1, 2.11], the system's [1, 4.11]. q1
+# measures 2.3 s throughout; q2 0.2 s, then 3.0 s from 20 on: outside its own band, while
+# the worst query (3.0 s) stays inside the system's. q2's settled subintervals end at 37.
+TWO_QUERIES = {
+    "name": "two-queries",
+    "subinterval": 1.0,
+    "nodes": [{"id": "n1", "capacity": 1.0}, {"id": "n2", "capacity": 1.0}],
+    "sources": [{"id": "s"}],
+    "operators": [
+        {"id": "a", "query": "q1", "inputs": ["s"], "cost": 0.1, "selectivity": 1.0},
+        {"id": "b", "query": "q2", "inputs": ["s"], "cost": 0.01, "selectivity": 1.0},
+    ],
+    "placement": {"a": "n1", "b": "n2"},
+}
+
+
+def test_drift_of_one_query_inside_the_systems_band(tmp_path: Path) -> None:
+    from tests.dashboard.builders import write_series_run
+
+    db = tmp_path / "two.duckdb"
+    arrivals = [30] + [10] * (N - 1)
+    write_series_run(
+        db,
+        "two",
+        TWO_QUERIES,
+        arrivals,
+        {"a": [0.1 * e for e in arrivals], "b": [0.01 * e for e in arrivals]},
+        {"q1": [2.3] * N, "q2": [0.2 if p < 20 else 3.0 for p in range(N)]},
+    )
+    database = Database(db)
+    try:
+        with database.cursor() as cur:
+            run = load_run(cur, "two")
+    finally:
+        database.close()
+    (event,) = run_drift(run, k=5)
+    assert (event.query, event.start, event.end, event.direction) == ("q2", 20, 37, ABOVE)
+    assert (event.flagged_at, event.peak) == (24, pytest.approx(3.0 - 2.11))
+    assert [(a.kind, a.query, a.start) for a in run_alerts(run, {})] == [(DRIFT, "q2", 20)]
+    (row,) = views.drift_rows(run, [event])
+    assert (row["query"], row["start"], row["end"]) == ("q2", 20.0, 38.0)

@@ -384,6 +384,7 @@ def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
     # hand-computed in builders.write_drift_run
     assert views.drift_rows(run, view.drift) == [
         {
+            "query": "system",  # one query: its own band is the system's, not listed twice
             "start": 23.0,
             "end": 38.0,
             "duration": 15.0,
@@ -392,8 +393,9 @@ def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
             "peak": 7.2,
         }
     ]
-    assert "above the band from t = 23 s to 38 s, by up to 7.200 s" in views.drift_banner(
-        run, view, 5
+    assert (
+        "Latest (system): above the band from t = 23 s to 38 s, by up to 7.200 s"
+        in views.drift_banner(run, view, 5)
     )
     assert views.overview(run, "all", k=16).drift == ()
     # refit on the last 15 s (cost 0.3): the predicted line starts from the estimated

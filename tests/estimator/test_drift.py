@@ -16,6 +16,7 @@ from estimator.drift import (
     BELOW,
     DriftEvent,
     drift_events,
+    query_drift_events,
     recent_window,
     refit,
     rolling_error,
@@ -139,6 +140,37 @@ def test_drift_events_by_hand() -> None:
     assert drift_events(meas, lower, upper, 4) == []
     # a tolerance widens the band
     assert [e.start for e in drift_events(meas, lower, upper, 3, tolerance=0.65)] == [5]
+
+
+def test_per_query_drift_against_each_querys_own_band() -> None:
+    # q1 has a backlog (band [1, 4]) and stays in it; q2 none (band [0, 1.5]) and
+    # leaves it above from 4 to 8, while the worst query stays inside the system's band
+    # [1, 4]: only the per-query check sees q2. q3 drops below its band for 2 only.
+    n = 10
+    lower = {"q1": np.full(n, 1.0), "q2": np.zeros(n), "q3": np.full(n, 0.5)}
+    upper = {"q1": np.full(n, 4.0), "q2": np.full(n, 1.5), "q3": np.full(n, 1.5)}
+    measured = {
+        "q1": np.full(n, 2.5),
+        "q2": np.array([0.2, 0.2, 0.2, 0.2, 3.0, 3.0, 3.2, 3.0, 3.0, 0.2]),
+        "q3": np.array([1.0, 1.0, 0.1, 0.1, 1.0, 1.0, 1.0, 0.1, 0.1, 0.1]),
+        "q4": np.full(n, 99.0),  # no band: not checked
+    }
+    system = np.max(np.vstack([measured[q] for q in ("q1", "q2", "q3")]), axis=0)
+    assert drift_events(system, lower["q1"], upper["q1"], 3) == []
+    got = query_drift_events(measured, lower, upper, 3)
+    assert got == [
+        DriftEvent(4, 8, "q2", ABOVE, 6, pytest.approx(1.7)),
+        DriftEvent(7, 9, "q3", BELOW, 9, pytest.approx(0.4)),
+    ]
+    assert [(e.query, e.flagged_at) for e in query_drift_events(measured, lower, upper, 4)] == [
+        ("q2", 7)
+    ]
+    # a query's event over exactly the stretch and side of a system event is the system's
+    assert query_drift_events(
+        measured, lower, upper, 3, system=[DriftEvent(4, 8, None, ABOVE, 6, 1.7)]
+    ) == [got[1]]
+    shifted = DriftEvent(4, 7, None, ABOVE, 6, 1.7)
+    assert len(query_drift_events(measured, lower, upper, 3, system=[shifted])) == 2
 
 
 def test_drift_rejects_bad_k_and_shapes() -> None:
