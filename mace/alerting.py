@@ -6,10 +6,12 @@ predicted, and drift; the predictive model is the run's refit one if a training
 window is stored, :func:`storage.scenarios.set_training_window`) and records them
 (:func:`storage.alerts.record_alerts`, which never duplicates one). With a webhook
 URL it then POSTs every undelivered alert as one JSON object, oldest first; an alert
-is marked delivered on a 2xx answer. A failure (refused, timeout, non-2xx, redirect)
-is logged and ends the deliveries of this pass; the rest are retried on the next
-pass. Nothing here raises into the scheduler: a failing pass is logged and the next
-one runs.
+is marked delivered on a 2xx answer. An alert that widens later (its stretch goes
+on, its peak grows) is undelivered again: the webhook gets it once more, with the
+same ``alert_id``, its new range and a later ``updated_at``. A failure (refused,
+timeout, non-2xx, redirect) is logged and ends the deliveries of this pass; the rest
+are retried on the next pass. Nothing here raises into the scheduler: a failing pass
+is logged and the next one runs.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ def alert_json(alert: StoredAlert) -> dict[str, Any]:
         "objective": alert.objective,
         "detail": alert.detail,
         "created_at": alert.created_at.isoformat(),
+        "updated_at": alert.updated_at.isoformat(),
         "delivered": alert.delivered,
     }
 

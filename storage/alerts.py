@@ -4,7 +4,10 @@ Recording is idempotent: an alert that overlaps (or comes within ``gap``
 subintervals of) a stored alert of the same run, kind and query extends that one
 instead of adding a row, so evaluating a run again after more data arrived, or
 evaluating it twice, never duplicates an alert. ``delivered`` tells whether the
-alert was POSTed to the webhook; undelivered ones are retried on the next pass.
+alert, as it stands, was POSTed to the webhook; undelivered ones are retried on the
+next pass. Widening an alert (its range, peak or objective changed) marks it
+undelivered again, so the webhook gets the updated alert once per change; an
+evaluation that changes nothing leaves it alone.
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ def record_alerts(
     """Store the alerts of a run evaluation; return the ones that are new.
 
     An alert within ``gap`` subintervals of a stored one of the same kind and query
-    widens that one (its range, its peak value, the objective now in force) instead.
+    widens that one (its range, its peak value, the objective now in force) instead,
+    and marks it undelivered if that changed anything (the webhook gets it again).
     Call inside :func:`storage.db.transaction` to make a pass atomic."""
     new_ids: list[int] = []
     with storage_errors(f"recording alerts of run '{run_id}'"):
@@ -110,7 +114,8 @@ def record_alerts(
             if widened != (int(start), int(end), float(value), objective):
                 con.execute(
                     "UPDATE alerts SET start_interval = ?, end_interval = ?, value = ?,"
-                    " objective = ?, updated_at = current_timestamp WHERE alert_id = ?",
+                    " objective = ?, updated_at = current_timestamp, delivered = false"
+                    " WHERE alert_id = ?",
                     [*widened, alert_id],
                 )
     return _by_ids(con, new_ids)

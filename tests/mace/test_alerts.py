@@ -96,6 +96,40 @@ def test_pass_raises_stores_and_posts_each_alert_once(small_db: Path, hook: Hook
         con.close()
 
 
+def test_a_widened_alert_is_posted_again_once(small_db: Path, hook: Hook) -> None:
+    settings = AlertSettings(webhook=hook.url)
+    assert alert_pass(small_db, ["small"], settings).delivered == 2
+    first = {doc["kind"]: doc for doc in hook.received}
+    # a tighter objective, 0.5 s: the measured breach now covers 1-2 (1.0 s at 2), the
+    # predicted one 1-4 (0.75 s at 4, within the 5-subinterval gap): both stored alerts
+    # widen (no new row) and are POSTed again, updated, with their ids
+    con = connect(small_db)
+    set_objective(con, "small", "q1", 0.5)
+    con.close()
+    widened = alert_pass(small_db, ["small"], settings)
+    assert widened.new == [] and widened.delivered == 2 and widened.errors == []
+    assert _rows(hook.received[2:]) == [
+        ("measured_breach", "q1", 1, 2, 1.2, 0.5),
+        ("predicted_breach", "q1", 1, 4, 1.1, 0.5),
+    ]
+    for doc in hook.received[2:]:
+        before = first[doc["kind"]]
+        assert doc["alert_id"] == before["alert_id"]
+        assert doc["created_at"] == before["created_at"]
+        assert doc["updated_at"] > before["updated_at"]
+    # the next pass changes nothing: nothing is POSTed again
+    again = alert_pass(small_db, ["small"], settings)
+    assert again.delivered == 0 and len(hook.received) == 4
+    con = connect(small_db, read_only=True)
+    try:
+        assert [(a.start, a.end, a.delivered) for a in list_alerts(con)] == [
+            (1, 2, True),
+            (1, 4, True),
+        ]
+    finally:
+        con.close()
+
+
 @pytest.mark.parametrize("status", [500, 302])
 def test_a_failed_delivery_is_retried_on_the_next_pass(
     small_db: Path, hook: Hook, status: int

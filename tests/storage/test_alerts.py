@@ -68,6 +68,21 @@ def test_delivery_is_remembered(con: duckdb.DuckDBPyConnection) -> None:
     mark_delivered(con, [first.alert_id])
     assert [a.alert_id for a in list_alerts(con, undelivered=True)] == [second.alert_id]
     assert [a.delivered for a in list_alerts(con)] == [True, False]
+
+
+def test_widening_a_delivered_alert_makes_it_undelivered_once(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    (stored,) = record_alerts(con, "r1", [BREACH])
+    mark_delivered(con, [stored.alert_id])
+    # the same alert again, or one inside it: no change, stays delivered
+    record_alerts(con, "r1", [BREACH, Alert(MEASURED_BREACH, "q1", 11, 11, 1.5, 1.0)])
+    assert list_alerts(con, undelivered=True) == []
+    # the breach goes on: widened, to be delivered again
+    record_alerts(con, "r1", [Alert(MEASURED_BREACH, "q1", 10, 14, 2.0, 1.0)])
+    (again,) = list_alerts(con, undelivered=True)
+    assert (again.alert_id, again.start, again.end) == (stored.alert_id, 10, 14)
+    assert again.updated_at >= stored.updated_at
     assert len(list_alerts(con, limit=1)) == 1
 
 
