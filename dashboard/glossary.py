@@ -74,8 +74,9 @@ GLOSSARY: dict[str, str] = {
     ),
     "drift event": (
         "At least k consecutive subintervals with the measured latency on the same side "
-        "outside the predicted band: the costs or the system changed since the model was "
-        "fitted, so predictions from it can no longer be trusted."
+        "outside the predicted band (the system's, or one query's latency outside its own "
+        "band): the costs or the system changed since the model was fitted, so "
+        "predictions from it can no longer be trusted."
     ),
     "subinterval factor": (
         "What-if only: the scenario's subintervals are this many of the run's "
