@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -242,3 +243,62 @@ def test_histogram_quantile_is_within_one_bucket_of_the_order_statistic(
     target = data[max(0, int(np.ceil(q * len(data))) - 1)]  # nearest-rank order statistic
     ratio = 10 ** (1 / 20)
     assert target / ratio * (1 - 1e-9) <= estimate <= target * ratio * (1 + 1e-9)
+
+
+NAMES = st.sampled_from(["a", "B", "a_b", "ab", "Zeta", "é", "ö2", "z", "op-10", "op-9"])
+INTERVALS = st.one_of(st.integers(-5, 60), st.sampled_from([2**40, 2**61]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(NAMES, st.integers(0, 2), INTERVALS), min_size=1, max_size=40),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_statistics_frames_come_back_sorted_by_key_whatever_the_write_order(
+    batches: list[list[tuple[str, int, int]]],
+) -> None:
+    """The reads sort in Python what the scan returns (storage.reads._statistics): rows
+    merged in several batches, in any order, with keys that overflow one integer per row,
+    come back as the sums per key sorted by code point and value, with the dtypes of
+    DuckDB's own conversion (``.df()``)."""
+    expected: dict[tuple[str, int, int], int] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        con = connect(Path(folder) / "store.duckdb")
+        for number, batch in enumerate(batches):
+            rows = pd.DataFrame(batch, columns=["operator", "port", "interval"])
+            rows = rows.assign(run_id="r1", events_in=number + 1, events_out=1, cpu_seconds=0.5)
+            for key in batch:
+                expected[key] = expected.get(key, 0) + number + 1
+            with transaction(con, "test"):
+                writes.merge_operator_stats(con, rows)
+                writes.merge_node_busy(
+                    con,
+                    rows.rename(columns={"operator": "node", "cpu_seconds": "busy_seconds"})[
+                        ["run_id", "node", "interval", "busy_seconds"]
+                    ],
+                )
+        stats = reads.operator_stats_frame(con, "r1")
+        busy = reads.node_busy_frame(con, "r1")
+        con.close()
+    assert list(zip(stats.operator, stats.port, stats.interval, strict=True)) == sorted(expected)
+    assert list(stats.events_in) == [expected[key] for key in sorted(expected)]
+    assert stats.dtypes.astype(str).to_dict() == {
+        "operator": "object", "port": "int32", "interval": "int64", "events_in": "int64",
+        "events_out": "int64", "cpu_seconds": "float64",
+    }  # fmt: skip
+    nodes = sorted({(name, interval) for name, _, interval in expected})
+    assert list(zip(busy.node, busy.interval, strict=True)) == nodes
+
+
+def test_statistics_frames_of_a_run_without_rows_are_empty_with_their_columns(db: Path) -> None:
+    con = connect(db)
+    frame = reads.latency_stats_frame(con, "nope", with_histogram=True)
+    assert frame.empty
+    assert frame.dtypes.astype(str).to_dict() == {
+        "query": "object", "interval": "int64", "outputs": "int64", "lat_sum": "float64",
+        "lat_max": "float64", "lat_mean": "float64", "lat_p50": "float64", "lat_p95": "float64",
+        "lat_p99": "float64", "quantiles_exact": "bool", "histogram": "object",
+    }  # fmt: skip
