@@ -8,6 +8,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,10 +21,10 @@ from estimator.loaders import topology_from_text
 from estimator.model import version_starts
 from estimator.runs import measured_node_dlts
 from storage import reads, writes
-from storage.db import connect, transaction
+from storage.db import connect, connect_to_read, transaction
 from storage.errors import DatabaseLockedError, StorageError
 from storage.histogram import BUCKETS, bucket_bounds, histogram_of, quantile_from_histogram
-from storage.schema import SCHEMA_VERSION
+from storage.schema import MIGRATIONS, SCHEMA_VERSION, current_version
 from tests.ingest.landing import TOPOLOGY
 
 TABLES = {
@@ -302,3 +303,68 @@ def test_statistics_frames_of_a_run_without_rows_are_empty_with_their_columns(db
         "lat_max": "float64", "lat_mean": "float64", "lat_p50": "float64", "lat_p95": "float64",
         "lat_p99": "float64", "quantiles_exact": "bool", "histogram": "object",
     }  # fmt: skip
+
+
+def test_connect_to_read_opens_a_current_file_read_only_and_migrates_an_old_one(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store.duckdb"
+    con = connect(path)
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", _topology())
+    con.close()
+    con = connect_to_read(path)
+    try:
+        assert [r.run_id for r in reads.list_runs(con)] == ["r1"]
+        with pytest.raises(StorageError, match="read-only"):
+            writes.write_run(con, "r2", _topology())
+    finally:
+        con.close()
+    old = tmp_path / "old.duckdb"
+    first = duckdb.connect(str(old))
+    first.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP)")
+    first.execute(MIGRATIONS[0])
+    first.execute("INSERT INTO schema_version VALUES (1, current_timestamp)")
+    first.close()
+    con = connect_to_read(old)
+    try:
+        assert current_version(con) == SCHEMA_VERSION
+    finally:
+        con.close()
+    with pytest.raises(StorageError, match="no such database"):
+        connect_to_read(tmp_path / "absent.duckdb")
+
+
+def test_connect_to_read_shares_a_writable_connection_of_this_process(db: Path) -> None:
+    writer = connect(db)
+    try:
+        with transaction(writer, "test"):
+            writes.write_run(writer, "r1", _topology())
+        reader = connect_to_read(db)
+        assert [r.run_id for r in reads.list_runs(reader)] == ["r1"]
+        reader.close()
+    finally:
+        writer.close()
+
+
+def test_two_processes_read_at_once_but_a_writer_waits(db: Path) -> None:
+    reader = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys
+            from storage.db import connect_to_read
+            con = connect_to_read({str(db)!r})
+            print("reading", flush=True)
+            sys.stdin.read()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+        con = connect_to_read(db)
+        assert reads.list_runs(con) == []
+        con.close()
+        with pytest.raises(DatabaseLockedError):
+            connect(db)
+    finally:
+        reader.communicate("")
