@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from estimator.model import Topology, topology_from_dict, version_at, version_starts
 from storage.db import storage_errors
@@ -73,7 +74,7 @@ def _statistics(
 def _sort_order(table: pa.Table, key: list[str]) -> np.ndarray | None:
     """The permutation sorting ``table`` by ``key`` (strings by code point, as DuckDB's
     default collation; integers by value), or None when it is sorted already."""
-    if table.num_rows < 2:
+    if table.num_rows < 2 or _in_order(table, key):
         return None
     codes, sizes = [], []
     for column in key:
@@ -85,19 +86,30 @@ def _sort_order(table: pa.Table, key: list[str]) -> np.ndarray | None:
             rank[np.argsort(names)] = np.arange(len(names))
             code = rank[encoded.indices.to_numpy()]
         else:
-            code = values.to_numpy().astype(np.int64)
+            code = values.to_numpy().astype(np.int64, copy=False)
             code = code - code.min()
         codes.append(code)
         sizes.append(int(code.max()) + 1)
     if math.prod(sizes) >= 2**62:  # one integer per row would overflow: sort by columns
-        order = np.lexsort(codes[::-1])
-        return None if bool(np.all(order[1:] > order[:-1])) else order
+        return np.lexsort(codes[::-1])
     combined = codes[0]
     for code, size in zip(codes[1:], sizes[1:], strict=True):
         combined = combined * size + code
-    if bool(np.all(combined[1:] > combined[:-1])):
-        return None
     return np.argsort(combined, kind="stable")
+
+
+def _in_order(table: pa.Table, key: list[str]) -> bool:
+    """Whether each row's ``key`` is below the next row's (3 ms for 290 k rows)."""
+    rows = table.num_rows
+    ordered = None
+    for column in reversed(key):
+        values = table[column]
+        before, after = values.slice(0, rows - 1), values.slice(1)
+        below = pc.less(before, after)
+        ordered = (
+            below if ordered is None else pc.or_(below, pc.and_(pc.equal(before, after), ordered))
+        )
+    return bool(pc.all(ordered).as_py())
 
 
 def _range_clause(start: int | None, stop: int | None, params: list[Any]) -> str:
@@ -185,11 +197,18 @@ def placement_versions(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Plac
 
 
 def run_topology(
-    con: duckdb.DuckDBPyConnection, run_id: str, interval: int | None = None
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    interval: int | None = None,
+    *,
+    run: RunInfo | None = None,
+    versions: list[PlacementVersion] | None = None,
 ) -> Topology:
     """Rebuild the run's Topology with the placement valid at the start of ``interval``
-    (None: the latest placement version)."""
-    run = get_run(con, run_id)
+    (None: the latest placement version). A caller holding the run's
+    :func:`get_run` and :func:`placement_versions` passes them to spare reading them
+    again."""
+    run = run or get_run(con, run_id)
     params = [run_id]
     with storage_errors(f"reading topology of run '{run_id}'"):
         nodes = con.execute(
@@ -214,7 +233,7 @@ def run_topology(
     inputs: dict[str, list[str]] = {}
     for operator, upstream in edges:
         inputs.setdefault(operator, []).append(upstream)
-    versions = placement_versions(con, run_id)
+    versions = versions or placement_versions(con, run_id)
     if interval is None:
         chosen = versions[-1]
     else:

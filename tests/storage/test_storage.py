@@ -115,6 +115,10 @@ def test_topology_round_trip_and_placement_versions(db: Path) -> None:
     assert reads.run_topology(con, "r1").placement == {"a": "n2", "b": "n2"}
     versions = reads.placement_versions(con, "r1")
     assert [(v.version, v.valid_from) for v in versions] == [(0, 100.0), (1, 102.0)]
+    run = reads.get_run(con, "r1")
+    for interval in (0, 2, None):  # what the caller read already gives the same topology
+        given = reads.run_topology(con, "r1", interval, run=run, versions=versions)
+        assert given == reads.run_topology(con, "r1", interval)
     with pytest.raises(StorageError, match="unknown run 'nope'"):
         reads.run_topology(con, "nope")
 
