@@ -65,7 +65,7 @@ def operator_matrix(
     shape = (len(topology.operator_ids), intervals)
     if frame.empty:
         return np.zeros(shape)
-    rows = pd.Index(topology.operator_ids).get_indexer(frame["operator"])  # -1: unknown
+    rows = pd.Index(topology.operator_ids).get_indexer(pd.Index(frame["operator"]))  # -1: unknown
     cols = frame["interval"].to_numpy(dtype=np.int64)
     keep = (rows >= 0) & (cols >= 0) & (cols < intervals)
     # bincount over flat cell numbers adds up like np.add.at, several times faster
