@@ -2,7 +2,9 @@
 
 Every SQL statement of the project lives in this package. Open a database with
 :func:`storage.db.connect`; it applies the versioned migrations of
-:mod:`storage.schema` on a writable connection. The queries live in
+:mod:`storage.schema` on a writable connection. Work that only reads (``mace
+report``) opens it with :func:`storage.db.connect_to_read`, read-only when the
+schema is current. The queries live in
 :mod:`storage.reads`, :mod:`storage.writes`, :mod:`storage.scenarios`,
 :mod:`storage.placement_requests`, :mod:`storage.alerts` and :mod:`storage.health`;
 retention in :mod:`storage.retention`, the landing files' fate in
@@ -64,6 +66,19 @@ pandas), ``load_run`` 148 ms, ``mace report`` 323 ms, over its 200 ms target
 (opening the file, the one-run load, then 44 ms of report). Pruning 51 of the
 100 runs (18.9 M rows) took 242 s (30 s CPU) and shrank the file by 8 MB; five
 runs written afterwards did not grow it (the freed blocks were reused).
+
+Then the reads through Arrow sorted in Python, ``mace report`` on a read-only
+connection and without numba (``bench_store.py --reference-tree`` with the tree
+before, same run, load average 32-39, so wall clocks 4-8 times the CPU times;
+CPU time here): every dashboard read of the last run at most 24 ms
+(``operator_stats_frame``; before 72 ms), ``load_run`` 82 ms, ``mace report``'s
+work 171 ms (131 ms opening the file and loading the run, 38 ms of report; before
+276 ms), ``import mace.cli`` 723 ms (945), the whole command 1.10 s (1.41 s), the
+printed JSON identical. A store written by the merges' upserts (a fresh
+10-run fill, rows in stretches within a run) is slower per run, whatever its
+number of runs: ``operator_stats_frame`` 54 ms (the old ``ORDER BY`` read 123),
+``load_run`` 152 ms, ``mace report`` 254 ms; writing each run's rows in key
+order (as migration 7 did) is what brings it to the figures above.
 """
 
 from __future__ import annotations
