@@ -14,14 +14,6 @@ import numpy as np
 
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
-from estimator.kernels import (
-    commit_rows,
-    move_series,
-    node_matrices,
-    node_pass,
-    query_maxima,
-    scatter_rows,
-)
 from estimator.mace import Estimate, estimate_from_dlts
 from estimator.model import Topology
 from estimator.propagation import LoadModel, build_load_model
@@ -150,9 +142,14 @@ class PlacementEvaluator:
             dtype=np.int64,
             count=len(topology.operator_ids),
         )
-        self._node_coef = scatter_rows(self._assignment, model.op_load, len(self.node_ids))
-        self.node_dlts, self.ce_seconds = node_matrices(len(self.node_ids), model.intervals)
-        self._top_values, self._top_rows, self.peaks = node_pass(
+        # numba loads with the first evaluator, not with this module: reading a run's
+        # report (estimator.runs) needs none of its kernels
+        from estimator import kernels
+
+        self._kernels = kernels
+        self._node_coef = kernels.scatter_rows(self._assignment, model.op_load, len(self.node_ids))
+        self.node_dlts, self.ce_seconds = kernels.node_matrices(len(self.node_ids), model.intervals)
+        self._top_values, self._top_rows, self.peaks = kernels.node_pass(
             self._node_coef,
             model.basis,
             self._service,
@@ -206,7 +203,7 @@ class PlacementEvaluator:
         if not self._has_links:
             eps = self.epsilon()
             mace = np.maximum(self._top_values[0], 0.0)
-            maxima = query_maxima(self.ce_seconds, query_mask)
+            maxima = self._kernels.query_maxima(self.ce_seconds, query_mask)
             return Estimate(
                 subinterval=topology.subinterval,
                 resources=self.node_ids,
@@ -258,7 +255,7 @@ class PlacementEvaluator:
         if self._has_links:
             trial = PlacementEvaluator(self.topology, self.model, {**self.placement, op_id: node})
             return trial.mace
-        return move_series(
+        return self._kernels.move_series(
             self._node_coef,
             self.model.op_load[self._op_index[op_id]],
             self.model.basis,
@@ -285,7 +282,7 @@ class PlacementEvaluator:
         self._node_coef[dst] += row
         self._assignment[self._op_index[op_id]] = dst
         self.placement[op_id] = node
-        commit_rows(
+        self._kernels.commit_rows(
             self._node_coef,
             self.model.basis,
             self._service,

@@ -52,7 +52,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.arrivals import Arrivals
-from estimator.burst import burst_from_profile, even_profile
 from estimator.errors import ModelError
 from estimator.evaluator import estimate as mace_estimate
 from estimator.mace import Estimate
@@ -251,6 +250,9 @@ def _burst(topology: Topology, base: Estimate) -> Estimate:
     one sub-bucket, i.e. Mace's series with the bursty-arrival band [Mace, Mace + 2w + eps].
     With a profile (from the executions' stimulus times) use
     :func:`estimator.burst.burst_from_profile`."""
+    # numba (burst's kernels) loads when this estimator runs, not with the registry
+    from estimator.burst import burst_from_profile, even_profile
+
     hosts = {
         q: np.isin(base.resources, [topology.placement[o] for o in topology.operators_of_query(q)])
         for q in base.per_query

@@ -68,19 +68,16 @@ def operator_matrix(
 ) -> np.ndarray:
     """Operators (topology order) x intervals from rows of ``operator, interval, <column>``
     (rows of unknown operators or outside [0, intervals) are left out; cells add up)."""
-    out = np.zeros((len(topology.operator_ids), intervals))
+    shape = (len(topology.operator_ids), intervals)
     if frame.empty:
-        return out
-    index = {op: k for k, op in enumerate(topology.operator_ids)}
-    rows = frame["operator"].map(index)
+        return np.zeros(shape)
+    rows = pd.Index(topology.operator_ids).get_indexer(pd.Index(frame["operator"]))  # -1: unknown
     cols = frame["interval"].to_numpy(dtype=np.int64)
-    keep = rows.notna().to_numpy() & (cols >= 0) & (cols < intervals)
-    np.add.at(
-        out,
-        (rows[keep].to_numpy(dtype=np.int64), cols[keep]),
-        frame[column].to_numpy(dtype=float)[keep],
-    )
-    return out
+    keep = (rows >= 0) & (cols >= 0) & (cols < intervals)
+    # bincount over flat cell numbers adds up like np.add.at, several times faster
+    cells = rows[keep] * intervals + cols[keep]
+    values = frame[column].to_numpy(dtype=float)[keep]
+    return np.bincount(cells, weights=values, minlength=shape[0] * intervals).reshape(shape)
 
 
 def node_loads(
@@ -95,7 +92,10 @@ def node_loads(
     out = np.zeros((len(node_index), intervals))
     for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
         rows = np.array([node_index[placement[op]] for op in topology.operator_ids], dtype=int)
-        np.add.at(out[:, lo:hi], rows, operator_dlts[:, lo:hi])
+        for node in np.unique(rows):
+            # adds the node's operators row after row, in order, as np.add.at did (the
+            # same sums to the bit), in a fraction of its time
+            out[node, lo:hi] += operator_dlts[rows == node, lo:hi].sum(axis=0)
     return out
 
 

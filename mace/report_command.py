@@ -124,21 +124,18 @@ def fetch_report(
 def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
     """A stored run's data (``dashboard.data.RunData``) and its latency objectives;
     ``run_id`` defaults to the last run."""
-    from dashboard.data import Database, load_run
+    from dashboard.data import load_run
     from dashboard.report import choose_run
     from storage import reads
-    from storage.errors import StorageError
+    from storage.db import connect_to_read
     from storage.scenarios import objectives
 
-    if not db.is_file():
-        raise StorageError(f"{db}: no such database file")
-    database = Database(db)
+    con = connect_to_read(db)  # opened once: every read below shares it
     try:
-        with database.cursor() as cur:
-            chosen = choose_run([r.run_id for r in reads.list_runs(cur)], run_id)
-            return load_run(cur, chosen), objectives(cur, chosen)
+        chosen = choose_run([r.run_id for r in reads.list_runs(con)], run_id)
+        return load_run(con, chosen), objectives(con, chosen)
     finally:
-        database.close()
+        con.close()
 
 
 def format_report(report: dict[str, Any], estimator_label: str = "Mace") -> str:

@@ -2,7 +2,9 @@
 
 Every SQL statement of the project lives in this package. Open a database with
 :func:`storage.db.connect`; it applies the versioned migrations of
-:mod:`storage.schema` on a writable connection. The queries live in
+:mod:`storage.schema` on a writable connection. Work that only reads (``mace
+report``) opens it with :func:`storage.db.connect_to_read`, read-only when the
+schema is current. The queries live in
 :mod:`storage.reads`, :mod:`storage.writes`, :mod:`storage.scenarios`,
 :mod:`storage.placement_requests`, :mod:`storage.alerts` and :mod:`storage.health`;
 retention in :mod:`storage.retention`, the landing files' fate in
@@ -21,10 +23,22 @@ subintervals, 70 operators, 13 nodes):
   ids share prefixes ("clickstream-2026-..."): filtered by ``run_id``, every
   per-run read scanned every run's rows (29 million operator rows at 100 runs).
   Integer zonemaps are exact, so a read touches its run's row groups only.
-* **Rows sorted by run on insert.** The merges insert ``ORDER BY run_key, <key>``
+* **Rows grouped by run on insert.** The merges insert ``ORDER BY run_key, <key>``
   and ingestion writes a run's rows together, so a run occupies a few contiguous
   row groups and no other run's zonemap range covers its key (keys are
-  consecutive); migration 7 rewrote existing tables in that order.
+  consecutive); migration 7 rewrote existing tables in key order. Within a run
+  the order is not kept: DuckDB's upsert (``ON CONFLICT``) writes a batch as a few
+  sorted stretches (about 50 for a run's 290 k operator rows), and a run ingested
+  in several batches is stored batch after batch.
+* **Reads sort in Python, not in DuckDB.** A run's statistics come back without
+  ``ORDER BY`` (a scan returns rows in storage order) as an Arrow table;
+  :func:`storage.reads._statistics` checks the key order with one integer per row
+  and, if the rows are out of order, merges the stretches with a stable sort,
+  then converts to pandas (the frame ``.df()`` gives, in a fraction of the time:
+  ``.df()`` turns the strings into Python objects one by one). On the 100-run
+  store's last run ``operator_stats_frame`` went from 42 ms CPU (``ORDER BY``,
+  ``.df()``) to 24 ms when the rows are stored in key order and 40 ms when they
+  are not (``ORDER BY`` there: 71 ms).
 * **No statistics scanned to list runs.** ``run_keys`` also keeps each run's
   first and last interval with statistics, widened by every merge, so
   :func:`storage.reads.list_runs` and :func:`storage.reads.get_run` (called on
@@ -52,6 +66,19 @@ pandas), ``load_run`` 148 ms, ``mace report`` 323 ms, over its 200 ms target
 (opening the file, the one-run load, then 44 ms of report). Pruning 51 of the
 100 runs (18.9 M rows) took 242 s (30 s CPU) and shrank the file by 8 MB; five
 runs written afterwards did not grow it (the freed blocks were reused).
+
+Then the reads through Arrow sorted in Python, ``mace report`` on a read-only
+connection and without numba (``bench_store.py --reference-tree`` with the tree
+before, same run, load average 32-39, so wall clocks 4-8 times the CPU times;
+CPU time here): every dashboard read of the last run at most 24 ms
+(``operator_stats_frame``; before 72 ms), ``load_run`` 82 ms, ``mace report``'s
+work 171 ms (131 ms opening the file and loading the run, 38 ms of report; before
+276 ms), ``import mace.cli`` 723 ms (945), the whole command 1.10 s (1.41 s), the
+printed JSON identical. A store written by the merges' upserts (a fresh
+10-run fill, rows in stretches within a run) is slower per run, whatever its
+number of runs: ``operator_stats_frame`` 54 ms (the old ``ORDER BY`` read 123),
+``load_run`` 152 ms, ``mace report`` 254 ms; writing each run's rows in key
+order (as migration 7 did) is what brings it to the figures above.
 """
 
 from __future__ import annotations

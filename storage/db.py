@@ -49,6 +49,40 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
     return con
 
 
+def connect_to_read(path: str | Path) -> duckdb.DuckDBPyConnection:
+    """Open an existing database file for work that only reads it (``mace report``).
+
+    Read-only when the file holds the current schema: it opens and closes in about
+    half the CPU time of a writable connection (18 ms less on the 100-run store, see
+    :mod:`storage`) and never writes, and several read-only processes may read the
+    file at once. A file with an older schema is opened writable, which migrates it,
+    as is a file this process already holds writable (DuckDB refuses to open one
+    file with two configurations in a process). Errors as :func:`connect`.
+    """
+    from storage.schema import SCHEMA_VERSION, current_version
+
+    file = Path(path)
+    if not file.is_file():
+        raise StorageError(f"{file}: no such database file")
+    try:
+        con = duckdb.connect(str(file), read_only=True)
+    except duckdb.ConnectionException as exc:
+        if "different configuration" not in str(exc):
+            raise _open_error(file, exc) from None
+        return connect(file)
+    except duckdb.Error as exc:
+        raise _open_error(file, exc) from None
+    try:
+        current = current_version(con) == SCHEMA_VERSION
+    except BaseException:
+        con.close()
+        raise
+    if current:
+        return con
+    con.close()
+    return connect(file)
+
+
 def _open_error(file: Path, exc: duckdb.Error) -> StorageError:
     message = str(exc)
     match = _LOCK_HOLDER.search(message)

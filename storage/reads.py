@@ -8,11 +8,15 @@ Reads return rows and frames; what aggregates them lives with its user
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from estimator.model import Topology, topology_from_dict, version_at, version_starts
 from storage.db import storage_errors
@@ -44,6 +48,68 @@ class PlacementVersion:
 def _query(con: duckdb.DuckDBPyConnection, what: str, sql: str, params: list[Any]) -> pd.DataFrame:
     with storage_errors(what):
         return con.execute(sql, params).df()
+
+
+def _statistics(
+    con: duckdb.DuckDBPyConnection, what: str, sql: str, params: list[Any], key: list[str]
+) -> pd.DataFrame:
+    """Rows of ``sql`` (a one-run read of a statistics table, no ORDER BY) sorted by
+    ``key``, through Arrow.
+
+    ``ORDER BY`` cost DuckDB 20 ms (rows stored in key order) to 55 ms (rows in the
+    order the merges' upserts left them) of a run's 290 k operator rows; the rows
+    come back from the scan as a few sorted stretches (one per ingested batch and
+    upsert thread), which a stable sort of one integer per row merges in 6 ms, and
+    rows already in order are only checked. Arrow's conversion gives the frame
+    ``.df()`` gives (dtypes and values) in a fraction of the time.
+    """
+    with storage_errors(what):
+        table = con.sql(sql, params=params).to_arrow_table()
+    order = _sort_order(table, key)
+    if order is not None:
+        table = table.take(order)
+    return table.to_pandas()
+
+
+def _sort_order(table: pa.Table, key: list[str]) -> np.ndarray | None:
+    """The permutation sorting ``table`` by ``key`` (strings by code point, as DuckDB's
+    default collation; integers by value), or None when it is sorted already."""
+    if table.num_rows < 2 or _in_order(table, key):
+        return None
+    codes, sizes = [], []
+    for column in key:
+        values = table[column].combine_chunks()
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+            encoded = values.dictionary_encode()
+            names = encoded.dictionary.to_numpy(zero_copy_only=False)
+            rank = np.empty(len(names), dtype=np.int64)
+            rank[np.argsort(names)] = np.arange(len(names))
+            code = rank[encoded.indices.to_numpy()]
+        else:
+            code = values.to_numpy().astype(np.int64, copy=False)
+            code = code - code.min()
+        codes.append(code)
+        sizes.append(int(code.max()) + 1)
+    if math.prod(sizes) >= 2**62:  # one integer per row would overflow: sort by columns
+        return np.lexsort(codes[::-1])
+    combined = codes[0]
+    for code, size in zip(codes[1:], sizes[1:], strict=True):
+        combined = combined * size + code
+    return np.argsort(combined, kind="stable")
+
+
+def _in_order(table: pa.Table, key: list[str]) -> bool:
+    """Whether each row's ``key`` is below the next row's (3 ms for 290 k rows)."""
+    rows = table.num_rows
+    ordered = None
+    for column in reversed(key):
+        values = table[column]
+        before, after = values.slice(0, rows - 1), values.slice(1)
+        below = pc.less(before, after)
+        ordered = (
+            below if ordered is None else pc.or_(below, pc.and_(pc.equal(before, after), ordered))
+        )
+    return bool(pc.all(ordered).as_py())
 
 
 def _range_clause(start: int | None, stop: int | None, params: list[Any]) -> str:
@@ -131,11 +197,18 @@ def placement_versions(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Plac
 
 
 def run_topology(
-    con: duckdb.DuckDBPyConnection, run_id: str, interval: int | None = None
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    interval: int | None = None,
+    *,
+    run: RunInfo | None = None,
+    versions: list[PlacementVersion] | None = None,
 ) -> Topology:
     """Rebuild the run's Topology with the placement valid at the start of ``interval``
-    (None: the latest placement version)."""
-    run = get_run(con, run_id)
+    (None: the latest placement version). A caller holding the run's
+    :func:`get_run` and :func:`placement_versions` passes them to spare reading them
+    again."""
+    run = run or get_run(con, run_id)
     params = [run_id]
     with storage_errors(f"reading topology of run '{run_id}'"):
         nodes = con.execute(
@@ -160,7 +233,7 @@ def run_topology(
     inputs: dict[str, list[str]] = {}
     for operator, upstream in edges:
         inputs.setdefault(operator, []).append(upstream)
-    versions = placement_versions(con, run_id)
+    versions = versions or placement_versions(con, run_id)
     if interval is None:
         chosen = versions[-1]
     else:
@@ -206,13 +279,13 @@ def source_arrivals_frame(
     """source, interval, events (:func:`estimator.arrivals.arrivals_window` makes the
     matrix the estimator uses)."""
     params: list[Any] = [run_key(con, run_id)]
-    return _query(
+    return _statistics(
         con,
         f"reading source_arrivals of run '{run_id}'",
         "SELECT source, interval, events FROM source_arrivals WHERE run_key = ?"
-        + _range_clause(start, stop, params)
-        + " ORDER BY source, interval",
+        + _range_clause(start, stop, params),
         params,
+        ["source", "interval"],
     )
 
 
@@ -224,14 +297,13 @@ def operator_stats_frame(
 ) -> pd.DataFrame:
     """operator, port, interval, events_in, events_out, cpu_seconds."""
     params: list[Any] = [run_key(con, run_id)]
-    return _query(
+    return _statistics(
         con,
         f"reading operator_stats of run '{run_id}'",
         "SELECT operator, port, interval, events_in, events_out, cpu_seconds"
-        " FROM operator_stats WHERE run_key = ?"
-        + _range_clause(start, stop, params)
-        + " ORDER BY operator, port, interval",
+        " FROM operator_stats WHERE run_key = ?" + _range_clause(start, stop, params),
         params,
+        ["operator", "port", "interval"],
     )
 
 
@@ -262,13 +334,13 @@ def node_busy_frame(
 ) -> pd.DataFrame:
     """node, interval, busy_seconds (wall-clock buckets)."""
     params: list[Any] = [run_key(con, run_id)]
-    return _query(
+    return _statistics(
         con,
         f"reading node_busy of run '{run_id}'",
         "SELECT node, interval, busy_seconds FROM node_busy WHERE run_key = ?"
-        + _range_clause(start, stop, params)
-        + " ORDER BY node, interval",
+        + _range_clause(start, stop, params),
         params,
+        ["node", "interval"],
     )
 
 
@@ -290,13 +362,13 @@ def latency_stats_frame(
         params.append(query)
     columns = "query, interval, outputs, lat_sum, lat_max, lat_mean, lat_p50, lat_p95, lat_p99"
     columns += ", quantiles_exact" + (", histogram" if with_histogram else "")
-    return _query(
+    return _statistics(
         con,
         f"reading latency_stats of run '{run_id}'",
         f"SELECT {columns} FROM latency_stats WHERE run_key = ?{where}"
-        + _range_clause(start, stop, params)
-        + " ORDER BY query, interval",
+        + _range_clause(start, stop, params),
         params,
+        ["query", "interval"],
     )
 
 

@@ -24,7 +24,6 @@ import math
 import numpy as np
 
 from estimator.evaluator import PlacementEvaluator
-from estimator.kernels import target_scores, warm_up
 from estimator.placement.common import (
     Clock,
     PlacementProblem,
@@ -44,8 +43,11 @@ class HillClimber:
     """Hill-climbing state around one :class:`PlacementEvaluator`."""
 
     def __init__(self, problem: PlacementProblem, evaluator: PlacementEvaluator):
+        from estimator.kernels import target_scores  # numba loads with the first climber
+
         self.problem = problem
         self.evaluator = evaluator
+        self._target_scores = target_scores
         self.assignment = np.array(
             [problem.node_index[evaluator.placement[o]] for o in problem.operator_ids]
         )
@@ -92,7 +94,7 @@ class HillClimber:
             return values, np.full(targets.size, self.peak_sum)
         evaluator = self.evaluator
         top_values, top_rows = evaluator.top3
-        values, dst_peaks, src_peak = target_scores(
+        values, dst_peaks, src_peak = self._target_scores(
             evaluator.node_coef,
             self.problem.model.op_load[op],
             self.problem.model.basis,
@@ -157,6 +159,8 @@ def mace_hc(
     with the least backlog (then least load), which keeps a step O(targets * d)
     however large the cluster.
     """
+    from estimator.kernels import warm_up  # numba loads when placement runs, not on import
+
     warm_up()
     clock = Clock(budget)
     best_assignment = problem.base_assignment

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,10 +21,10 @@ from estimator.loaders import topology_from_text
 from estimator.model import version_starts
 from estimator.runs import measured_node_dlts
 from storage import reads, writes
-from storage.db import connect, transaction
+from storage.db import connect, connect_to_read, transaction
 from storage.errors import DatabaseLockedError, StorageError
 from storage.histogram import BUCKETS, bucket_bounds, histogram_of, quantile_from_histogram
-from storage.schema import SCHEMA_VERSION
+from storage.schema import MIGRATIONS, SCHEMA_VERSION, current_version
 from tests.ingest.landing import TOPOLOGY
 
 TABLES = {
@@ -113,6 +115,10 @@ def test_topology_round_trip_and_placement_versions(db: Path) -> None:
     assert reads.run_topology(con, "r1").placement == {"a": "n2", "b": "n2"}
     versions = reads.placement_versions(con, "r1")
     assert [(v.version, v.valid_from) for v in versions] == [(0, 100.0), (1, 102.0)]
+    run = reads.get_run(con, "r1")
+    for interval in (0, 2, None):  # what the caller read already gives the same topology
+        given = reads.run_topology(con, "r1", interval, run=run, versions=versions)
+        assert given == reads.run_topology(con, "r1", interval)
     with pytest.raises(StorageError, match="unknown run 'nope'"):
         reads.run_topology(con, "nope")
 
@@ -242,3 +248,127 @@ def test_histogram_quantile_is_within_one_bucket_of_the_order_statistic(
     target = data[max(0, int(np.ceil(q * len(data))) - 1)]  # nearest-rank order statistic
     ratio = 10 ** (1 / 20)
     assert target / ratio * (1 - 1e-9) <= estimate <= target * ratio * (1 + 1e-9)
+
+
+NAMES = st.sampled_from(["a", "B", "a_b", "ab", "Zeta", "é", "ö2", "z", "op-10", "op-9"])
+INTERVALS = st.one_of(st.integers(-5, 60), st.sampled_from([2**40, 2**61]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(NAMES, st.integers(0, 2), INTERVALS), min_size=1, max_size=40),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_statistics_frames_come_back_sorted_by_key_whatever_the_write_order(
+    batches: list[list[tuple[str, int, int]]],
+) -> None:
+    """The reads sort in Python what the scan returns (storage.reads._statistics): rows
+    merged in several batches, in any order, with keys that overflow one integer per row,
+    come back as the sums per key sorted by code point and value, with the dtypes of
+    DuckDB's own conversion (``.df()``)."""
+    expected: dict[tuple[str, int, int], int] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        con = connect(Path(folder) / "store.duckdb")
+        for number, batch in enumerate(batches):
+            rows = pd.DataFrame(batch, columns=["operator", "port", "interval"])
+            rows = rows.assign(run_id="r1", events_in=number + 1, events_out=1, cpu_seconds=0.5)
+            for key in batch:
+                expected[key] = expected.get(key, 0) + number + 1
+            with transaction(con, "test"):
+                writes.merge_operator_stats(con, rows)
+                writes.merge_node_busy(
+                    con,
+                    rows.rename(columns={"operator": "node", "cpu_seconds": "busy_seconds"})[
+                        ["run_id", "node", "interval", "busy_seconds"]
+                    ],
+                )
+        stats = reads.operator_stats_frame(con, "r1")
+        busy = reads.node_busy_frame(con, "r1")
+        con.close()
+    assert list(zip(stats.operator, stats.port, stats.interval, strict=True)) == sorted(expected)
+    assert list(stats.events_in) == [expected[key] for key in sorted(expected)]
+    assert stats.dtypes.astype(str).to_dict() == {
+        "operator": "object", "port": "int32", "interval": "int64", "events_in": "int64",
+        "events_out": "int64", "cpu_seconds": "float64",
+    }  # fmt: skip
+    nodes = sorted({(name, interval) for name, _, interval in expected})
+    assert list(zip(busy.node, busy.interval, strict=True)) == nodes
+
+
+def test_statistics_frames_of_a_run_without_rows_are_empty_with_their_columns(db: Path) -> None:
+    con = connect(db)
+    frame = reads.latency_stats_frame(con, "nope", with_histogram=True)
+    assert frame.empty
+    assert frame.dtypes.astype(str).to_dict() == {
+        "query": "object", "interval": "int64", "outputs": "int64", "lat_sum": "float64",
+        "lat_max": "float64", "lat_mean": "float64", "lat_p50": "float64", "lat_p95": "float64",
+        "lat_p99": "float64", "quantiles_exact": "bool", "histogram": "object",
+    }  # fmt: skip
+
+
+def test_connect_to_read_opens_a_current_file_read_only_and_migrates_an_old_one(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store.duckdb"
+    con = connect(path)
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", _topology())
+    con.close()
+    con = connect_to_read(path)
+    try:
+        assert [r.run_id for r in reads.list_runs(con)] == ["r1"]
+        with pytest.raises(StorageError, match="read-only"):
+            writes.write_run(con, "r2", _topology())
+    finally:
+        con.close()
+    old = tmp_path / "old.duckdb"
+    first = duckdb.connect(str(old))
+    first.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP)")
+    first.execute(MIGRATIONS[0])
+    first.execute("INSERT INTO schema_version VALUES (1, current_timestamp)")
+    first.close()
+    con = connect_to_read(old)
+    try:
+        assert current_version(con) == SCHEMA_VERSION
+    finally:
+        con.close()
+    with pytest.raises(StorageError, match="no such database"):
+        connect_to_read(tmp_path / "absent.duckdb")
+
+
+def test_connect_to_read_shares_a_writable_connection_of_this_process(db: Path) -> None:
+    writer = connect(db)
+    try:
+        with transaction(writer, "test"):
+            writes.write_run(writer, "r1", _topology())
+        reader = connect_to_read(db)
+        assert [r.run_id for r in reads.list_runs(reader)] == ["r1"]
+        reader.close()
+    finally:
+        writer.close()
+
+
+def test_two_processes_read_at_once_but_a_writer_waits(db: Path) -> None:
+    reader = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys
+            from storage.db import connect_to_read
+            con = connect_to_read({str(db)!r})
+            print("reading", flush=True)
+            sys.stdin.read()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+        con = connect_to_read(db)
+        assert reads.list_runs(con) == []
+        con.close()
+        with pytest.raises(DatabaseLockedError):
+            connect(db)
+    finally:
+        reader.communicate("")
