@@ -366,7 +366,7 @@ def ce_heatmap(
         fig, "Estimated cumulative excess per node (CE/C)", "node", "heatmap", hovermode="closest"
     )
     fig.update_yaxes(type="category")
-    if selected in node_ids:
+    if selected is not None and selected in node_ids:
         row = list(node_ids).index(selected)
         fig.add_shape(
             type="rect",

@@ -74,7 +74,7 @@ def styled(
 ) -> tuple[list[dict[str, Any]], list[Any]]:
     """The stylesheet and the legend of colour ``mode`` (the first of ``modes`` if it
     is not one of them)."""
-    chosen = mode if mode in modes else modes[0]
+    chosen = mode if mode is not None and mode in modes else modes[0]
     items = operator_graph.legend(chosen, elements or [])
     return operator_graph.stylesheet(chosen), [_item(item) for item in items]
 

@@ -146,7 +146,7 @@ class Colouring:
 
 
 def utilisation(
-    node_ids: Sequence[str], dlts: np.ndarray, capacities: Sequence[float], w: float
+    node_ids: Sequence[str], dlts: np.ndarray, capacities: Sequence[float] | np.ndarray, w: float
 ) -> Utilisation:
     """Mean and peak of DLTS / (C * w) per node (rows of ``dlts`` in ``node_ids``
     order); NaN subintervals (no data) are skipped, a node without data gets 0."""
