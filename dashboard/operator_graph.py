@@ -295,6 +295,14 @@ def _measure(machines: Sequence[str], plan: _Plan, per_row: int, sizes: _Sizes) 
     return _Arrangement(plan, per_row, width, height + MACHINE_GAP * (len(rows) - 1))
 
 
+def _grid_widths(machines: int) -> list[int]:
+    """Machines per grid row to try: every count up to 40, then a few (a graph of more
+    machines is not read box by box anyway)."""
+    counts = set(range(1, min(machines, 40) + 1))
+    counts.update({machines, round(math.sqrt(machines) * 2)} if machines > 40 else set())
+    return sorted(counts, reverse=True) or [1]
+
+
 def _arrange(
     topology: Topology,
     placement: Mapping[str, str],
@@ -309,7 +317,7 @@ def _arrange(
     best: tuple[tuple[float, float, int], _Arrangement] | None = None
     for width in range(min(widest, MAX_WIDTH), 0, -1):
         plan = natural if width >= widest else _plan(topology, placement, width)
-        for per_row in range(max(len(machines), 1), 0, -1):
+        for per_row in _grid_widths(len(machines)):
             arrangement = _measure(machines, plan, per_row, sizes)
             zoom = arrangement.zoom(frame)
             score = (round(zoom, 2), -round(arrangement.height * zoom), per_row)
