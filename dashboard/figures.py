@@ -579,6 +579,7 @@ def contribution_figure(
             "hovermode": "closest",
         }
     )
+    layout["yaxis"]["automargin"] = True  # room for long operator names
     if not names:
         layout["annotations"] = [
             {

@@ -65,7 +65,8 @@ def panel(
                 className="operator-graph",
             ),
             html.Div(HINT, className="text-muted small"),
-        ]
+        ],
+        style={"marginTop": "0.8rem"},
     )
 
 
