@@ -268,11 +268,10 @@ def _rows(machines: Sequence[str], per_row: int) -> list[list[str]]:
     return [list(machines[k : k + per_row]) for k in range(0, len(machines), per_row)]
 
 
-def _row_extent(row: Sequence[str], plan: _Plan) -> tuple[int, int]:
-    spans = [plan.span[m] for m in row if m in plan.span]
-    if not spans:
-        return 0, 0
-    return min(lo for lo, _ in spans), max(hi for _, hi in spans)
+def _row_layers(row: Sequence[str], plan: _Plan) -> int:
+    """Layers of the tallest box in a grid row (each box starts at its own first layer:
+    the part of a query on a later machine is not drawn below an empty top)."""
+    return max((hi - lo + 1 for m in row if m in plan.span for lo, hi in [plan.span[m]]), default=1)
 
 
 def _box_width(machine: str, plan: _Plan, sizes: _Sizes) -> float:
@@ -281,8 +280,8 @@ def _box_width(machine: str, plan: _Plan, sizes: _Sizes) -> float:
     return inner + 2 * PAD
 
 
-def _row_height(lo: int, hi: int, sizes: _Sizes) -> float:
-    return SOURCE_BAND + MACHINE_LABEL + 2 * PAD + (hi - lo + 1) * sizes.slot_h - GAP_Y
+def _row_height(layers: int, sizes: _Sizes) -> float:
+    return SOURCE_BAND + MACHINE_LABEL + 2 * PAD + layers * sizes.slot_h - GAP_Y
 
 
 def _measure(machines: Sequence[str], plan: _Plan, per_row: int, sizes: _Sizes) -> _Arrangement:
@@ -291,7 +290,7 @@ def _measure(machines: Sequence[str], plan: _Plan, per_row: int, sizes: _Sizes) 
     for row in rows:
         row_w = sum(_box_width(m, plan, sizes) for m in row) + MACHINE_GAP * (len(row) - 1)
         width = max(width, row_w)
-        height += _row_height(*_row_extent(row, plan), sizes)
+        height += _row_height(_row_layers(row, plan), sizes)
     return _Arrangement(plan, per_row, width, height + MACHINE_GAP * (len(rows) - 1))
 
 
@@ -469,7 +468,6 @@ def operator_graph(
     for op in topology.operators:
         by_machine[placement[op.id]].append(op.id)
     for r, row in enumerate(_rows(machines, arrangement.per_row)):
-        lo, hi = _row_extent(row, plan)
         row_top.append(top)
         ops_top = top + SOURCE_BAND + MACHINE_LABEL + PAD
         left = 0.0
@@ -488,10 +486,10 @@ def operator_graph(
                 layer, column = plan.cell[op_id]
                 position[op_id] = (
                     inner_left + column * sizes.slot_w + SIZE / 2,
-                    ops_top + (layer - lo) * sizes.slot_h + SIZE / 2,
+                    ops_top + (layer - plan.span[machine][0]) * sizes.slot_h + SIZE / 2,
                 )
             left += box + MACHINE_GAP
-        top += _row_height(lo, hi, sizes) + MACHINE_GAP
+        top += _row_height(_row_layers(row, plan), sizes) + MACHINE_GAP
 
     # sources: above the row of their first consumer, over their consumers there
     wanted: dict[int, list[tuple[float, str]]] = {}
