@@ -53,7 +53,7 @@ def step(
     data = apply_edit(inputs, {}, action, values)
     view = render(engine, inputs, data, values.get("operator"), estimator)
     payload = to_json_plotly(
-        [view.latency_figure, view.query_figure, view.elements, view.table_rows, view.summary]
+        [view.latency_figure, view.query_figure, view.graph.elements, view.table_rows, view.summary]
     )
     assert payload
     return view.scenario_wc

@@ -1,4 +1,5 @@
-"""Pure figure builders: arrays in, Plotly figures (or Cytoscape elements) out.
+"""Pure figure builders: arrays in, Plotly figures out (the operator graph's Cytoscape
+elements are built in :mod:`dashboard.operator_graph`).
 
 Every plot of the dashboard is built here so callbacks stay thin and tests can
 check figures without a browser. Long series are max-pooled (:func:`decimate_max`)
@@ -20,7 +21,6 @@ import numpy as np
 import plotly.graph_objects as go
 
 from estimator.mace import cumulative_excess
-from estimator.model import Topology
 from estimator.pathblame import PathBlame
 
 MAX_POINTS = 4000
@@ -333,8 +333,14 @@ def query_change_figure(
     }
 
 
-def ce_heatmap(node_ids: Sequence[str], times: np.ndarray, ce_seconds: np.ndarray) -> go.Figure:
-    """Estimated CE/C (seconds) per node and subinterval, max-pooled to a readable width."""
+def ce_heatmap(
+    node_ids: Sequence[str],
+    times: np.ndarray,
+    ce_seconds: np.ndarray,
+    selected: str | None = None,
+) -> go.Figure:
+    """Estimated CE/C (seconds) per node and subinterval, max-pooled to a readable width;
+    the ``selected`` node's row is outlined."""
     matrix = np.asarray(ce_seconds, dtype=float)
     times = np.asarray(times, dtype=float)
     n = matrix.shape[1] if matrix.ndim == 2 else 0
@@ -361,6 +367,17 @@ def ce_heatmap(node_ids: Sequence[str], times: np.ndarray, ce_seconds: np.ndarra
         fig, "Estimated cumulative excess per node (CE/C)", "node", "heatmap", hovermode="closest"
     )
     fig.update_yaxes(type="category")
+    if selected is not None and selected in node_ids:
+        row = list(node_ids).index(selected)
+        fig.add_shape(
+            type="rect",
+            xref="x domain",
+            x0=0,
+            x1=1,
+            y0=row - 0.5,
+            y1=row + 0.5,
+            line={"color": "#222", "width": 2},
+        )
     return fig
 
 
@@ -528,36 +545,6 @@ def compliance_figure(
     return _layout(fig, "Latency against the objective", "latency (s)", uirevision="report")
 
 
-def operator_graph_elements(
-    topology: Topology, placement: Mapping[str, str], selected: str | None = None
-) -> list[dict[str, Any]]:
-    """Cytoscape elements: sources, operators coloured by their node, and edges."""
-    colors = node_colors(topology.node_ids)
-    elements: list[dict[str, Any]] = []
-    for source in topology.source_ids:
-        elements.append(
-            {"data": {"id": source, "label": source, "color": "#cccccc"}, "classes": "source"}
-        )
-    for op in topology.operators:
-        node = placement[op.id]
-        classes = "operator selected" if op.id == selected else "operator"
-        elements.append(
-            {
-                "data": {
-                    "id": op.id,
-                    "label": f"{op.id}\n@{node}",
-                    "color": colors.get(node, "#999999"),
-                    "node": node,
-                    "query": op.query,
-                },
-                "classes": classes,
-            }
-        )
-        for upstream in op.inputs:
-            elements.append({"data": {"source": upstream, "target": op.id}})
-    return elements
-
-
 BLAME_LOW = (255, 245, 230)
 BLAME_HIGH = (214, 39, 40)
 NO_SHARE = "#e0e0e0"
@@ -570,51 +557,6 @@ def share_color(share: float) -> str:
     t = min(max(float(share), 0.0), 1.0)
     r, g, b = (round(lo + t * (hi - lo)) for lo, hi in zip(BLAME_LOW, BLAME_HIGH, strict=True))
     return f"#{r:02x}{g:02x}{b:02x}"
-
-
-def blame_graph_elements(
-    topology: Topology,
-    placement: Mapping[str, str],
-    contributions: Mapping[str, float],
-    sources: Mapping[str, float],
-    total: float,
-) -> list[dict[str, Any]]:
-    """Cytoscape elements of the operator graph coloured by each operator's (and
-    source's) share of a backlog of ``total`` seconds; grey where it has none, blue
-    where it is negative (drained part of a path's lag)."""
-
-    def paint(seconds: float) -> tuple[str, str]:
-        if seconds == 0 or total <= 0:
-            return NO_SHARE, ""
-        text = f"\n{seconds:+.3f} s ({seconds / total:+.0%})" if seconds < 0 else ""
-        if seconds < 0:  # drained part of a path's lag (estimator.pathblame)
-            return DRAINED, text
-        return share_color(seconds / total), f"\n{seconds:.3f} s ({seconds / total:.0%})"
-
-    elements: list[dict[str, Any]] = []
-    for source in topology.source_ids:
-        color, text = paint(sources.get(source, 0.0))
-        elements.append(
-            {"data": {"id": source, "label": source + text, "color": color}, "classes": "source"}
-        )
-    for op in topology.operators:
-        node = placement[op.id]
-        color, text = paint(contributions.get(op.id, 0.0))
-        elements.append(
-            {
-                "data": {
-                    "id": op.id,
-                    "label": f"{op.id}@{node}{text}",
-                    "color": color,
-                    "node": node,
-                    "query": op.query,
-                },
-                "classes": "operator",
-            }
-        )
-        for upstream in op.inputs:
-            elements.append({"data": {"source": upstream, "target": op.id}})
-    return elements
 
 
 def contribution_figure(
@@ -640,6 +582,7 @@ def contribution_figure(
             "hovermode": "closest",
         }
     )
+    layout["yaxis"]["automargin"] = True  # room for long operator names
     if not names:
         layout["annotations"] = [
             {
@@ -769,42 +712,6 @@ def with_busy_period(fig: go.Figure, since: float, until: float, resource: str) 
         font={"size": 11},
     )
     return fig
-
-
-GRAPH_STYLESHEET: list[dict[str, Any]] = [
-    {
-        "selector": "node",
-        "style": {
-            "label": "data(label)",
-            "background-color": "data(color)",
-            "text-wrap": "wrap",
-            "font-size": 9,
-            "text-valign": "bottom",
-            "width": 22,
-            "height": 22,
-        },
-    },
-    {"selector": ".source", "style": {"shape": "diamond"}},
-    {"selector": ".selected", "style": {"border-width": 4, "border-color": "#000"}},
-    {
-        "selector": "edge",
-        "style": {
-            "curve-style": "bezier",
-            "target-arrow-shape": "triangle",
-            "width": 1.5,
-            "line-color": "#aaa",
-            "target-arrow-color": "#aaa",
-        },
-    },
-]
-
-
-BLAME_STYLESHEET: list[dict[str, Any]] = [
-    *GRAPH_STYLESHEET,
-    {"selector": "node", "style": {"font-size": 12, "width": 28, "height": 28}},
-    {"selector": "node", "style": {"border-width": 1, "border-color": "#888"}},
-]
-"""The Overview's blame graph: the operator graph's style, larger for reading."""
 
 
 EXPLAINER_DLTS = (0.5, 1.8, 1.6, 0.4, 0.3, 1.5)

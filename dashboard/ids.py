@@ -27,6 +27,9 @@ OV_EXPLAIN_NOTE = "ov-explain-note"
 OV_EXPLAIN_MESSAGE = "ov-explain-message"
 OV_BLAME_BARS = "ov-blame-bars"
 OV_BLAME_GRAPH = "ov-blame-graph"
+OV_GRAPH_MODE = "ov-graph-mode"  # the operator graph's colour mode
+OV_GRAPH_LEGEND = "ov-graph-legend"
+OV_GRAPH_FIT = "ov-graph-fit"
 OV_BLAME_SOURCES = "ov-blame-sources"
 OV_CHANGES_TABLE = "ov-changes-table"
 OV_CHANGES_NOTE = "ov-changes-note"
@@ -64,6 +67,9 @@ ND_HOSTS_REQUEST = "nd-hosts-request"
 
 # what-if
 WI_GRAPH = "wi-operator-graph"
+WI_GRAPH_MODE = "wi-graph-mode"  # the operator graph's colour mode
+WI_GRAPH_LEGEND = "wi-graph-legend"
+WI_GRAPH_FIT = "wi-graph-fit"
 WI_OPERATOR = "wi-operator"
 WI_TARGET = "wi-target-node"
 WI_MOVE = "wi-move"

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard import figures
+from dashboard import figures, operator_graph
 from dashboard.data import RunData
 from dashboard.errors import ViewError
 from dashboard.monitoring import run_drift
@@ -461,7 +461,7 @@ class ExplanationView:
     headline: str
     coverage_note: str | None
     figure: dict[str, Any]
-    elements: list[dict[str, Any]]
+    graph: operator_graph.Graph
     source_rows: list[dict[str, Any]]
     path: PathBlame | None = None
 
@@ -515,8 +515,16 @@ def explanation(run: RunData, interval: int | None, estimator: str = "mace") -> 
         headline=headline,
         coverage_note=note,
         figure=figures.contribution_figure(result.contributions, total, result.resource),
-        elements=figures.blame_graph_elements(
-            run.topology, placement, result.contributions, result.sources, total
+        graph=operator_graph.operator_graph(
+            run.topology,
+            placement,
+            operator_graph.Colouring(
+                utilisation=run_utilisation(run),
+                shares=operator_graph.Shares(
+                    result.resource, total, result.contributions, result.sources
+                ),
+            ),
+            operator_graph.WIDE,
         ),
         source_rows=_source_rows(result.sources, total),
     )
@@ -574,12 +582,38 @@ def path_explanation(run: RunData, interval: int | None) -> ExplanationView:
         headline=headline,
         coverage_note=note,
         figure=figures.path_contribution_figure(path, run.subinterval),
-        elements=figures.blame_graph_elements(
-            run.topology, placement, contributions, sources, total
+        graph=operator_graph.operator_graph(
+            run.topology,
+            placement,
+            operator_graph.Colouring(
+                utilisation=run_utilisation(run),
+                shares=operator_graph.Shares(
+                    top.resource,
+                    total,
+                    contributions,
+                    sources,
+                    tuple(s.resource for s in path.stages),
+                ),
+            ),
+            operator_graph.WIDE,
         ),
         source_rows=_source_rows(sources, total),
         path=path,
     )
+
+
+def clicked_node(click: Mapping[str, Any] | None, node_ids: Sequence[Any]) -> str | None:
+    """The node of a click on the CE/C heatmap (its row), or None if it is not a node."""
+    points = (click or {}).get("points") or []
+    node = points[0].get("y") if points and isinstance(points[0], Mapping) else None
+    return node if isinstance(node, str) and node in node_ids else None
+
+
+def run_utilisation(run: RunData) -> operator_graph.Utilisation:
+    """Each node's measured load over its capacity, mean and peak over the run."""
+    nodes = run.topology.node_ids
+    capacities = [run.topology.capacity_by_node[n] for n in nodes]
+    return operator_graph.utilisation(nodes, run.node_dlts, capacities, run.subinterval)
 
 
 def nodes_view(
@@ -599,7 +633,7 @@ def nodes_view(
     times = run.times[part]
     capacity = run.topology.capacity_by_node[node]
     return (
-        figures.ce_heatmap(nodes, times, est.ce_seconds[:, part]),
+        figures.ce_heatmap(nodes, times, est.ce_seconds[:, part], node),
         figures.dlts_capacity_figure(
             times, run.node_dlts[k, part], capacity * run.subinterval, node
         ),

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dashboard import figures
+from dashboard import figures, operator_graph
 from dashboard.data import RunData
 from estimator.errors import ModelError
 from estimator.loaders import dump_topology
@@ -21,6 +21,7 @@ from estimator.model import Topology
 from estimator.whatif import (
     MAX_CAPACITY,
     MAX_RATE_SCALE,
+    Evaluation,
     RunInputs,
     ScenarioError,
     WhatIfEngine,
@@ -43,7 +44,7 @@ class WhatIfView:
 
     latency_figure: dict[str, Any]
     query_figure: dict[str, Any]
-    elements: list[dict[str, Any]]
+    graph: operator_graph.Graph
     table_rows: list[dict[str, Any]]
     node_options: list[str]
     operator_options: list[str]
@@ -405,6 +406,15 @@ def with_edits(store: Any, run_id: str, edits: Sequence[Mapping[str, Any]]) -> d
     return out
 
 
+def _utilisation(result: Evaluation) -> operator_graph.Utilisation:
+    """Each node's predicted load over its capacity under the scenario."""
+    estimate = result.estimate
+    n = len(result.topology.node_ids)
+    return operator_graph.utilisation(
+        result.topology.node_ids, estimate.dlts[:n], estimate.capacities[:n], estimate.subinterval
+    )
+
+
 def render(
     engine: WhatIfEngine,
     inputs: RunInputs,
@@ -429,7 +439,18 @@ def render(
         query_figure=figures.query_change_figure(
             queries, [current_q[q] for q in queries], [scenario_q[q] for q in queries], label
         ),
-        elements=figures.operator_graph_elements(result.topology, placement, selected),
+        graph=operator_graph.operator_graph(
+            result.topology,
+            placement,
+            operator_graph.Colouring(
+                utilisation=_utilisation(result),
+                baseline=operator_graph.Baseline(
+                    inputs.topology.placement, inputs.topology.capacity_by_node
+                ),
+                selected=selected,
+            ),
+            operator_graph.EDITOR,
+        ),
         table_rows=[
             {"operator": o.id, "query": o.query, "node": placement[o.id]}
             for o in result.topology.operators

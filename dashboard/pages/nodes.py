@@ -50,7 +50,7 @@ def layout(**_: Any) -> html.Div:
                     term("CE/C"),
                     " per node and subinterval: seconds of backlog (",
                     term("CE", "cumulative excess"),
-                    " over capacity).",
+                    " over capacity). Click a row to show that node below.",
                 ],
                 className="text-muted small",
             ),
@@ -161,6 +161,18 @@ def update(run_id: str | None, node: str | None, range_key: str | None, _: Any) 
     except MaceError as exc:
         return (no_update,) * 5 + (str(exc), True)
     return heat, dlts, bottleneck, busy, list(run.topology.node_ids), "", False
+
+
+@dash.callback(
+    Output(ids.ND_NODE, "value"),
+    Input(ids.ND_HEATMAP, "clickData"),
+    State(ids.ND_NODE, "options"),
+    prevent_initial_call=True,
+)
+def choose_node(click: dict[str, Any] | None, options: list[Any] | None) -> Any:
+    """A click on a row of the heatmap chooses that node."""
+    node = views.clicked_node(click, options or [])
+    return no_update if node is None else node
 
 
 @dash.callback(

@@ -6,14 +6,13 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-import dash_cytoscape as cyto
 from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 from dash.dash_table.Format import Format, Scheme, Sign
 from dash.dash_table.FormatTemplate import percentage
 from dash.exceptions import PreventUpdate
 
-from dashboard import context, figures, ids, views
+from dashboard import context, figures, graph_panel, ids, operator_graph, views
 from dashboard.glossary import GLOSSARY, term
 from estimator.drift import DEFAULT_K
 from estimator.errors import MaceError
@@ -21,6 +20,7 @@ from storage.alerts import list_alerts
 from storage.scenarios import set_training_window, training_window_of
 
 DEFAULT_REFIT_MINUTES = 1
+GRAPH_MODES = (operator_graph.BLAME, operator_graph.NODE, operator_graph.UTILISATION)
 
 dash.register_page(__name__, path="/", name="Overview", order=0)
 
@@ -358,26 +358,7 @@ def _explanation_card() -> dbc.Card:
                 dbc.Row(
                     [
                         dbc.Col(
-                            dcc.Graph(id=ids.OV_BLAME_BARS, config={"displayModeBar": False}), md=5
-                        ),
-                        dbc.Col(
-                            [
-                                html.H6("Operator graph, coloured by share of the backlog"),
-                                cyto.Cytoscape(
-                                    id=ids.OV_BLAME_GRAPH,
-                                    elements=[],
-                                    layout={"name": "breadthfirst", "directed": True},
-                                    stylesheet=figures.BLAME_STYLESHEET,
-                                    style={"width": "100%", "height": "320px"},
-                                ),
-                                html.Div(
-                                    "light: small share, red: the whole backlog, grey: no "
-                                    "share (not on an explained node), blue: drained part "
-                                    "of a path's lag.",
-                                    className="text-muted small",
-                                ),
-                            ],
-                            md=4,
+                            dcc.Graph(id=ids.OV_BLAME_BARS, config={"displayModeBar": False}), md=7
                         ),
                         dbc.Col(
                             [
@@ -404,9 +385,18 @@ def _explanation_card() -> dbc.Card:
                                     style_cell={"fontSize": 13, "padding": "2px 6px"},
                                 ),
                             ],
-                            md=3,
+                            md=5,
                         ),
                     ]
+                ),
+                graph_panel.panel(
+                    ids.OV_BLAME_GRAPH,
+                    ids.OV_GRAPH_MODE,
+                    ids.OV_GRAPH_LEGEND,
+                    ids.OV_GRAPH_FIT,
+                    GRAPH_MODES,
+                    operator_graph.WIDE,
+                    "Operator graph",
                 ),
             ]
         ),
@@ -583,7 +573,28 @@ def explain(
     except MaceError as exc:
         return str(exc), "", False, no_update, [], [], None
     note = view.coverage_note or ""
-    return view.headline, note, bool(note), view.figure, view.elements, view.source_rows, key
+    elements = view.graph.elements
+    return view.headline, note, bool(note), view.figure, elements, view.source_rows, key
+
+
+@dash.callback(
+    Output(ids.OV_BLAME_GRAPH, "stylesheet"),
+    Output(ids.OV_GRAPH_LEGEND, "children"),
+    Input(ids.OV_GRAPH_MODE, "value"),
+    Input(ids.OV_BLAME_GRAPH, "elements"),
+)
+def graph_colours(mode: str | None, elements: list[dict[str, Any]] | None) -> tuple:
+    """The operator graph's colours and legend for the chosen mode."""
+    return graph_panel.styled(mode, elements, GRAPH_MODES)
+
+
+@dash.callback(
+    Output(ids.OV_BLAME_GRAPH, "layout"),
+    Input(ids.OV_GRAPH_FIT, "n_clicks"),
+    prevent_initial_call=True,
+)
+def graph_fit(clicks: int | None) -> dict[str, Any]:
+    return graph_panel.refit(clicks)
 
 
 @dash.callback(

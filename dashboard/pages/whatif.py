@@ -13,11 +13,19 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-import dash_cytoscape as cyto
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 
-from dashboard import context, ids, live_view, optimizer, planning_view, whatif_view
+from dashboard import (
+    context,
+    graph_panel,
+    ids,
+    live_view,
+    operator_graph,
+    optimizer,
+    planning_view,
+    whatif_view,
+)
 from dashboard.glossary import term
 from estimator.errors import MaceError
 from estimator.placement import ALGORITHMS
@@ -32,6 +40,8 @@ from estimator.whatif import (
 from storage import placement_requests, scenarios
 
 dash.register_page(__name__, path="/whatif", name="What-if", order=2)
+
+GRAPH_MODES = (operator_graph.NODE, operator_graph.UTILISATION, operator_graph.CHANGE)
 
 
 def _row(label: str | list[Any], *children: Any) -> dbc.Row:
@@ -167,12 +177,13 @@ def layout(**_: Any) -> html.Div:
                 [
                     dbc.Col(controls, md=4),
                     dbc.Col(
-                        cyto.Cytoscape(
-                            id=ids.WI_GRAPH,
-                            elements=[],
-                            layout={"name": "breadthfirst", "directed": True},
-                            stylesheet=whatif_view.figures.GRAPH_STYLESHEET,
-                            style={"width": "100%", "height": "420px"},
+                        graph_panel.panel(
+                            ids.WI_GRAPH,
+                            ids.WI_GRAPH_MODE,
+                            ids.WI_GRAPH_LEGEND,
+                            ids.WI_GRAPH_FIT,
+                            GRAPH_MODES,
+                            operator_graph.EDITOR,
                         ),
                         md=8,
                     ),
@@ -795,7 +806,7 @@ def show(
     return {
         "latency": view.latency_figure,
         "queries": view.query_figure,
-        "elements": view.elements,
+        "elements": view.graph.elements,
         "table": view.table_rows,
         "summary": view.summary,
         "operators": view.operator_options,
@@ -813,6 +824,26 @@ def _saved_options(saved: list[scenarios.SavedScenario]) -> list[dict[str, str]]
         {"label": f"{s.name} ({s.created_at:%Y-%m-%d %H:%M})", "value": s.scenario_id}
         for s in saved
     ]
+
+
+@dash.callback(
+    Output(ids.WI_GRAPH, "stylesheet"),
+    Output(ids.WI_GRAPH_LEGEND, "children"),
+    Input(ids.WI_GRAPH_MODE, "value"),
+    Input(ids.WI_GRAPH, "elements"),
+)
+def graph_colours(mode: str | None, elements: list[dict[str, Any]] | None) -> tuple:
+    """The operator graph's colours and legend for the chosen mode."""
+    return graph_panel.styled(mode, elements, GRAPH_MODES)
+
+
+@dash.callback(
+    Output(ids.WI_GRAPH, "layout"),
+    Input(ids.WI_GRAPH_FIT, "n_clicks"),
+    prevent_initial_call=True,
+)
+def graph_fit(clicks: int | None) -> dict[str, Any]:
+    return graph_panel.refit(clicks)
 
 
 @dash.callback(

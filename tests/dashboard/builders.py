@@ -246,3 +246,54 @@ def write_drift_run(db: Path, run_id: str, drifting: bool) -> None:
         {"a": [5 * c for c in cost]},
         {"q1": latency},
     )
+
+
+def write_workload_run(db: Path, run_id: str, topology: Topology, intervals: int = 60) -> None:
+    """A run of a many-query ``topology`` (e.g. the simulator's clickstream-5q): each
+    source sends 2,000 to 12,000 events per subinterval (seeded), every operator of a
+    query sees all of its source's events on each port, CPU is cost * events, and each
+    query's measured max latency follows its node's load."""
+    rng = np.random.default_rng(7)
+    arrivals = {s: rng.integers(2_000, 12_000, intervals) for s in topology.source_ids}
+    source_of: dict[str, str] = {}
+    for op_id in topology.topological_order:
+        op = topology.operator_by_id[op_id]
+        first = op.inputs[0]
+        source_of[op_id] = first if first in arrivals else source_of[first]
+    stats = []
+    cpu_of: dict[str, np.ndarray] = {}
+    for op in topology.operators:
+        events = arrivals[source_of[op.id]]
+        cpu_of[op.id] = sum(op.cost) * events
+        for port, cost in enumerate(op.cost):
+            stats += [
+                (run_id, op.id, port, k, int(events[k]), int(events[k]), float(cost * events[k]))
+                for k in range(intervals)
+            ]
+    busy = []
+    for node in topology.node_ids:
+        load = sum(
+            (cpu_of[o] for o, at in topology.placement.items() if at == node),
+            np.zeros(intervals),
+        )
+        capacity = topology.capacity_by_node[node]
+        busy += [(run_id, node, k, float(min(load[k], capacity))) for k in range(intervals)]
+    latency = {q: [0.2 + 0.05 * (k % 7) for k in range(intervals)] for q in topology.queries}
+    events = [(run_id, s, k, int(a[k])) for s, a in arrivals.items() for k in range(intervals)]
+    con = connect(db)
+    try:
+        with transaction(con, "test run"):
+            write_run(con, run_id, topology)
+            merge_source_arrivals(
+                con,
+                pd.DataFrame(events, columns=["run_id", "source", "interval", "events"]).astype(
+                    {"events": "int64"}
+                ),
+            )
+            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            merge_node_busy(
+                con, pd.DataFrame(busy, columns=["run_id", "node", "interval", "busy_seconds"])
+            )
+            merge_latency_stats(con, latency_frame(run_id, latency))
+    finally:
+        con.close()

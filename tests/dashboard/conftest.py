@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from selenium.webdriver.chrome.options import Options
+
+from simulator.workloads import workload_model
+from tests.dashboard.builders import write_workload_run
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -26,3 +30,13 @@ def pytest_setup_options() -> Options:
     ):
         options.add_argument(argument)
     return options
+
+
+@pytest.fixture
+def five_node_db(tmp_path: Path) -> Path:
+    """A run of the simulator's clickstream-5q on its default 5 nodes: 70 operators and
+    5 sources, the graph the operator-graph tests read."""
+    db = tmp_path / "five.duckdb"
+    topology, _ = workload_model("clickstream-5q")
+    write_workload_run(db, "five", topology)
+    return db

@@ -7,8 +7,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dashboard import figures
-from estimator.model import topology_from_dict
-from tests.dashboard.builders import SMALL_TOPOLOGY
 
 
 @given(
@@ -60,18 +58,6 @@ def test_estimate_comparison_is_a_plain_figure_with_both_curves() -> None:
     np.testing.assert_array_equal(current["y"], [0, 1, 2, 1])
     np.testing.assert_array_equal(scenario["x"], [0.0, 2.0])
     assert fig["layout"]["uirevision"] == "whatif"
-
-
-def test_operator_graph_colours_by_node() -> None:
-    topology = topology_from_dict(SMALL_TOPOLOGY)
-    elements = figures.operator_graph_elements(topology, topology.placement, selected="a")
-    nodes = {e["data"]["id"]: e for e in elements if "id" in e["data"]}
-    colors = figures.node_colors(topology.node_ids)
-    assert nodes["a"]["data"]["color"] == colors["n2"] == nodes["b"]["data"]["color"]
-    assert nodes["c"]["data"]["color"] == colors["n1"] != colors["n2"]
-    assert "selected" in nodes["a"]["classes"]
-    edges = {(e["data"]["source"], e["data"]["target"]) for e in elements if "source" in e["data"]}
-    assert edges == {("s", "a"), ("a", "b"), ("s", "c")}
 
 
 def test_bottleneck_figure_only_where_backlog() -> None:

@@ -11,6 +11,7 @@ import pytest
 from dashboard import views, whatif_view
 from dashboard.data import Database, RunCache
 from dashboard.errors import ViewError
+from dashboard.figures import share_color
 from estimator.errors import MaceError, ScenarioError
 from estimator.whatif import WhatIfEngine
 from storage import scenarios
@@ -293,8 +294,9 @@ def test_explanation_of_the_worst_and_of_a_chosen_subinterval(shifting_db: Path)
     (bars,) = late.figure["data"]
     assert bars["y"] == ["a", "b"] and bars["x"] == pytest.approx([0.5 / 3, 1.0 / 3])
     assert bars["text"] == ["0.167 s (33%)", "0.333 s (67%)"]
-    colours = {e["data"]["id"]: e["data"]["color"] for e in late.elements if "id" in e["data"]}
+    colours = {e["data"]["id"]: e["data"].get("color_blame") for e in late.graph.elements}
     assert colours["c"] == "#e0e0e0" and colours["b"] != colours["a"] != "#e0e0e0"
+    assert colours["b"] == share_color(2 / 3) and colours["s"] == share_color(1.0)
     idle = views.explanation(run, 3)
     assert idle.blame.ce_seconds == 0 and "no resource has a backlog" in idle.headline
 
@@ -317,8 +319,16 @@ def test_path_aware_explanation_covers_the_critical_path(tandem_db: Path) -> Non
     assert bars["c"] == [pytest.approx(1.25 * 0.5 / 2.25), None]
     assert bars["b"] == [None, pytest.approx(2.0)]
     assert view.figure["data"][0]["y"] == ["n1<br>t 0\u20131 s", "n2<br>t 1\u20132 s"]
-    labels = {e["data"]["id"]: e["data"]["label"] for e in view.elements if "id" in e["data"]}
-    assert labels["b"] == "b@n2\n2.000 s (62%)" and labels["s"] == "s\n3.250 s (100%)"
+    labels = {e["data"]["id"]: e["data"].get("label_blame") for e in view.graph.elements}
+    assert labels["b"] == "b\n2.000 s · 62%" and labels["s"] == "s\n3.250 s · 100%"
+    # both nodes of the path are outlined as explained, not only the dominant one
+    machines = {
+        e["data"]["id"]: e["data"]
+        for e in view.graph.elements
+        if e["data"].get("kind") == "machine"
+    }
+    assert machines["machine:n1"]["label_blame"] == "n1\non the critical path"
+    assert machines["machine:n1"]["border_blame"] == machines["machine:n2"]["border_blame"]
     assert view.source_rows == [{"source": "s", "seconds": 3.25, "share": pytest.approx(1.0)}]
     # the chart shades the chain from n1's window to the explained subinterval
     assert views.explained_span(run, None, views.analyses(run, estimator="path").estimated) == (
@@ -416,3 +426,20 @@ def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
     for bad_k in (None, 0, 2.5, True):
         with pytest.raises(ViewError, match="drift: k must be"):
             views.overview(run, "all", k=bad_k)  # type: ignore[arg-type]
+
+
+def test_a_click_on_a_heatmap_row_names_its_node() -> None:
+    click = {"points": [{"x": 3.0, "y": "n2", "z": 0.4}]}
+    assert views.clicked_node(click, ["n1", "n2"]) == "n2"
+    assert views.clicked_node(click, ["n1"]) is None  # not a node of this run (any more)
+    assert views.clicked_node({"points": [{"x": 1.0, "y": 0.5}]}, ["n1"]) is None
+    assert views.clicked_node(None, ["n1"]) is None
+    assert views.clicked_node({"points": []}, ["n1"]) is None
+
+
+def test_nodes_view_outlines_the_chosen_node(cache: RunCache) -> None:
+    run = cache.get("small")
+    heat, *_ = views.nodes_view(run, "n2", "all")
+    (outline,) = heat.layout.shapes
+    # category rows in node order: n1 is row 0, n2 row 1
+    assert (outline.y0, outline.y1, outline.xref) == (0.5, 1.5, "x domain")

@@ -1,0 +1,111 @@
+"""The operator graph's panel, shared by the pages that show it: a colour-mode selector,
+a Fit button, the Cytoscape graph (fitted on every draw, zoom bounded) and a legend.
+
+Pages lay it out with :func:`panel` and wire three thin callbacks: their data to the
+graph's ``elements`` (:class:`dashboard.operator_graph.Graph`), the mode
+to the ``stylesheet`` and legend (:func:`styled`), and Fit to the ``layout``
+(:func:`refit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import dash_bootstrap_components as dbc
+import dash_cytoscape as cyto
+from dash import html
+
+from dashboard import operator_graph
+from dashboard.operator_graph import LegendItem
+
+ROW = {"display": "flex", "alignItems": "center", "gap": "0.5rem", "flexWrap": "wrap"}
+HINT = (
+    "Boxes are the nodes (machines), each holding its operators; diamonds are sources. "
+    "Scroll to zoom, drag to pan, Fit shows the whole graph again."
+)
+
+
+def panel(
+    graph_id: str,
+    mode_id: str,
+    legend_id: str,
+    fit_id: str,
+    modes: Sequence[str],
+    frame: operator_graph.Frame,
+    title: str | None = None,
+) -> html.Div:
+    """The graph with its controls in a box of ``frame``'s height; ``modes`` are the
+    colour modes offered (the first is the default)."""
+    selector = dbc.RadioItems(
+        id=mode_id,
+        options=[{"label": operator_graph.MODE_LABELS[m], "value": m} for m in modes],
+        value=modes[0],
+        inline=True,
+        className="small",
+        style={"display": "inline-block"},
+    )
+    header = [
+        html.H6(title, style={"margin": 0}) if title else None,
+        html.Span([html.Small("Colour by:"), selector], style=ROW),
+        dbc.Button("Fit", id=fit_id, size="sm", color="secondary"),
+    ]
+    return html.Div(
+        [
+            html.Div([h for h in header if h is not None], style={**ROW, "gap": "1.5rem"}),
+            html.Div(id=legend_id, className="small", style={"margin": "0.3rem 0"}),
+            cyto.Cytoscape(
+                id=graph_id,
+                elements=[],
+                layout=dict(operator_graph.LAYOUT),
+                stylesheet=operator_graph.stylesheet(modes[0]),
+                minZoom=operator_graph.MIN_ZOOM,
+                maxZoom=operator_graph.MAX_ZOOM,
+                style=frame.style,
+                className="operator-graph",
+            ),
+            html.Div(HINT, className="text-muted small"),
+        ],
+        style={"marginTop": "0.8rem"},
+    )
+
+
+def styled(
+    mode: str | None, elements: Sequence[Mapping[str, Any]] | None, modes: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The stylesheet and the legend of colour ``mode`` (the first of ``modes`` if it
+    is not one of them)."""
+    chosen = mode if mode is not None and mode in modes else modes[0]
+    items = operator_graph.legend(chosen, elements or [])
+    return operator_graph.stylesheet(chosen), [_item(item) for item in items]
+
+
+def refit(clicks: int | None) -> dict[str, Any]:
+    """The layout again (a new object, so the graph lays out and fits again)."""
+    return {**operator_graph.LAYOUT, "fits": clicks or 0}
+
+
+GAP = {"marginRight": "1.2em", "whiteSpace": "nowrap", "display": "inline-block"}
+SWATCH = {
+    "display": "inline-block",
+    "width": "14px",
+    "height": "14px",
+    "verticalAlign": "middle",
+    "border": "1px solid #666",
+    "margin": "0 4px",
+}
+
+
+def _item(item: LegendItem) -> html.Span:
+    """One legend entry: a swatch (or a colour scale between two texts) and its text."""
+    if item.gradient:
+        scale = ", ".join(item.gradient)
+        swatch = {**SWATCH, "width": "90px", "background": f"linear-gradient(to right, {scale})"}
+        return html.Span([item.text, html.Span(style=swatch), item.after], style=GAP)
+    if item.dashed:
+        swatch = {**SWATCH, "border": f"2px dashed {item.color}", "background": "transparent"}
+    elif item.color:
+        swatch = {**SWATCH, "background": item.color}
+    else:
+        return html.Span(item.text, className="text-muted", style=GAP)
+    return html.Span([html.Span(style=swatch), item.text], style=GAP)
