@@ -21,8 +21,9 @@ import pandas as pd
 
 from dashboard.errors import ViewError
 from estimator.arrivals import Arrivals, arrivals_window
+from estimator.burst import SUB_BUCKETS
 from estimator.model import Topology, version_starts
-from estimator.runs import estimated_operator_dlts, node_loads
+from estimator.runs import estimated_operator_dlts, node_loads, node_profile_matrix
 from storage import reads
 from storage.dashboard_reads import data_version
 from storage.db import connect
@@ -80,6 +81,7 @@ class RunData:
     node_dlts: np.ndarray
     busy: np.ndarray
     latency: dict[str, QueryLatency]
+    node_profile: np.ndarray | None = None  # nodes x intervals x sub-buckets, CPU-seconds
 
     @property
     def intervals(self) -> int:
@@ -145,6 +147,11 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
         intervals=stop,
     )
     dlts = node_loads(topology, operator_dlts, [v.placement for v in versions], starts)
+    profile = None
+    if not info.counters:  # a counter-measured run's DLTS is offered work, not executions
+        profile = node_profile_matrix(
+            topology, reads.node_profile_frame(con, run_id, 0, stop), stop, SUB_BUCKETS
+        )
     node_index = {n: k for k, n in enumerate(topology.node_ids)}
     busy = np.zeros((len(node_index), stop))
     busy_frame = reads.node_busy_frame(con, run_id, 0, stop)
@@ -180,6 +187,7 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
         node_dlts=dlts,
         busy=busy,
         latency=latency,
+        node_profile=profile,
     )
 
 
