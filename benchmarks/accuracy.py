@@ -51,7 +51,7 @@ from estimator.evaluator import epsilon, estimate
 from estimator.fitting import fit_operator_stats
 from estimator.mace import Estimate, estimate_from_dlts
 from estimator.model import Topology, topology_from_dict, version_starts
-from estimator.origins import operator_fine_work, per_origin_latency
+from estimator.origins import operator_fine_work, operator_latency, sink_latency
 from estimator.pathaware import machine_paths, path_aware_from_dlts, stage_rows
 from estimator.runs import measured_node_dlts
 from simulator.plan import POLICIES
@@ -437,24 +437,13 @@ def held_out_run(
 def per_origin_estimate(
     base: Estimate, topology: Topology, fine: np.ndarray, stats: pd.DataFrame
 ) -> Estimate:
-    """The per-origin prototype (:mod:`estimator.origins`) as an Estimate: series the
-    largest node latency, per query over its host nodes, band [Mace, series + 2w/k + eps]."""
+    """The per-origin prototype (:mod:`estimator.origins`) as an Estimate: per query the
+    latency of its sinks, the system the largest of them, band [Mace, series + 2w/k + eps]."""
     port_fine = operator_fine_work(topology, fine, stats, topology.placement)
-    nodes = per_origin_latency(topology, port_fine, topology.placement)
-    series = nodes.max(axis=0)
-    hosts = {
-        q: np.isin(
-            topology.node_ids, [topology.placement[o] for o in topology.operators_of_query(q)]
-        )
-        for q in topology.queries
-    }
+    per_query = sink_latency(topology, operator_latency(topology, port_fine, topology.placement))
+    series = np.max(np.vstack(list(per_query.values())), axis=0)
     width = 2 * topology.subinterval / fine.shape[2] + base.epsilon
-    return replace(
-        base,
-        series=series,
-        upper=series + width,
-        per_query={q: nodes[mask].max(axis=0) for q, mask in hosts.items()},
-    )
+    return replace(base, series=series, upper=series + width, per_query=per_query)
 
 
 def held_out(duration: float, sub_buckets: int, seeds: Iterable[int]) -> dict[str, Any]:

@@ -16,11 +16,13 @@ unit of u's bucket-s work served, x_{o<-u}(s) / x_u(s), never more than x_{o<-u}
 all. Every step, each node serves C d of the work present on its operators, oldest
 stimulus bucket first (stimulus-time scheduling) and, within a bucket, operators in
 topological order; passes over the nodes repeat until nothing more can be served in
-the step, so work handed on within a step is served in it. A piece cannot be finished
-before it arrived plus its own service. f_i(s) is the time node i served the last of
-its bucket-s work; the latency of bucket s at node i is max(0, f_i(s) - (s + 1) d) and
-the estimate of subinterval p the largest over its k buckets (per query: over the
-nodes hosting it).
+the step, so work handed on within a step is served in it (from where the node's clock
+stands: a piece can finish up to a step before it would have arrived, never idling the
+node; an earlier version made each piece wait for its arrival, and that idle time
+overestimated a saturated chain by 30%). f_o(s) is the time operator o served the last
+of its bucket-s work; the latency of bucket s at o is max(0, f_o(s) - (s + 1) d), that
+of subinterval p the largest over its k buckets; a query's is the largest over its
+sinks (the operators whose outputs leave the system), a node's over its operators.
 
 Where x_o(s) comes from. The stored profile is per node (``node_profile``);
 :func:`operator_fine_work` splits a node's sub-bucket work over its operators and
@@ -29,7 +31,8 @@ their ports in proportion to their CPU in the subinterval (``operator_stats``).
 Properties (tested against plain loops): with every operator fed by a source it is
 the burst-aware peak backlog / C (the Lindley recursion at sub-bucket resolution,
 where every bucket has work); on a two-node tandem it is within one step of a fluid
-replay at a much finer time step. Cost: operators x steps x backlog window; a
+replay at a much finer time step. On simulated runs it follows the measured latency
+(docs/accuracy.md). Cost: operators x steps x backlog window; a
 prototype measured in docs/accuracy.md, not part of any registered estimator.
 """
 
@@ -87,8 +90,37 @@ def per_origin_latency(
     port_fine: np.ndarray,
     placement: Mapping[str, str],
 ) -> np.ndarray:
-    """Latency per node and subinterval (nodes x D, seconds) from the work of every
-    operator port per subinterval and sub-bucket (:func:`operator_fine_work`)."""
+    """Latency per node and subinterval (nodes x D, seconds): the largest of
+    :func:`operator_latency` over the node's operators."""
+    per_op = operator_latency(topology, port_fine, placement)
+    node_of = np.array([topology.node_ids.index(placement[o]) for o in topology.operator_ids])
+    out = np.zeros((len(topology.node_ids), per_op.shape[1]))
+    np.maximum.at(out, node_of, per_op)
+    return out
+
+
+def sink_latency(topology: Topology, per_operator: np.ndarray) -> dict[str, np.ndarray]:
+    """Per query, the largest :func:`operator_latency` over its sinks (operators no other
+    operator reads): the latency of its outputs."""
+    read = {u for op in topology.operators for u in op.inputs}
+    rows = {o: j for j, o in enumerate(topology.operator_ids)}
+    return {
+        q: per_operator[[rows[o] for o in topology.operators_of_query(q) if o not in read]].max(
+            axis=0
+        )
+        for q in topology.queries
+    }
+
+
+def operator_latency(
+    topology: Topology,
+    port_fine: np.ndarray,
+    placement: Mapping[str, str],
+) -> np.ndarray:
+    """Latency per operator and subinterval (operators x D, seconds): the time the
+    operator served the last of its work of each sub-bucket, less the sub-bucket's end,
+    the largest over the subinterval's sub-buckets; from the work of every operator port
+    per subinterval and sub-bucket (:func:`operator_fine_work`)."""
     ops = topology.operator_ids
     index = {o: j for j, o in enumerate(ops)}
     nodes = topology.node_ids
@@ -137,7 +169,7 @@ def per_origin_latency(
     )
     ends = (np.arange(buckets) + 1) * delta
     wait = np.maximum(finish - ends[None, :], 0.0)
-    return wait.reshape(len(nodes), intervals, k).max(axis=2)
+    return wait.reshape(len(ops), intervals, k).max(axis=2)
 
 
 def _topological(topology: Topology, index: Mapping[str, int]) -> np.ndarray:
@@ -174,9 +206,7 @@ def _fluid_pass(
     ops, buckets = from_sources.shape
     n = capacity.size
     pending = np.zeros((ops, buckets))
-    arrived = np.zeros((ops, buckets))  # when the latest piece of (operator, bucket) came
-    piece = np.zeros((ops, buckets))  # and its size
-    finish = np.full((n, buckets), -np.inf)
+    finish = np.full((ops, buckets), -np.inf)
     first = np.zeros(n, dtype=np.int64)
     clock = np.zeros(n)
     tolerance = 1e-12 * max(total_work, 1.0)
@@ -193,7 +223,6 @@ def _fluid_pass(
                 if from_sources[o, step] > 0.0:
                     pending[o, step] += from_sources[o, step]
                     remaining += from_sources[o, step]
-                    arrived[o, step], piece[o, step] = start, 0.0
         clock[:] = start
         top = min(step, buckets - 1)
         for _ in range(ops + 1):  # passes until nothing more is served in this step
@@ -210,13 +239,10 @@ def _fluid_pass(
                         left = amount - served
                         pending[o, s] = left if left > tolerance else 0.0
                         remaining -= amount - pending[o, s]
-                        done = max(
-                            clock[i] + served / capacity[i],
-                            arrived[o, s] + min(served, piece[o, s]) / capacity[i],
-                        )
-                        clock[i] = min(done, end)
+                        done = clock[i] + served / capacity[i]
+                        clock[i] = done
                         if served > tolerance:
-                            finish[i, s] = max(finish[i, s], done)
+                            finish[o, s] = max(finish[o, s], done)
                         progressed = True
                         for e in range(out_start[o], out_start[o + 1]):
                             sent = min(served * ratio[e, s], owed[e, s])
@@ -226,7 +252,6 @@ def _fluid_pass(
                             d = edge_down[e]
                             pending[d, s] += sent
                             remaining += sent
-                            arrived[d, s], piece[d, s] = done, sent
                             if s < first[node_of[d]]:
                                 first[node_of[d]] = s
                     s += 1
