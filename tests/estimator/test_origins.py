@@ -13,7 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from estimator.model import Topology, topology_from_dict
-from estimator.origins import operator_fine_work, per_origin_latency
+from estimator.origins import (
+    operator_fine_work,
+    operator_latency,
+    per_origin_latency,
+    sink_latency,
+)
 from tests.estimator.test_burst import loop_peaks
 
 
@@ -111,3 +116,15 @@ def test_operator_work_splits_a_node_by_its_ports_cpu() -> None:
     )
     work = operator_fine_work(topology, node_fine, cpu, topology.placement)
     np.testing.assert_allclose(work[:, 0], node_fine)  # one operator per node: all of it
+
+
+def test_a_query_is_as_late_as_its_sinks_and_a_node_as_its_latest_operator() -> None:
+    topology = _topology(2, True, [1.0, 1.0], 1.0)
+    per_op = np.array([[3.0, 0.0], [1.0, 2.0]])  # a (n0) feeds b (n1), the sink
+    assert sink_latency(topology, per_op)["q"].tolist() == [1.0, 2.0]
+    port_fine = np.array([[[[2.0]]], [[[1.0]]]])  # a: 2 s of work in one 1 s bucket, b: 1 s
+    latency = per_origin_latency(topology, port_fine, topology.placement)
+    # a ends at 2 (1 s late); b gets half of a's work each step and serves it from the
+    # step's start, ending at 1.5: half a step before a fluid b (keeping up, ends at 2)
+    np.testing.assert_allclose(latency, [[1.0], [0.5]])
+    np.testing.assert_allclose(operator_latency(topology, port_fine, topology.placement), latency)
