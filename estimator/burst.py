@@ -38,10 +38,14 @@ path sum adds the peaks met along a machine path, an empirical figure
 (docs/accuracy.md: it held in 96.7% of held-out subintervals, not 99%).
 
 Where the summary comes from. :func:`sub_bucket_work` bins per-execution
-records (resource row, stimulus time, CPU-seconds) into (resources x D x k);
-:func:`burst_profile` reduces that to (head, rise, tail). Ingestion does not
-store the summary yet: without it, the registered ``burst`` estimator falls
-back to one sub-bucket, i.e. to Mace's series with the band [Mace, Mace + 2w + eps].
+records (resource row, stimulus time, CPU-seconds) into (resources x D x k), with
+the rule of :func:`sub_bucket_of`; ingestion stores the same bins per node
+(``node_profile``, computed by Spark with the same expression) and
+:func:`burst_profile` reduces them to (head, rise, tail) when a run is analysed
+(the reduction depends on the capacities, which what-if may change). Without a
+profile (a prediction, a run measured by counters or ingested before migration 8)
+the registered ``burst`` estimator falls back to one sub-bucket, i.e. to Mace's
+series with the band [Mace, Mace + 2w + eps].
 """
 
 from __future__ import annotations
