@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ from estimator.evaluator import epsilon, estimate
 from estimator.fitting import fit_operator_stats
 from estimator.mace import Estimate, estimate_from_dlts
 from estimator.model import Topology, topology_from_dict, version_starts
+from estimator.origins import operator_fine_work, operator_latency, sink_latency
 from estimator.pathaware import machine_paths, path_aware_from_dlts, stage_rows
 from estimator.runs import measured_node_dlts
 from simulator.plan import POLICIES
@@ -308,12 +309,13 @@ def query_latency(result: Result, intervals: int) -> dict[str, np.ndarray]:
     return series
 
 
-def node_profile(result: Result, intervals: int, sub_buckets: int) -> BurstProfile:
-    """The burst profile of every node, from the executions' stimulus times and CPU."""
+def node_fine_work(result: Result, intervals: int, sub_buckets: int) -> np.ndarray:
+    """CPU-seconds per node, subinterval and sub-bucket (the stored node_profile), from
+    the executions' stimulus times and CPU."""
     topology = result.topology
     ex = result.telemetry.frames()["executions"]
     row = {n: k for k, n in enumerate(topology.node_ids)}
-    fine = sub_bucket_work(
+    return sub_bucket_work(
         ex["node"].map(row).to_numpy(),
         ex["stimulus_time"].to_numpy(),
         ex["cpu_seconds"].to_numpy(),
@@ -322,7 +324,13 @@ def node_profile(result: Result, intervals: int, sub_buckets: int) -> BurstProfi
         sub_buckets,
         intervals,
     )
+
+
+def node_profile(result: Result, intervals: int, sub_buckets: int) -> BurstProfile:
+    """The burst profile of every node (:func:`node_fine_work` reduced)."""
+    topology = result.topology
     caps = np.array([topology.capacity_by_node[n] for n in topology.node_ids])
+    fine = node_fine_work(result, intervals, sub_buckets)
     return burst_profile(fine, caps * topology.subinterval)
 
 
@@ -366,6 +374,9 @@ def held_out_run(
         "path": path_aware_from_dlts(base, query_paths),
         "burst": burst_from_profile(
             base, node_profile(result, intervals, sub_buckets), query_rows, rows
+        ),
+        "origins": per_origin_estimate(
+            base, topology, node_fine_work(result, intervals, sub_buckets), measured.stats
         ),
     }
     lat = measured.latency
@@ -421,6 +432,18 @@ def held_out_run(
         "burst_error_wc": _error(burst_pred.worst_case, lat_wc),
     }
     return row
+
+
+def per_origin_estimate(
+    base: Estimate, topology: Topology, fine: np.ndarray, stats: pd.DataFrame
+) -> Estimate:
+    """The per-origin prototype (:mod:`estimator.origins`) as an Estimate: per query the
+    latency of its sinks, the system the largest of them, band [Mace, series + 2w/k + eps]."""
+    port_fine = operator_fine_work(topology, fine, stats, topology.placement)
+    per_query = sink_latency(topology, operator_latency(topology, port_fine, topology.placement))
+    series = np.max(np.vstack(list(per_query.values())), axis=0)
+    width = 2 * topology.subinterval / fine.shape[2] + base.epsilon
+    return replace(base, series=series, upper=series + width, per_query=per_query)
 
 
 def held_out(duration: float, sub_buckets: int, seeds: Iterable[int]) -> dict[str, Any]:
@@ -714,7 +737,9 @@ def held_out_headline(study: dict[str, Any]) -> dict[str, Any]:
     """One-line JSON summary of the held-out study."""
     runs = list(study["runs"].values())
     out: dict[str, Any] = {"seconds": round(study["seconds"], 1), "runs": len(runs)}
-    for name in ("mace", "path", "burst"):
+    for name in ("mace", "path", "burst", "origins"):
+        if any(name not in r for r in runs):
+            continue
         errors = [r[name]["error_wc"] for r in runs]
         queries = [r[name]["worst_query_error"] for r in runs]
         out[name] = {
@@ -766,6 +791,30 @@ def held_out_tables(study: dict[str, Any]) -> str:
                     " / ".join(
                         _pct(r["prediction"][k]) for k in ("mace_error_wc", "burst_error_wc")
                     ),
+                ]
+            )
+        )
+    if all("origins" in r for r in study["runs"].values()):
+        out += ["", origins_table(study)]
+    return "\n".join(out)
+
+
+def origins_table(study: dict[str, Any]) -> str:
+    """The per-origin prototype against the others, per held-out run."""
+    out = [
+        _row(["seed/nodes", "Mace", "path", "burst", "per-origin", "worst query: burst / "
+              "per-origin", "per-origin <= Lat"]),
+        _row(["---"] * 7),
+    ]  # fmt: skip
+    for key, r in study["runs"].items():
+        b, o = r["burst"], r["origins"]
+        out.append(
+            _row(
+                [
+                    key,
+                    *(_pct(r[name]["error_wc"]) for name in ("mace", "path", "burst", "origins")),
+                    f"{_pct(b['worst_query_error'])} / {_pct(o['worst_query_error'])}",
+                    f"{100 * o['estimate_le_latency']:.0f}%",
                 ]
             )
         )

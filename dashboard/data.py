@@ -10,8 +10,8 @@ version (see :func:`storage.dashboard_reads.data_version`) changes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +22,7 @@ import pandas as pd
 from dashboard.errors import ViewError
 from estimator.arrivals import Arrivals, arrivals_window
 from estimator.model import Topology, version_starts
-from estimator.runs import estimated_operator_dlts, node_loads
+from estimator.runs import estimated_operator_dlts, node_loads, node_profile_matrix
 from storage import reads
 from storage.dashboard_reads import data_version
 from storage.db import connect
@@ -65,6 +65,25 @@ class QueryLatency:
     outputs: np.ndarray
 
 
+class LazyProfile:
+    """A run's sub-bucket profile, read from the store the first time it is asked for.
+    Only the burst-aware estimator uses it, and reading it costs about as much as the
+    rest of the run, so the other estimators never pay for it."""
+
+    def __init__(self, read: Callable[[], np.ndarray | None]):
+        self._read = read
+        self._lock = threading.Lock()
+        self._loaded = False
+        self._value: np.ndarray | None = None
+
+    def get(self) -> np.ndarray | None:
+        with self._lock:
+            if not self._loaded:
+                self._value = self._read()
+                self._loaded = True
+            return self._value
+
+
 @dataclass(frozen=True)
 class RunData:
     """Everything the pages draw for one run, as arrays over intervals 0 .. intervals-1."""
@@ -80,6 +99,13 @@ class RunData:
     node_dlts: np.ndarray
     busy: np.ndarray
     latency: dict[str, QueryLatency]
+    profile: LazyProfile | None = None
+
+    @property
+    def node_profile(self) -> np.ndarray | None:
+        """Nodes x intervals x sub-buckets of CPU-seconds (the stored node_profile), read
+        on first use; None for a run measured by counters or ingested without one."""
+        return None if self.profile is None else self.profile.get()
 
     @property
     def intervals(self) -> int:
@@ -122,8 +148,14 @@ def _nanmax(matrix: np.ndarray) -> np.ndarray:
     return np.where(finite.any(axis=0), values, np.nan)
 
 
-def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
-    """Read a run's topology, placements and statistics over intervals [0, last]."""
+def load_run(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    reopen: Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]] | None = None,
+) -> RunData:
+    """Read a run's topology, placements and statistics over intervals [0, last]. Its
+    sub-bucket profile is read later, on first use, through ``reopen()`` (default: ``con``,
+    which must then stay open)."""
     info = reads.get_run(con, run_id)
     version = data_version(con, run_id)
     stop = 0 if info.last_interval is None else info.last_interval + 1
@@ -146,6 +178,18 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
         intervals=stop,
     )
     dlts = node_loads(topology, operator_dlts, [v.placement for v in versions], starts)
+    profile = None
+    if not info.counters:  # a counter-measured run's DLTS is offered work, not executions
+        connection = reopen or (lambda: nullcontext(con))
+
+        def read_profile() -> np.ndarray | None:
+            from estimator.burst import SUB_BUCKETS  # numba: only when burst asks for it
+
+            with connection() as cur:
+                frame = reads.node_profile_frame(cur, run_id, 0, stop)
+            return node_profile_matrix(topology, frame, stop, SUB_BUCKETS)
+
+        profile = LazyProfile(read_profile)
     node_index = {n: k for k, n in enumerate(topology.node_ids)}
     busy = np.zeros((len(node_index), stop))
     busy_frame = reads.node_busy_frame(con, run_id, 0, stop)
@@ -181,6 +225,7 @@ def load_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunData:
         node_dlts=dlts,
         busy=busy,
         latency=latency,
+        profile=profile,
     )
 
 
@@ -235,7 +280,7 @@ class RunCache:
                 cached = self._runs.get(run_id)
             if cached is not None and cached.version == version:
                 return cached
-            run = load_run(cur, run_id)
+            run = load_run(cur, run_id, self.database.cursor)
         with self._lock:
             self._runs[run_id] = run
             while len(self._runs) > self._max:

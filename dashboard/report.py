@@ -34,6 +34,7 @@ import numpy as np
 
 from dashboard.data import RunData
 from estimator.drift import refit
+from estimator.pathaware import estimator_by_name
 from estimator.runs import (
     DEFAULT_TRAINING_SHARE,
     RunAnalysis,
@@ -65,9 +66,17 @@ def analyses(
 ) -> RunAnalyses:
     """Estimated and predicted latency of a run with the registered ``estimator``,
     placement versions respected (the prediction: :func:`predicted_analysis`)."""
+    return RunAnalyses(
+        estimated_analysis(run, estimator), predicted_analysis(run, share, estimator, training)
+    )
+
+
+def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
+    """The latency estimated by ``estimator`` from the run's measured node DLTS (and its
+    stored sub-bucket profile, which the burst-aware estimator uses)."""
     placements = [v.placement for v in run.versions]
-    estimated = analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator)
-    return RunAnalyses(estimated, predicted_analysis(run, share, estimator, training))
+    profile = run.node_profile if estimator_by_name(estimator).profiled is not None else None
+    return analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator, profile)
 
 
 def predicted_analysis(

@@ -20,6 +20,7 @@ from dashboard.report import (
     analyses,
     bound_coverage,
     build_report,
+    estimated_analysis,
     violating_intervals,
 )
 from estimator.blame import Blame, blame
@@ -307,7 +308,7 @@ def refit_analyses(run: RunData, estimator: str, training: tuple[int, int]) -> R
     dlts[:, start:] = refit(run.topology, run.operator_stats, counts, training)[:, start:]
     loads = node_loads(run.topology, dlts, placements, run.version_starts)
     return RunAnalyses(
-        _estimated(run, estimator),
+        estimated_analysis(run, estimator),
         analyse(run.topology, loads, placements, run.version_starts, estimator),
     )
 
@@ -401,11 +402,6 @@ def selected_interval(run: RunData, selection: Mapping[str, Any] | None) -> int 
     return int(min(max(round(float(time) / run.subinterval), 0), run.intervals - 1))
 
 
-def _estimated(run: RunData, estimator: str) -> RunAnalysis:
-    placements = [v.placement for v in run.versions]
-    return analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator)
-
-
 def blame_at(run: RunData, interval: int | None, estimated: RunAnalysis) -> Blame:
     """The blame at ``interval``, by default the peak of the ``estimated`` series (the
     chosen estimator's, so the explanation starts where the chart peaks)."""
@@ -483,7 +479,7 @@ def explanation(run: RunData, interval: int | None, estimator: str = "mace") -> 
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     if estimator == "path":
         return path_explanation(run, interval)
-    estimated = _estimated(run, estimator)
+    estimated = estimated_analysis(run, estimator)
     result = blame_at(run, interval, estimated)
     p, w = result.interval, run.subinterval
     at = f"t = {run.times[p]:g} s (subinterval {p})"

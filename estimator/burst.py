@@ -38,10 +38,14 @@ path sum adds the peaks met along a machine path, an empirical figure
 (docs/accuracy.md: it held in 96.7% of held-out subintervals, not 99%).
 
 Where the summary comes from. :func:`sub_bucket_work` bins per-execution
-records (resource row, stimulus time, CPU-seconds) into (resources x D x k);
-:func:`burst_profile` reduces that to (head, rise, tail). Ingestion does not
-store the summary yet: without it, the registered ``burst`` estimator falls
-back to one sub-bucket, i.e. to Mace's series with the band [Mace, Mace + 2w + eps].
+records (resource row, stimulus time, CPU-seconds) into (resources x D x k), with
+the rule of :func:`sub_bucket_of`; ingestion stores the same bins per node
+(``node_profile``, computed by Spark with the same expression) and
+:func:`burst_profile` reduces them to (head, rise, tail) when a run is analysed
+(the reduction depends on the capacities, which what-if may change). Without a
+profile (a prediction, a run measured by counters or ingested before migration 8)
+the registered ``burst`` estimator falls back to one sub-bucket, i.e. to Mace's
+series with the band [Mace, Mace + 2w + eps].
 """
 
 from __future__ import annotations
@@ -70,6 +74,20 @@ class BurstProfile:
     sub_buckets: int
 
 
+def sub_bucket_of(relative: np.ndarray, subinterval: float, sub_buckets: int) -> np.ndarray:
+    """Interval and sub-bucket of each time (seconds since the origin), (2 x n) integers.
+
+    interval = floor(t / w) as everywhere (DESIGN section 6), and the sub-bucket
+    floor((t / w - interval) * k), clipped to [0, k - 1], so that a record's sub-bucket
+    always lies inside the interval its operator_stats row is counted in. Ingestion
+    computes the same expression in Spark (:func:`ingest.transforms.node_profile_cells`).
+    """
+    scaled = np.asarray(relative, dtype=float) / subinterval
+    interval = np.floor(scaled)
+    bucket = np.clip(np.floor((scaled - interval) * sub_buckets), 0, sub_buckets - 1)
+    return np.vstack([interval, bucket]).astype(np.int64)
+
+
 def sub_bucket_work(
     rows: np.ndarray,
     stimulus: np.ndarray,
@@ -80,15 +98,20 @@ def sub_bucket_work(
     intervals: int,
 ) -> np.ndarray:
     """Work per resource, subinterval and sub-bucket (resources x D x k) from per-execution
-    records: the resource row, the stimulus time and the work (CPU-seconds or bytes) of each.
-    Records stimulated at or after D subintervals are dropped."""
+    records: the resource row, the stimulus time (since the origin, binned by
+    :func:`sub_bucket_of`) and the work (CPU-seconds or bytes) of each. Records stimulated
+    outside the D subintervals are dropped."""
     if sub_buckets < 1:
         raise ModelError(f"burst: sub_buckets must be at least 1, got {sub_buckets}")
-    fine = np.floor(np.asarray(stimulus, dtype=float) * sub_buckets / subinterval).astype(np.int64)
-    keep = (fine >= 0) & (fine < intervals * sub_buckets)
-    out = np.zeros((resources, intervals * sub_buckets))
-    np.add.at(out, (np.asarray(rows, dtype=np.int64)[keep], fine[keep]), np.asarray(work)[keep])
-    return out.reshape(resources, intervals, sub_buckets)
+    interval, bucket = sub_bucket_of(stimulus, subinterval, sub_buckets)
+    keep = (interval >= 0) & (interval < intervals)
+    out = np.zeros((resources, intervals, sub_buckets))
+    np.add.at(
+        out,
+        (np.asarray(rows, dtype=np.int64)[keep], interval[keep], bucket[keep]),
+        np.asarray(work, dtype=float)[keep],
+    )
+    return out
 
 
 def burst_profile(fine_work: np.ndarray, service: np.ndarray) -> BurstProfile:

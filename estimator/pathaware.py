@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -56,6 +57,9 @@ from estimator.errors import ModelError
 from estimator.evaluator import estimate as mace_estimate
 from estimator.mace import Estimate
 from estimator.model import Topology
+
+if TYPE_CHECKING:
+    from estimator.burst import BurstProfile
 
 MAX_PATHS = 50_000
 
@@ -246,20 +250,39 @@ def _path_aware(topology: Topology, base: Estimate) -> Estimate:
 
 
 def _burst(topology: Topology, base: Estimate) -> Estimate:
-    """The burst-aware estimate without a stored arrival profile: the even profile with
-    one sub-bucket, i.e. Mace's series with the bursty-arrival band [Mace, Mace + 2w + eps].
-    With a profile (from the executions' stimulus times) use
-    :func:`estimator.burst.burst_from_profile`."""
+    """The burst-aware estimate without an arrival profile (a prediction, a run measured by
+    counters, a run ingested before the profile was stored): the even profile with one
+    sub-bucket, i.e. Mace's series with the bursty-arrival band [Mace, Mace + 2w + eps]."""
     # numba (burst's kernels) loads when this estimator runs, not with the registry
-    from estimator.burst import burst_from_profile, even_profile
+    from estimator.burst import even_profile
+
+    service = base.capacities * base.subinterval
+    return _burst_with(topology, base, even_profile(base.dlts, service))
+
+
+def _burst_profiled(topology: Topology, base: Estimate, fine_work: np.ndarray) -> Estimate:
+    """The burst-aware estimate from the measured work of each node per subinterval and
+    sub-bucket (nodes in topology order x D x k CPU-seconds, the stored node_profile)."""
+    from estimator.burst import burst_profile
+
+    nodes, intervals = len(topology.node_ids), base.dlts.shape[1]
+    if fine_work.ndim != 3 or fine_work.shape[:2] != (nodes, intervals):
+        raise ModelError(
+            f"burst: profile of shape {fine_work.shape}, expected ({nodes}, {intervals}, k)"
+        )
+    service = base.capacities[:nodes] * base.subinterval
+    return _burst_with(topology, base, burst_profile(fine_work, service))
+
+
+def _burst_with(topology: Topology, base: Estimate, profile: BurstProfile) -> Estimate:
+    from estimator.burst import burst_from_profile
 
     hosts = {
         q: np.isin(base.resources, [topology.placement[o] for o in topology.operators_of_query(q)])
         for q in base.per_query
     }
-    service = base.capacities * base.subinterval
     rows = stage_rows(machine_paths(topology, base.resources))
-    return burst_from_profile(base, even_profile(base.dlts, service), hosts, rows)
+    return burst_from_profile(base, profile, hosts, rows)
 
 
 def stage_rows(query_paths: Mapping[str, Sequence[Path]]) -> list[tuple[int, ...]]:
@@ -281,14 +304,26 @@ class Estimator:
     estimator's Estimate under ``topology.placement``. Every estimator starts from
     Mace, so one cached Mace evaluation serves all of them, and a run analysis can
     apply the refinement per placement version. Calling the estimator evaluates a
-    topology and arrival series from scratch.
+    topology and arrival series from scratch. ``profiled(topology, base, work)``, when
+    set, is the refinement given the measured work of each node per subinterval and
+    sub-bucket (nodes x D x k, the stored ``node_profile``); :meth:`apply` picks it.
     """
 
     label: str
     refine: Callable[[Topology, Estimate], Estimate]
+    profiled: Callable[[Topology, Estimate, np.ndarray], Estimate] | None = None
 
     def __call__(self, topology: Topology, arrivals: Arrivals | np.ndarray) -> Estimate:
         return self.refine(topology, mace_estimate(topology, arrivals))
+
+    def apply(
+        self, topology: Topology, base: Estimate, profile: np.ndarray | None = None
+    ) -> Estimate:
+        """The refinement of ``base``, from the sub-bucket ``profile`` when there is one
+        and this estimator uses it."""
+        if profile is not None and self.profiled is not None:
+            return self.profiled(topology, base, profile)
+        return self.refine(topology, base)
 
     @property
     def worst_case_heading(self) -> str:
@@ -303,9 +338,10 @@ estimate_path_aware = Estimator("path-aware", _path_aware)
 """Model DLTS from the arrivals (as :func:`estimator.evaluator.estimate`), then the
 path-aware fluid tandem estimate over the placement's machine paths."""
 
-estimate_burst = Estimator("burst-aware", _burst)
-"""Mace refined by the arrival profile inside each subinterval (:mod:`estimator.burst`);
-equal to Mace's series while ingestion stores no profile."""
+estimate_burst = Estimator("burst-aware", _burst, _burst_profiled)
+"""Mace refined by the arrival profile inside each subinterval (:mod:`estimator.burst`):
+from the stored ``node_profile`` of a run ingested from per-event records; equal to
+Mace's series without one (predictions, counter-measured runs)."""
 
 ESTIMATORS: dict[str, Estimator] = {
     "mace": estimate_mace,

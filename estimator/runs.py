@@ -92,10 +92,11 @@ def node_loads(
     out = np.zeros((len(node_index), intervals))
     for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
         rows = np.array([node_index[placement[op]] for op in topology.operator_ids], dtype=int)
-        for node in np.unique(rows):
-            # adds the node's operators row after row, in order, as np.add.at did (the
-            # same sums to the bit), in a fraction of its time
-            out[node, lo:hi] += operator_dlts[rows == node, lo:hi].sum(axis=0)
+        # one row after another, in operator order, as np.add.at did: the same sums to
+        # the bit (a sum over a block of rows may round differently), in a fraction of
+        # its time
+        for k, node in enumerate(rows):
+            out[node, lo:hi] += operator_dlts[k, lo:hi]
     return out
 
 
@@ -177,15 +178,46 @@ def query_hosts(
     return masks
 
 
+def node_profile_matrix(
+    topology: Topology, frame: pd.DataFrame, intervals: int, sub_buckets: int
+) -> np.ndarray | None:
+    """Nodes (topology order) x intervals x sub-buckets of CPU-seconds from rows of
+    ``node, interval, sub_bucket, cpu_seconds`` (the stored node_profile); None without
+    rows (a run measured by counters, or ingested before the profile was stored). Rows
+    of unknown nodes or outside [0, intervals) x [0, sub_buckets) are left out."""
+    if frame.empty:
+        return None
+    out = np.zeros((len(topology.node_ids), intervals, sub_buckets))
+    index = {n: k for k, n in enumerate(topology.node_ids)}
+    rows = frame["node"].map(index)
+    cols = frame["interval"].to_numpy(dtype=np.int64)
+    buckets = frame["sub_bucket"].to_numpy(dtype=np.int64)
+    keep = (
+        rows.notna().to_numpy()
+        & (cols >= 0)
+        & (cols < intervals)
+        & (buckets >= 0)
+        & (buckets < sub_buckets)
+    )
+    np.add.at(
+        out,
+        (rows[keep].to_numpy(dtype=np.int64), cols[keep], buckets[keep]),
+        frame["cpu_seconds"].to_numpy(dtype=float)[keep],
+    )
+    return out
+
+
 def analyse(
     topology: Topology,
     node_dlts: np.ndarray,
     placements: Sequence[Mapping[str, str]],
     starts: Sequence[int],
     estimator: str = "mace",
+    profile: np.ndarray | None = None,
 ) -> RunAnalysis:
     """CE, Mace, bottleneck, bounds and per-query series for node loads of a run, with
-    the registered ``estimator`` applied in each placement version's segment."""
+    the registered ``estimator`` applied in each placement version's segment (from the
+    measured sub-bucket ``profile`` of the same loads when given, nodes x D x k)."""
     chosen = estimator_by_name(estimator)
     caps = np.array([n.capacity for n in topology.nodes], dtype=float)
     intervals = node_dlts.shape[1]
@@ -203,7 +235,7 @@ def analyse(
     for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
         if lo == hi:
             continue
-        refined = chosen.refine(topology.with_placement(placement), base)
+        refined = chosen.apply(topology.with_placement(placement), base, profile)
         series[lo:hi] = refined.series[lo:hi]
         for query in per_query:
             per_query[query][lo:hi] = refined.per_query[query][lo:hi]

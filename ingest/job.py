@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pandas as pd
 
+from estimator.burst import SUB_BUCKETS
 from ingest.errors import SparkUnavailable
 from ingest.extract import (
     LandingFile,
@@ -47,6 +48,8 @@ from ingest.transforms import (
     execution_aggregates,
     latency_rows,
     node_busy_rows,
+    node_profile_cells,
+    node_profile_rows,
     operator_stat_rows,
     output_histograms,
     output_latency,
@@ -115,6 +118,7 @@ class RunResult:
     source_arrivals: list[pd.DataFrame] = field(default_factory=list)
     operator_stats: list[pd.DataFrame] = field(default_factory=list)
     node_busy: list[pd.DataFrame] = field(default_factory=list)
+    node_profile: list[pd.DataFrame] = field(default_factory=list)
     latency: list[pd.DataFrame] = field(default_factory=list)
     quarantine: list[pd.DataFrame] = field(default_factory=list)
     manifest: list[writes.ManifestEntry] = field(default_factory=list)
@@ -257,6 +261,7 @@ def _load(
         writes.merge_source_arrivals(con, _concat(result.source_arrivals))
         writes.merge_operator_stats(con, _concat(result.operator_stats))
         writes.merge_node_busy(con, _concat(result.node_busy))
+        writes.merge_node_profile(con, _concat(result.node_profile))
         writes.merge_latency_stats(con, _concat(result.latency))
         writes.add_quarantine(con, batch_id, _concat(result.quarantine))
         if result.sample_state is not None:
@@ -459,11 +464,13 @@ def _arrivals(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
 
 def _executions(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
     cells = execution_aggregates(rows, spec).toPandas()
+    profile = node_profile_cells(rows, spec, SUB_BUCKETS).toPandas()
     return Aggregated(
         cells,
         {
             "operator_stats": operator_stat_rows(cells, run_id),
             "node_busy": node_busy_rows(cells, run_id),
+            "node_profile": node_profile_rows(profile, run_id),
         },
     )
 

@@ -299,6 +299,30 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
     )
 
 
+def node_profile_cells(rows: DataFrame, spec: RunSpec, sub_buckets: int) -> DataFrame:
+    """(node, interval, sub_bucket, cpu_seconds): the good executions' CPU-seconds per
+    node, stimulus-time interval and sub-bucket of that interval, for the burst-aware
+    estimator. ``sub_bucket = floor((x - floor(x)) * k)`` with ``x = (stimulus_time -
+    origin) / subinterval``, clipped to [0, k - 1]: the expression of
+    :func:`estimator.burst.sub_bucket_of`, so a record lands in the interval its
+    operator_stats row counts it in. Cells of zero CPU are left out."""
+    from pyspark.sql import functions as F
+
+    scaled = (F.col("stimulus_time") - F.lit(spec.origin)) / F.lit(spec.subinterval)
+    bucket = F.floor((scaled - F.floor(scaled)) * F.lit(sub_buckets))
+    clipped = F.least(F.lit(sub_buckets - 1), F.greatest(F.lit(0), bucket)).cast("int")
+    return (
+        rows.where(~_bad())
+        .groupBy(
+            "node",
+            _interval("stimulus_time", spec.origin, spec.subinterval).alias("interval"),
+            clipped.alias("sub_bucket"),
+        )
+        .agg(F.sum("cpu_seconds").alias("cpu_seconds"))
+        .where(F.col("cpu_seconds") > 0)
+    )
+
+
 def _bucket(latency: Column) -> Column:
     """Histogram bucket of each latency: :func:`storage.histogram.buckets_of` itself, run
     on Arrow batches, so the bucket formula exists once (a log10 evaluated by the JVM
@@ -423,6 +447,11 @@ def node_busy_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:
     good = cells[~cells["bad"]]
     busy = good.groupby(["node", "wall_interval"])["busy_seconds"].sum().reset_index()
     return busy.rename(columns={"wall_interval": "interval"}).assign(run_id=run_id)
+
+
+def node_profile_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:
+    """node_profile rows from :func:`node_profile_cells` (already one per key)."""
+    return cells.assign(run_id=run_id)
 
 
 def latency_rows(cells: pd.DataFrame, latency: pd.DataFrame, run_id: str) -> pd.DataFrame:

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,8 @@ def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
     con = connect_to_read(db)  # opened once: every read below shares it
     try:
         chosen = choose_run([r.run_id for r in reads.list_runs(con)], run_id)
-        return load_run(con, chosen), objectives(con, chosen)
+        # the sub-bucket profile is read only if the burst-aware estimator asks for it
+        return load_run(con, chosen, lambda: closing(connect_to_read(db))), objectives(con, chosen)
     finally:
         con.close()
 

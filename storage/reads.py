@@ -344,6 +344,25 @@ def node_busy_frame(
     )
 
 
+def node_profile_frame(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    start: int | None = None,
+    stop: int | None = None,
+) -> pd.DataFrame:
+    """node, interval, sub_bucket, cpu_seconds (stimulus-time buckets; empty for a run
+    ingested before migration 8 or measured by counters)."""
+    params: list[Any] = [run_key(con, run_id)]
+    return _query(
+        con,
+        f"reading node_profile of run '{run_id}'",
+        "SELECT node, interval, sub_bucket, cpu_seconds FROM node_profile WHERE run_key = ?"
+        + _range_clause(start, stop, params)
+        + " ORDER BY node, interval, sub_bucket",
+        params,
+    )
+
+
 def latency_stats_frame(
     con: duckdb.DuckDBPyConnection,
     run_id: str,

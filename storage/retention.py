@@ -23,7 +23,13 @@ import duckdb
 
 from storage.db import storage_errors, transaction
 
-STATISTICS_TABLES = ("source_arrivals", "operator_stats", "node_busy", "latency_stats")
+STATISTICS_TABLES = (
+    "source_arrivals",
+    "operator_stats",
+    "node_busy",
+    "node_profile",
+    "latency_stats",
+)
 """Filtered by ``run_key`` (zonemaps skip the other runs' row groups)."""
 PER_RUN_TABLES = (
     *STATISTICS_TABLES,

@@ -4,6 +4,9 @@
 the missing ones in order, each in its own transaction, so a database written by
 an older release is brought up to date when it is opened for writing.
 
+Migrations 1 to 7 are the strings below; later ones are the files of
+``storage/migrations`` (``NNN_name.sql``, applied in their number's order).
+
 Conventions: times are seconds (DOUBLE); ``interval`` is the subinterval index
 ``floor((t - origin) / subinterval)``; JSON documents are stored as VARCHAR.
 """
@@ -352,7 +355,25 @@ CREATE TABLE landing_compactions (
     )
 )
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+MIGRATIONS_FOLDER = Path(__file__).with_name("migrations")
+"""Migrations after the 7th: one file ``NNN_name.sql`` each, numbered on from 8."""
+
+
+def _file_migrations(first: int) -> tuple[str, ...]:
+    """The SQL of the files in :data:`MIGRATIONS_FOLDER`, in order; their numbers must
+    run on from ``first`` without a gap or a repeat."""
+    files = sorted(MIGRATIONS_FOLDER.glob("*.sql"))
+    numbers = [int(f.name.split("_", 1)[0]) for f in files]
+    if numbers != list(range(first, first + len(files))):
+        raise StorageError(
+            f"{MIGRATIONS_FOLDER}: migration files numbered {numbers}, expected "
+            f"{first}, {first + 1}, ... in order"
+        )
+    return tuple(f.read_text(encoding="utf-8") for f in files)
+
+
+_BUILT_IN = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+MIGRATIONS: tuple[str, ...] = _BUILT_IN + _file_migrations(len(_BUILT_IN) + 1)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

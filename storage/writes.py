@@ -35,6 +35,7 @@ OPERATOR_STATS_COLUMNS = (
     "cpu_seconds",
 )
 NODE_BUSY_COLUMNS = ("run_id", "node", "interval", "busy_seconds")
+NODE_PROFILE_COLUMNS = ("run_id", "node", "interval", "sub_bucket", "cpu_seconds")
 LATENCY_COLUMNS = (
     "run_id",
     "query",
@@ -249,6 +250,23 @@ def merge_node_busy(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None
         " ORDER BY k.run_key, node, interval"
         " ON CONFLICT (run_id, node, interval) DO UPDATE"
         " SET busy_seconds = node_busy.busy_seconds + excluded.busy_seconds",
+        span=False,
+    )
+
+
+def merge_node_profile(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None:
+    """Add cpu_seconds per (run_id, node, interval, sub_bucket) (the arrival profile of
+    the burst-aware estimator; stimulus-time intervals, as operator_stats)."""
+    _merge(
+        con,
+        _checked(frame, NODE_PROFILE_COLUMNS, "node_profile"),
+        "node_profile",
+        "INSERT INTO node_profile (run_id, node, interval, sub_bucket, cpu_seconds, run_key)"
+        " SELECT i.*, k.run_key FROM (SELECT run_id, node, interval, sub_bucket,"
+        " sum(cpu_seconds) FROM {incoming} GROUP BY ALL) i JOIN run_keys k USING (run_id)"
+        " ORDER BY k.run_key, node, interval, sub_bucket"
+        " ON CONFLICT (run_id, node, interval, sub_bucket) DO UPDATE"
+        " SET cpu_seconds = node_profile.cpu_seconds + excluded.cpu_seconds",
         span=False,
     )
 

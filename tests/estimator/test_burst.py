@@ -14,12 +14,14 @@ from estimator.burst import (
     even_profile,
     path_sum,
     peak_backlog,
+    sub_bucket_of,
     sub_bucket_work,
 )
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
 from estimator.mace import cumulative_excess, estimate_from_dlts
-from estimator.pathaware import ESTIMATORS, estimator_by_name
+from estimator.pathaware import ESTIMATORS, estimator_by_name, machine_paths, stage_rows
+from estimator.runs import analyse
 from tests.estimator.helpers import chain
 
 
@@ -159,3 +161,47 @@ def test_registered_without_a_profile_it_is_mace_with_the_bursty_band() -> None:
     for query, series in mace.per_query.items():
         np.testing.assert_allclose(burst.per_query[query], series, atol=1e-12)
     assert np.all(burst.upper >= mace.series + 2 * topology.subinterval - 1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 50.0), min_size=1, max_size=30),
+    st.sampled_from([0.1, 0.25, 1.0, 3.0]),
+    st.integers(1, 9),
+)
+def test_sub_buckets_stay_inside_the_interval_of_floor_t_over_w(
+    times: list[float], width: float, k: int
+) -> None:
+    t = np.array(times)
+    interval, bucket = sub_bucket_of(t, width, k)
+    for i, value in enumerate(times):  # plain loop: the interval rule of DESIGN section 6
+        assert interval[i] == int(np.floor(value / width))
+        assert 0 <= bucket[i] < k
+    fine = sub_bucket_work(np.zeros(t.size), t, np.ones(t.size), 1, width, k, 1000)
+    coarse = np.bincount(interval, minlength=1000)
+    np.testing.assert_array_equal(fine.sum(axis=2)[0], coarse)
+
+
+def test_a_run_analysis_uses_the_measured_profile_for_burst_only() -> None:
+    topology = chain()
+    rng = np.random.default_rng(5)
+    fine = rng.uniform(0.0, 0.5, size=(2, 6, 4))
+    fine[0, 2] = [2.0, 0.0, 0.0, 0.0]  # a burst early in subinterval 2 on n1
+    dlts = fine.sum(axis=2)
+    placements, starts = [topology.placement], (0,)
+    mace = analyse(topology, dlts, placements, starts, "mace", fine)
+    burst = analyse(topology, dlts, placements, starts, "burst", fine)
+    even = analyse(topology, dlts, placements, starts, "burst")
+    np.testing.assert_allclose(mace.estimate, analyse(topology, dlts, placements, starts).estimate)
+    np.testing.assert_allclose(even.estimate, mace.estimate)  # no profile: Mace's series
+    caps = np.array([1.0, 2.0])
+    hosts = {"q1": np.array([True, False]), "q2": np.array([False, True])}
+    base = estimate_from_dlts(dlts, caps, ["n1", "n2"], 1.0, mace.epsilon, hosts)
+    rows = stage_rows(machine_paths(topology, base.resources))
+    direct = burst_from_profile(base, burst_profile(fine, caps), hosts, rows)
+    np.testing.assert_allclose(burst.estimate, direct.series)
+    for query in ("q1", "q2"):
+        np.testing.assert_allclose(burst.per_query[query], direct.per_query[query])
+    assert burst.estimate[2] > mace.estimate[2] + 0.5
+    with pytest.raises(ModelError, match="profile of shape"):
+        analyse(topology, dlts, placements, starts, "burst", fine[:, :5])

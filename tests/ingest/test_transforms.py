@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pytest
 
+from estimator.burst import sub_bucket_of
 from ingest.transforms import (
     RunSpec,
     arrival_aggregates,
     execution_aggregates,
+    node_profile_cells,
     output_histograms,
     output_latency,
     with_reason,
@@ -98,6 +103,32 @@ def test_execution_aggregates_split_busy_time_across_wall_intervals(spark) -> No
         "wall_interval long, rows long, events_out long, cpu_seconds double, busy_seconds double",
     )
     assertDataFrameEqual(actual, expected, checkRowOrder=False, atol=1e-9)
+
+
+def test_node_profile_sums_good_cpu_per_node_interval_and_sub_bucket(spark) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.testing import assertDataFrameEqual
+
+    # origin 10, w = 2, k = 4 (sub-buckets of 0.5 s): 10.5 and 10.6 -> (0, 1); 11.99 ->
+    # (0, 3); 13.0 -> (1, 2); the bad row and the zero-CPU cell are left out.
+    rows = [
+        _execution(0, stimulus_time=10.5, start_time=10.5),
+        _execution(1, stimulus_time=10.6, start_time=10.6, cpu_seconds=0.5),
+        _execution(2, stimulus_time=11.99, start_time=12.0),
+        _execution(3, stimulus_time=13.0, start_time=13.0, node="n2"),
+        _execution(4, stimulus_time=15.0, start_time=15.0, cpu_seconds=0.0),
+        _execution(5, cpu_seconds=None),
+    ]
+    spec = dataclasses.replace(SPEC, capacity_by_node={"n1": 0.5, "n2": 1.0})
+    frame = with_reason(spark.createDataFrame(rows, EXEC_COLUMNS), "executions", spec)
+    expected = spark.createDataFrame(
+        [("n1", 0, 1, 0.75), ("n1", 0, 3, 0.25), ("n2", 1, 2, 0.25)],
+        "node string, interval long, sub_bucket int, cpu_seconds double",
+    )
+    actual = node_profile_cells(frame, spec, 4)
+    assertDataFrameEqual(actual, expected, checkRowOrder=False, atol=1e-12)
+    # the estimator's rule (estimator.burst.sub_bucket_of) bins the same times alike
+    times = np.array([10.5, 10.6, 11.99, 13.0]) - SPEC.origin
+    assert sub_bucket_of(times, SPEC.subinterval, 4).T.tolist() == [[0, 1], [0, 1], [0, 3], [1, 2]]
 
 
 def test_arrival_intervals_use_origin_and_subinterval(spark) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from storage import retention, scenarios, writes
@@ -24,6 +25,14 @@ def _store(tmp_path: Path) -> Path:
         write_small_run(db, run_id)
     con = connect(db)
     try:
+        for run_id in ("old", "mid", "new", "busy"):
+            writes.merge_node_profile(
+                con,
+                pd.DataFrame(
+                    {"run_id": run_id, "node": "n1", "interval": [0, 0, 1],
+                     "sub_bucket": [0, 3, 7], "cpu_seconds": [0.5, 0.25, 1.0]}
+                ),
+            )  # fmt: skip
         for batch, (run_id, age) in enumerate(
             [("old", timedelta(days=40)), ("mid", timedelta(days=10)),
              ("new", timedelta(hours=1)), ("busy", timedelta(days=40))], start=1,

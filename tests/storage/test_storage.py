@@ -19,8 +19,8 @@ from dashboard.data import latency_rollup
 from estimator.arrivals import arrivals_window
 from estimator.loaders import topology_from_text
 from estimator.model import version_starts
-from estimator.runs import measured_node_dlts
-from storage import reads, writes
+from estimator.runs import measured_node_dlts, node_profile_matrix
+from storage import reads, schema, writes
 from storage.db import connect, connect_to_read, transaction
 from storage.errors import DatabaseLockedError, StorageError
 from storage.histogram import BUCKETS, bucket_bounds, histogram_of, quantile_from_histogram
@@ -34,6 +34,7 @@ TABLES = {
         "run_id", "operator", "port", "interval", "events_in", "events_out", "cpu_seconds",
     ],
     "node_busy": ["run_id", "node", "interval", "busy_seconds"],
+    "node_profile": ["run_id", "node", "interval", "sub_bucket", "cpu_seconds", "run_key"],
     "latency_stats": [
         "run_id", "query", "interval", "outputs", "lat_max", "lat_mean",
         "lat_p50", "lat_p95", "lat_p99", "histogram",
@@ -197,6 +198,39 @@ def test_merges_add_and_node_dlts_follow_the_placement_versions(db: Path) -> Non
     arrivals = arrivals_window(topology.source_ids, frame, *reads.interval_range(con, "r1"))
     np.testing.assert_array_equal(arrivals.counts, [[1, 0, 2]])
     assert reads.interval_range(con, "r1") == (0, 3)
+
+
+def test_node_profile_merges_by_addition_and_reads_back_as_nodes_x_d_x_k(db: Path) -> None:
+    con = connect(db)
+    cells = pd.DataFrame(
+        {"run_id": "r1", "node": ["n1", "n2", "n1"], "interval": [0, 0, 2],
+         "sub_bucket": [1, 7, 0], "cpu_seconds": [0.5, 0.25, 1.0]}
+    )  # fmt: skip
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", _topology(), [])
+        writes.merge_node_profile(con, cells)
+        writes.merge_node_profile(con, cells.iloc[:1])  # a late file: (n1, 0, 1) adds up
+        writes.merge_node_profile(con, cells.iloc[:0])  # nothing to add
+    frame = reads.node_profile_frame(con, "r1")
+    assert reads.node_profile_frame(con, "r1", 1, 3)["interval"].tolist() == [2]
+    con.close()
+    matrix = node_profile_matrix(_topology(), frame, 3, 8)
+    assert matrix is not None and matrix.shape == (2, 3, 8)
+    expected = np.zeros((2, 3, 8))
+    expected[0, 0, 1], expected[1, 0, 7], expected[0, 2, 0] = 1.0, 0.25, 1.0
+    np.testing.assert_allclose(matrix, expected)
+    assert node_profile_matrix(_topology(), frame.iloc[:0], 3, 8) is None
+
+
+def test_migration_files_must_be_numbered_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert schema.MIGRATIONS[7].lstrip().startswith("-- Issue 13")  # 008_node_profile.sql
+    for name in ("008_a.sql", "010_b.sql"):
+        (tmp_path / name).write_text("SELECT 1;", encoding="utf-8")
+    monkeypatch.setattr(schema, "MIGRATIONS_FOLDER", tmp_path)
+    with pytest.raises(StorageError, match=r"numbered \[8, 10\], expected 8, 9"):
+        schema._file_migrations(8)
 
 
 def _latency_row(interval: int, latencies: list[float]) -> dict[str, object]:

@@ -1,0 +1,68 @@
+"""The burst-aware estimate of an ingested run: a simulated run is written to a landing
+folder (four Parquet parts per record set, so profile cells merge across files),
+ingested by the real Spark job into DuckDB and read back; its burst estimate equals the
+one computed in memory from the simulator's raw executions, and ``mace report
+--estimator burst`` reports it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pyspark.sql import SparkSession
+
+from dashboard.data import load_run
+from dashboard.report import estimated_analysis
+from estimator.burst import SUB_BUCKETS, sub_bucket_work
+from estimator.runs import analyse
+from ingest.job import ingest_once
+from mace.cli import main
+from simulator.run import simulate
+from simulator.telemetry import write_run
+from simulator.workloads import workload
+from storage.db import connect
+
+pytestmark = pytest.mark.spark
+
+
+def test_burst_estimate_from_the_store_equals_the_one_from_raw_executions(
+    tmp_path: Path, spark: SparkSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    topology, times = workload("clickstream", nodes=3, duration=20.0, seed=3)
+    result = simulate(topology, times, "stimulus", np.random.default_rng(3))
+    landing, db = tmp_path / "landing", tmp_path / "mace.duckdb"
+    write_run(result.telemetry, topology, landing, "bursty")
+    assert ingest_once(landing, db, spark).rows_quarantined == 0
+    con = connect(db, read_only=True)
+    try:
+        run = load_run(con, "bursty")
+    finally:
+        con.close()
+
+    executions = result.telemetry.frames()["executions"]
+    fine = sub_bucket_work(
+        executions["node"].map({n: k for k, n in enumerate(topology.node_ids)}).to_numpy(),
+        executions["stimulus_time"].to_numpy() - topology.origin,
+        executions["cpu_seconds"].to_numpy(),
+        len(topology.node_ids),
+        topology.subinterval,
+        SUB_BUCKETS,
+        run.intervals,
+    )
+    assert run.node_profile is not None
+    np.testing.assert_allclose(run.node_profile, fine, atol=1e-9)
+    np.testing.assert_allclose(run.node_dlts, fine.sum(axis=2), atol=1e-9)
+    expected = analyse(topology, fine.sum(axis=2), [topology.placement], (0,), "burst", fine)
+    stored = estimated_analysis(run, "burst")
+    np.testing.assert_allclose(stored.estimate, expected.estimate, atol=1e-9)
+    for query, series in expected.per_query.items():
+        np.testing.assert_allclose(stored.per_query[query], series, atol=1e-9)
+    mace = estimated_analysis(run, "mace")
+    assert stored.estimate.max() > mace.estimate.max() + 0.05  # the profile matters here
+
+    args = ["report", "--db", str(db), "--run", "bursty", "--estimator", "burst", "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["system"]["estimated_wc"] == pytest.approx(stored.estimate.max(), abs=1e-9)
