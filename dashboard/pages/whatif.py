@@ -12,15 +12,16 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, dcc, html
+from dash import Input, Output, State, dcc, html
 
 from dashboard import context, ids, planning_view
-from dashboard.whatif import admit, apply, editor, plans, provision
+from dashboard.whatif import admit, apply, baseline, editor, plans, provision
 from dashboard.whatif.common import (
     TAB_ADMIT,
     TAB_EDITOR,
     TAB_PLANS,
     TAB_PROVISION,
+    loading,
     run_inputs,
 )
 from estimator.errors import MaceError
@@ -28,15 +29,20 @@ from storage import scenarios
 
 dash.register_page(__name__, path="/whatif", name="What-if", order=2)
 
-for module in (editor, admit, provision, plans, apply):
+for module in (baseline, editor, admit, provision, plans, apply):
     module.callbacks.register()
 
 
-def layout(**_: Any) -> html.Div:
+def layout(scenario: Any = None, **_: Any) -> html.Div:
+    """The page; ``scenario`` is the URL's scenario (see :mod:`dashboard.whatif_link`)."""
     return html.Div(
         [
             # {run id: [edit, ...]}: kept across reloads and page changes, per run
             dcc.Store(id=ids.WI_SCENARIO, storage_type="session"),
+            # {run id: [start, stop]}: the pinned baseline window of each run's scenario
+            dcc.Store(id=ids.WI_BASELINE, storage_type="session"),
+            dcc.Store(id=ids.WI_LINK, data=scenario),
+            dcc.Store(id=ids.WI_URL_QUERY),
             dcc.Store(id=ids.WI_INPUTS_KEY),
             dcc.Store(id=ids.WI_OPT_RESULT),
             dcc.Store(id=ids.WI_OBJECTIVES),
@@ -46,7 +52,8 @@ def layout(**_: Any) -> html.Div:
             dbc.Alert(id=ids.WI_MESSAGE, is_open=False, color="danger", dismissable=True),
             dbc.Alert(id=ids.WI_NOTE, is_open=False, color="success", dismissable=True),
             dbc.Alert(COUNTER_RUN_NOTE, id=ids.WI_ENGINE_NOTE, is_open=False, color="info"),
-            html.H4(id=ids.WI_MACE_WC, className="mb-2"),
+            loading(html.H4(id=ids.WI_MACE_WC, className="mb-0")),
+            baseline.line(),
             apply.live_apply_block(),
             dbc.Tabs(
                 [
@@ -92,14 +99,15 @@ def engine_note(run_id: str | None) -> bool:
         "query": Output(ids.WI_PL_QUERY, "value"),
     },
     inputs={"run_id": Input(ids.RUN, "value")},
+    state={"windows": State(ids.WI_BASELINE, "data")},
 )
-def planning_defaults(run_id: str | None) -> dict[str, Any]:
+def planning_defaults(run_id: str | None, windows: Any) -> dict[str, Any]:
     """The run's stored objectives (the background jobs never read the database), and
     defaults: the tightest stored objective (else the current MaceWC), the largest node
     capacity, the first query."""
     try:
         app = context.current()
-        inputs = run_inputs(run_id)
+        inputs = run_inputs(run_id, windows)
         with app.database.cursor() as cur:
             stored = scenarios.objectives(cur, run_id or "")
         defaults = planning_view.defaults(app.engine, inputs, stored)

@@ -8,9 +8,23 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard import context, ids, planning_view
+from dashboard import ids, planning_view
 from dashboard.glossary import term
-from dashboard.whatif.common import CallbackSet, row, scenario_of, table, upload
+from dashboard.whatif.common import (
+    CallbackSet,
+    cached_scenario,
+    decided,
+    decision_alert,
+    decision_outputs,
+    proposal_button,
+    proposal_failed,
+    proposal_found,
+    proposal_search,
+    result_tables,
+    row,
+    table,
+    upload,
+)
 from estimator.errors import MaceError
 from estimator.placement import ALGORITHMS
 from estimator.whatif import ScenarioError, parse_positive
@@ -89,49 +103,30 @@ def tab() -> html.Div:
                     ),
                 ]
             ),
-            dbc.Alert(id=ids.WI_AD_DECISION, is_open=False, className="mt-2 mb-2"),
-            dbc.Row(
-                [
-                    dbc.Col(
-                        [
-                            html.H6("Each query before and after"),
-                            table(
-                                ids.WI_AD_QUERIES,
-                                ["query", "before (s)", "after (s)", "objective (s)", "ok"],
-                            ),
-                        ],
-                        md=7,
+            decision_alert(ids.WI_AD_DECISION),
+            result_tables(
+                (
+                    "Each query before and after",
+                    table(
+                        ids.WI_AD_QUERIES,
+                        ["query", "before (s)", "after (s)", "objective (s)", "ok"],
                     ),
-                    dbc.Col(
-                        [
-                            html.H6("Placement of the new operators"),
-                            table(ids.WI_AD_PLACEMENT, ["operator", "node"]),
-                        ],
-                        md=5,
-                    ),
-                ]
+                    7,
+                ),
+                (
+                    "Placement of the new operators",
+                    table(ids.WI_AD_PLACEMENT, ["operator", "node"]),
+                    5,
+                ),
             ),
-            dbc.Button(
-                "Add this query to the scenario",
-                id=ids.WI_AD_APPLY,
-                size="sm",
-                className="mt-2",
-                disabled=True,
-            ),
+            proposal_button("Add this query to the scenario", ids.WI_AD_APPLY),
         ],
         className="pt-2",
     )
 
 
-DECISION = {
-    "decision": Output(ids.WI_AD_DECISION, "children"),
-    "color": Output(ids.WI_AD_DECISION, "color"),
-    "open": Output(ids.WI_AD_DECISION, "is_open"),
-}
-
-
 @callbacks.callback(
-    output={"text": Output(ids.WI_AD_TEXT, "value"), **DECISION},
+    output={"text": Output(ids.WI_AD_TEXT, "value"), **decision_outputs(ids.WI_AD_DECISION)},
     inputs={"contents": Input(ids.WI_AD_UPLOAD, "contents")},
     state={"filename": State(ids.WI_AD_UPLOAD, "filename")},
     prevent_initial_call=True,
@@ -141,36 +136,30 @@ def admit_upload(contents: str | None, filename: str | None) -> dict[str, Any]:
     try:
         text = planning_view.upload_text(contents, filename)
     except MaceError as exc:
-        return {"text": no_update, "decision": str(exc), "color": "danger", "open": True}
-    return {"text": text, "decision": f"loaded {filename}", "color": "secondary", "open": True}
+        return {"text": no_update, **decided(str(exc), "danger")}
+    return {"text": text, **decided(f"loaded {filename}", "secondary")}
+
+
+TABLES = {"queries": ids.WI_AD_QUERIES, "placement": ids.WI_AD_PLACEMENT}
 
 
 @callbacks.callback(
-    output={
-        **DECISION,
-        "queries": Output(ids.WI_AD_QUERIES, "data"),
-        "placement": Output(ids.WI_AD_PLACEMENT, "data"),
-        "result": Output(ids.WI_AD_RESULT, "data"),
-        "apply_disabled": Output(ids.WI_AD_APPLY, "disabled"),
-    },
-    inputs={"start": Input(ids.WI_AD_START, "n_clicks")},
-    state={
-        "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
-        "run_id": State(ids.RUN, "value"),
-        "data": State(ids.WI_SCENARIO, "data"),
-        "text": State(ids.WI_AD_TEXT, "value"),
-        "filename": State(ids.WI_AD_UPLOAD, "filename"),
-        "objective": State(ids.WI_AD_OBJECTIVE, "value"),
-        "algorithm": State(ids.WI_AD_ALGO, "value"),
-        "budget": State(ids.WI_AD_BUDGET, "value"),
-        "objectives": State(ids.WI_OBJECTIVES, "data"),
-    },
-    background=True,
-    running=[
-        (Output(ids.WI_AD_START, "disabled"), True, False),
-        (Output(ids.WI_AD_BUSY, "children"), "placing the new operators…", ""),
-    ],
-    prevent_initial_call=True,
+    **proposal_search(
+        start=ids.WI_AD_START,
+        decision=ids.WI_AD_DECISION,
+        tables=TABLES,
+        result=ids.WI_AD_RESULT,
+        apply=ids.WI_AD_APPLY,
+        state={
+            "text": State(ids.WI_AD_TEXT, "value"),
+            "filename": State(ids.WI_AD_UPLOAD, "filename"),
+            "objective": State(ids.WI_AD_OBJECTIVE, "value"),
+            "algorithm": State(ids.WI_AD_ALGO, "value"),
+            "budget": State(ids.WI_AD_BUDGET, "value"),
+            "objectives": State(ids.WI_OBJECTIVES, "data"),
+        },
+        busy=(ids.WI_AD_BUSY, "placing the new operators…"),
+    )
 )
 def admit(
     start: Any,
@@ -190,12 +179,11 @@ def admit(
         if not (text or "").strip():
             raise ScenarioError("admit: upload or paste a query file first")
         query = planning_view.added_query_from_text(text or "", filename or "query file")
-        engine = context.current().engine
-        inputs = engine.cached_inputs(inputs_key or "")
+        engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
         view = planning_view.admission(
             engine,
             inputs,
-            scenario_of(inputs, data, run_id),
+            scenario,
             query,
             planning_view.stored_objectives(objectives),
             new_objective=(
@@ -207,16 +195,8 @@ def admit(
             budget=parse_positive(budget, "time budget", upper=planning_view.MAX_PLANNING_BUDGET),
         )
     except MaceError as exc:
-        return {
-            "decision": str(exc), "color": "danger", "open": True, "queries": [],
-            "placement": [], "result": None, "apply_disabled": True,
-        }  # fmt: skip
-    return {
-        "decision": view.message,
-        "color": "success" if view.admitted else "warning",
-        "open": True,
-        "queries": view.rows,
-        "placement": view.placement,
-        "result": {"scenario": view.scenario, "label": f"admitted {view.query}"},
-        "apply_disabled": not view.admitted,
-    }
+        return proposal_failed(exc, TABLES)
+    tables = {"queries": view.rows, "placement": view.placement}
+    return proposal_found(
+        view.message, view.admitted, tables, view.scenario, f"admitted {view.query}"
+    )

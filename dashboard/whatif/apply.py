@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, html, no_update
+from dash import Input, Output, html, no_update
 
 from dashboard import context, ids, live_view
-from dashboard.whatif.common import MESSAGE, CallbackSet, run_inputs, scenario_of
+from dashboard.whatif.common import MESSAGE, SCENARIO, CallbackSet, run_inputs, scenario_of
 from estimator.errors import MaceError
 from estimator.whatif import ScenarioError, scenario_from_json
 from storage import placement_requests
@@ -72,16 +72,16 @@ def live_state(run_id: str | None, _: Any) -> tuple[bool, str]:
 @callbacks.callback(
     output={"status": Output(ids.WI_LIVE_STATUS, "children", allow_duplicate=True), **MESSAGE},
     inputs={"apply": Input(ids.WI_LIVE_APPLY, "n_clicks")},
-    state={"run_id": State(ids.RUN, "value"), "data": State(ids.WI_SCENARIO, "data")},
+    state=SCENARIO,
     prevent_initial_call=True,
 )
-def apply_live(apply: Any, run_id: str | None, data: Any) -> dict[str, Any]:
+def apply_live(apply: Any, run_id: str | None, data: Any, windows: Any) -> dict[str, Any]:
     """Store the scenario's placement as a request to the live simulator."""
     try:
         enabled, why = _live_state(run_id)
         if not enabled:
             raise ScenarioError(why)
-        inputs = run_inputs(run_id)
+        inputs = run_inputs(run_id, windows)
         app = context.current()
         deployment, _ = app.engine.applied(
             inputs, scenario_from_json(scenario_of(inputs, data, run_id))

@@ -19,12 +19,17 @@ from dash.dash_table.DataTable import DataTable
 
 from dashboard import context, ids, optimizer, whatif_view
 from dashboard.glossary import term
+from dashboard.jobs import background_job, job_buttons
 from dashboard.whatif.common import (
     MESSAGE,
     NOTE,
+    SCENARIO,
+    SCENARIO_STATE,
     TAB_EDITOR,
     CallbackSet,
+    cached_scenario,
     failed,
+    loading,
     notify,
     row,
     run_inputs,
@@ -107,10 +112,7 @@ def tab() -> html.Div:
                         multi=True,
                     ),
                     dbc.Input(id=ids.WI_OPT_BUDGET, value=_default(ids.WI_OPT_BUDGET), size="sm"),
-                    dbc.Button("Optimize", id=ids.WI_OPT_START, size="sm", color="success"),
-                    dbc.Button(
-                        "Cancel", id=ids.WI_OPT_CANCEL, size="sm", color="warning", disabled=True
-                    ),
+                    *job_buttons("Optimize", ids.WI_OPT_START, ids.WI_OPT_CANCEL),
                 ),
                 row(
                     "Objective (X in %)",
@@ -165,12 +167,14 @@ def tab() -> html.Div:
                 [
                     dbc.Col(controls, md=4),
                     dbc.Col(
-                        cyto.Cytoscape(
-                            id=ids.WI_GRAPH,
-                            elements=[],
-                            layout={"name": "breadthfirst", "directed": True},
-                            stylesheet=whatif_view.figures.GRAPH_STYLESHEET,
-                            style={"width": "100%", "height": "420px"},
+                        loading(
+                            cyto.Cytoscape(
+                                id=ids.WI_GRAPH,
+                                elements=[],
+                                layout={"name": "breadthfirst", "directed": True},
+                                stylesheet=whatif_view.figures.GRAPH_STYLESHEET,
+                                style={"width": "100%", "height": "420px"},
+                            )
                         ),
                         md=8,
                     ),
@@ -178,8 +182,8 @@ def tab() -> html.Div:
             ),
             dbc.Row(
                 [
-                    dbc.Col(dcc.Graph(id=ids.WI_MACE), md=7),
-                    dbc.Col(dcc.Graph(id=ids.WI_QUERIES), md=5),
+                    dbc.Col(loading(dcc.Graph(id=ids.WI_MACE)), md=7),
+                    dbc.Col(loading(dcc.Graph(id=ids.WI_QUERIES)), md=5),
                 ]
             ),
             html.H6("Placement (edit the node column, then apply)"),
@@ -196,7 +200,7 @@ def tab() -> html.Div:
             ),
             dbc.Button("Apply table", id=ids.WI_APPLY_TABLE, size="sm", className="my-2"),
             html.H6("Scenario comparison"),
-            DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13}),
+            loading(DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13})),
         ],
         className="pt-2",
     )
@@ -255,8 +259,7 @@ def _proposal(proposal: Any) -> dict[str, Any]:
         "tapped": Input(ids.WI_GRAPH, "tapNodeData"),
     },
     state={
-        "run_id": State(ids.RUN, "value"),
-        "data": State(ids.WI_SCENARIO, "data"),
+        **SCENARIO,
         "proposals": {
             key: State(ids.WI_AD_RESULT if key == ids.WI_AD_APPLY else ids.WI_PV_RESULT, "data")
             for key in PROPOSALS
@@ -283,6 +286,7 @@ def edit(
     tapped: Any,
     run_id: str | None,
     data: dict[str, Any] | None,
+    windows: Any,
     proposals: dict[str, Any],
     form: dict[str, Any],
 ) -> dict[str, Any]:
@@ -298,7 +302,7 @@ def edit(
     values = whatif_view.EditForm(**form)
     edits = whatif_view.edits_for(data, run_id)
     try:
-        inputs = run_inputs(run_id)
+        inputs = run_inputs(run_id, windows)
         if trigger == ids.WI_RESET:
             result = whatif_view.EditResult([], "reset: no edits")
         elif undoing:
@@ -391,14 +395,19 @@ def reset_fields(reset: Any) -> dict[str, Any]:
         "data": Input(ids.WI_SCENARIO, "data"),
         "selected": Input(ids.WI_OPERATOR, "value"),
         "estimator": Input(ids.ESTIMATOR, "value"),
+        "windows": Input(ids.WI_BASELINE, "data"),
     },
     prevent_initial_call="initial_duplicate",
 )
 def show(
-    run_id: str | None, data: dict[str, Any] | None, selected: str | None, estimator: str | None
+    run_id: str | None,
+    data: dict[str, Any] | None,
+    selected: str | None,
+    estimator: str | None,
+    windows: Any,
 ) -> dict[str, Any]:
     try:
-        inputs = run_inputs(run_id)
+        inputs = run_inputs(run_id, windows)
         app = context.current()
         scenario = scenario_of(inputs, data, run_id)
         view = whatif_view.render(app.engine, inputs, scenario, selected, estimator or "mace")
@@ -455,23 +464,13 @@ def select_from_graph(tapped: dict[str, Any] | None) -> Any:
     },
     inputs={"start": Input(ids.WI_OPT_START, "n_clicks")},
     state={
-        "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
-        "run_id": State(ids.RUN, "value"),
-        "data": State(ids.WI_SCENARIO, "data"),
+        **SCENARIO_STATE,
         "algorithms": State(ids.WI_OPT_ALGO, "value"),
         "budget": State(ids.WI_OPT_BUDGET, "value"),
         "objective": State(ids.WI_OPT_OBJECTIVE, "value"),
         "max_worse": State(ids.WI_OPT_MAX_WORSE, "value"),
     },
-    background=True,
-    progress=[Output(ids.WI_OPT_PROGRESS, "value"), Output(ids.WI_OPT_PROGRESS, "label")],
-    progress_default=[0, ""],
-    running=[
-        (Output(ids.WI_OPT_START, "disabled"), True, False),
-        (Output(ids.WI_OPT_CANCEL, "disabled"), False, True),
-    ],
-    cancel=[Input(ids.WI_OPT_CANCEL, "n_clicks")],
-    prevent_initial_call=True,
+    **background_job(ids.WI_OPT_START, cancel=ids.WI_OPT_CANCEL, bar=ids.WI_OPT_PROGRESS),
 )
 def optimize(
     set_progress: Callable[[tuple[int, str]], None],
@@ -489,10 +488,8 @@ def optimize(
     try:
         seconds = parse_positive(budget, "time budget", upper=optimizer.MAX_BUDGET)
         limit = optimizer.parse_limit(objective, max_worse)
-        engine = context.current().engine
-        inputs = engine.cached_inputs(inputs_key or "")
-        scenario = scenario_from_json(scenario_of(inputs, data, run_id))
-        evaluator = engine.evaluator(inputs, scenario)
+        engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
+        evaluator = engine.evaluator(inputs, scenario_from_json(scenario))
         shown: list[tuple[int, str]] = []
 
         def report(progress: optimizer.Progress) -> None:
@@ -528,16 +525,17 @@ def optimize(
     output={"options": Output(ids.WI_SAVED, "options", allow_duplicate=True), **MESSAGE, **NOTE},
     inputs={"save": Input(ids.WI_SAVE, "n_clicks")},
     state={
-        "run_id": State(ids.RUN, "value"),
-        "data": State(ids.WI_SCENARIO, "data"),
+        **SCENARIO,
         "name": State(ids.WI_SAVE_NAME, "value"),
     },
     prevent_initial_call=True,
 )
-def save(save: Any, run_id: str | None, data: Any, name: str | None) -> dict[str, Any]:
+def save(
+    save: Any, run_id: str | None, data: Any, windows: Any, name: str | None
+) -> dict[str, Any]:
     try:
         app = context.current()
-        inputs = run_inputs(run_id)
+        inputs = run_inputs(run_id, windows)
         scenario = scenario_of(inputs, data, run_id)
         whatif_view.validate(app.engine, inputs, scenario)  # only valid scenarios
         with app.database.cursor() as cur:
@@ -556,18 +554,22 @@ def save(save: Any, run_id: str | None, data: Any, name: str | None) -> dict[str
     },
     inputs={"compare": Input(ids.WI_COMPARE, "n_clicks")},
     state={
-        "run_id": State(ids.RUN, "value"),
-        "data": State(ids.WI_SCENARIO, "data"),
+        **SCENARIO,
         "saved": State(ids.WI_SAVED, "value"),
         "estimator": State(ids.ESTIMATOR, "value"),
     },
     prevent_initial_call=True,
 )
 def compare(
-    compare: Any, run_id: str | None, data: Any, saved: list[str] | None, estimator: str | None
+    compare: Any,
+    run_id: str | None,
+    data: Any,
+    windows: Any,
+    saved: list[str] | None,
+    estimator: str | None,
 ) -> dict[str, Any]:
     try:
-        inputs = run_inputs(run_id)
+        inputs = run_inputs(run_id, windows)
         named: list[tuple[str, Any]] = [("this scenario", scenario_of(inputs, data, run_id))]
         with context.current().database.cursor() as cur:
             for scenario_id in saved or []:
@@ -585,12 +587,12 @@ def compare(
 @callbacks.callback(
     output={"download": Output(ids.WI_DOWNLOAD, "data"), **MESSAGE},
     inputs={"export": Input(ids.WI_EXPORT, "n_clicks")},
-    state={"run_id": State(ids.RUN, "value"), "data": State(ids.WI_SCENARIO, "data")},
+    state=SCENARIO,
     prevent_initial_call=True,
 )
-def export(export: Any, run_id: str | None, data: Any) -> dict[str, Any]:
+def export(export: Any, run_id: str | None, data: Any, windows: Any) -> dict[str, Any]:
     try:
-        inputs = run_inputs(run_id)
+        inputs = run_inputs(run_id, windows)
         scenario = scenario_of(inputs, data, run_id)
         text = whatif_view.export_topology(context.current().engine, inputs, scenario)
     except MaceError as exc:

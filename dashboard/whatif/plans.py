@@ -11,7 +11,17 @@ from dash.dash_table.DataTable import DataTable
 
 from dashboard import ids, planning_view
 from dashboard.glossary import term
-from dashboard.whatif.common import TABLE_STYLE, CallbackSet, row, run_inputs, upload
+from dashboard.whatif.common import (
+    TABLE_STYLE,
+    CallbackSet,
+    decided,
+    decision_alert,
+    decision_outputs,
+    loading,
+    row,
+    run_inputs,
+    upload,
+)
 from estimator.errors import MaceError
 
 callbacks = CallbackSet()
@@ -64,18 +74,20 @@ def tab() -> html.Div:
                     ),
                 ]
             ),
-            dbc.Alert(id=ids.WI_PL_CHOSEN, is_open=False, className="mt-2 mb-2"),
-            DataTable(
-                id=ids.WI_PL_TABLE,
-                columns=[
-                    {"name": c, "id": c}
-                    for c in ("rank", "plan", "MaceWC (s)", "mean (s)", "p99 (s)")
-                ],
-                data=[],
-                style_cell=TABLE_STYLE,
-                style_data_conditional=[
-                    {"if": {"filter_query": "{rank} = 1"}, "fontWeight": "bold"}
-                ],
+            decision_alert(ids.WI_PL_CHOSEN),
+            loading(
+                DataTable(
+                    id=ids.WI_PL_TABLE,
+                    columns=[
+                        {"name": c, "id": c}
+                        for c in ("rank", "plan", "MaceWC (s)", "mean (s)", "p99 (s)")
+                    ],
+                    data=[],
+                    style_cell=TABLE_STYLE,
+                    style_data_conditional=[
+                        {"if": {"filter_query": "{rank} = 1"}, "fontWeight": "bold"}
+                    ],
+                )
             ),
         ],
         className="pt-2",
@@ -85,16 +97,18 @@ def tab() -> html.Div:
 @callbacks.callback(
     output={
         "rows": Output(ids.WI_PL_TABLE, "data"),
-        "chosen": Output(ids.WI_PL_CHOSEN, "children"),
-        "color": Output(ids.WI_PL_CHOSEN, "color"),
-        "open": Output(ids.WI_PL_CHOSEN, "is_open"),
+        **decision_outputs(ids.WI_PL_CHOSEN),
     },
     inputs={
         "contents": Input(ids.WI_PL_UPLOAD, "contents"),
         "criterion": Input(ids.WI_PL_CRITERION, "value"),
         "query": Input(ids.WI_PL_QUERY, "value"),
     },
-    state={"filenames": State(ids.WI_PL_UPLOAD, "filename"), "run_id": State(ids.RUN, "value")},
+    state={
+        "filenames": State(ids.WI_PL_UPLOAD, "filename"),
+        "run_id": State(ids.RUN, "value"),
+        "windows": State(ids.WI_BASELINE, "data"),
+    },
     prevent_initial_call=True,
 )
 def compare_plans(
@@ -103,10 +117,11 @@ def compare_plans(
     query: str | None,
     filenames: list[str] | None,
     run_id: str | None,
+    windows: Any,
 ) -> dict[str, Any]:
     """Rank the running plan of the query against the uploaded plans."""
     if not contents:
-        return {"rows": [], "chosen": "", "color": "secondary", "open": False}
+        return {"rows": [], **decided("", "secondary")}
     try:
         names = list(filenames or [])
         files = [
@@ -114,8 +129,8 @@ def compare_plans(
             for name, content in zip(names, contents, strict=False)
         ]
         ranking = planning_view.plan_ranking(
-            run_inputs(run_id), query, files, criterion or "mace_wc"
+            run_inputs(run_id, windows), query, files, criterion or "mace_wc"
         )
     except MaceError as exc:
-        return {"rows": [], "chosen": str(exc), "color": "danger", "open": True}
-    return {"rows": ranking.rows, "chosen": ranking.message, "color": "success", "open": True}
+        return {"rows": [], **decided(str(exc), "danger")}
+    return {"rows": ranking.rows, **decided(ranking.message, "success")}

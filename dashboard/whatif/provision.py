@@ -7,11 +7,23 @@ from collections.abc import Callable
 from typing import Any
 
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, html
+from dash import State, html
 
-from dashboard import context, ids, planning_view
+from dashboard import ids, planning_view
 from dashboard.glossary import term
-from dashboard.whatif.common import CallbackSet, row, scenario_of, table
+from dashboard.jobs import job_buttons
+from dashboard.whatif.common import (
+    CallbackSet,
+    cached_scenario,
+    decision_alert,
+    proposal_button,
+    proposal_failed,
+    proposal_found,
+    proposal_search,
+    result_tables,
+    row,
+    table,
+)
 from estimator.errors import MaceError
 from estimator.whatif import MAX_CAPACITY, parse_positive
 
@@ -71,15 +83,7 @@ def tab() -> html.Div:
                     ),
                     dbc.Col(
                         [
-                            dbc.Button("Provision", id=ids.WI_PV_START, color="success", size="sm"),
-                            dbc.Button(
-                                "Cancel",
-                                id=ids.WI_PV_CANCEL,
-                                color="warning",
-                                size="sm",
-                                className="ms-1",
-                                disabled=True,
-                            ),
+                            *job_buttons("Provision", ids.WI_PV_START, ids.WI_PV_CANCEL),
                             html.Small(id=ids.WI_PV_BUSY, className="ms-2 text-muted"),
                         ],
                         md=3,
@@ -87,69 +91,43 @@ def tab() -> html.Div:
                     ),
                 ]
             ),
-            dbc.Alert(id=ids.WI_PV_DECISION, is_open=False, className="mt-2 mb-2"),
-            dbc.Row(
-                [
-                    dbc.Col(
-                        [
-                            html.H6("Each query now and on the proposal"),
-                            table(
-                                ids.WI_PV_QUERIES,
-                                ["query", "now (s)", "proposed (s)", "objective (s)", "ok"],
-                            ),
-                        ],
-                        md=6,
+            decision_alert(ids.WI_PV_DECISION),
+            result_tables(
+                (
+                    "Each query now and on the proposal",
+                    table(
+                        ids.WI_PV_QUERIES,
+                        ["query", "now (s)", "proposed (s)", "objective (s)", "ok"],
                     ),
-                    dbc.Col(
-                        [
-                            html.H6("Proposed nodes"),
-                            table(ids.WI_PV_NODES, ["node", "capacity", "operators"]),
-                        ],
-                        md=6,
-                    ),
-                ]
+                    6,
+                ),
+                ("Proposed nodes", table(ids.WI_PV_NODES, ["node", "capacity", "operators"]), 6),
             ),
-            dbc.Button(
-                "Load the proposal as the scenario",
-                id=ids.WI_PV_APPLY,
-                size="sm",
-                className="mt-2",
-                disabled=True,
-            ),
+            proposal_button("Load the proposal as the scenario", ids.WI_PV_APPLY),
         ],
         className="pt-2",
     )
 
 
+TABLES = {"queries": ids.WI_PV_QUERIES, "nodes": ids.WI_PV_NODES}
+
+
 @callbacks.callback(
-    output={
-        "decision": Output(ids.WI_PV_DECISION, "children"),
-        "color": Output(ids.WI_PV_DECISION, "color"),
-        "open": Output(ids.WI_PV_DECISION, "is_open"),
-        "queries": Output(ids.WI_PV_QUERIES, "data"),
-        "nodes": Output(ids.WI_PV_NODES, "data"),
-        "result": Output(ids.WI_PV_RESULT, "data"),
-        "apply_disabled": Output(ids.WI_PV_APPLY, "disabled"),
-    },
-    inputs={"start": Input(ids.WI_PV_START, "n_clicks")},
-    state={
-        "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
-        "run_id": State(ids.RUN, "value"),
-        "data": State(ids.WI_SCENARIO, "data"),
-        "objective": State(ids.WI_PV_OBJECTIVE, "value"),
-        "mode": State(ids.WI_PV_MODE, "value"),
-        "capacity": State(ids.WI_PV_CAPACITY, "value"),
-        "budget": State(ids.WI_PV_BUDGET, "value"),
-    },
-    background=True,
-    progress=Output(ids.WI_PV_BUSY, "children"),
-    progress_default="",
-    running=[
-        (Output(ids.WI_PV_START, "disabled"), True, False),
-        (Output(ids.WI_PV_CANCEL, "disabled"), False, True),
-    ],
-    cancel=[Input(ids.WI_PV_CANCEL, "n_clicks")],
-    prevent_initial_call=True,
+    **proposal_search(
+        start=ids.WI_PV_START,
+        decision=ids.WI_PV_DECISION,
+        tables=TABLES,
+        result=ids.WI_PV_RESULT,
+        apply=ids.WI_PV_APPLY,
+        state={
+            "objective": State(ids.WI_PV_OBJECTIVE, "value"),
+            "mode": State(ids.WI_PV_MODE, "value"),
+            "capacity": State(ids.WI_PV_CAPACITY, "value"),
+            "budget": State(ids.WI_PV_BUDGET, "value"),
+        },
+        cancel=ids.WI_PV_CANCEL,
+        text=ids.WI_PV_BUSY,
+    )
 )
 def provision(
     set_progress: Callable[[str], None],
@@ -165,12 +143,11 @@ def provision(
     """Nodes or capacity the objective needs on the scenario (a worker process)."""
     try:
         seconds = planning_view.parse_objective(objective)
-        engine = context.current().engine
-        inputs = engine.cached_inputs(inputs_key or "")
+        engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
         view = planning_view.provisioning(
             engine,
             inputs,
-            scenario_of(inputs, data, run_id),
+            scenario,
             seconds,
             mode=mode or "nodes",
             node_capacity=parse_positive(capacity, "node capacity", upper=MAX_CAPACITY),
@@ -180,16 +157,8 @@ def provision(
             ),
         )
     except MaceError as exc:
-        return {
-            "decision": str(exc), "color": "danger", "open": True, "queries": [],
-            "nodes": [], "result": None, "apply_disabled": True,
-        }  # fmt: skip
-    return {
-        "decision": view.message,
-        "color": "success" if view.feasible else "warning",
-        "open": True,
-        "queries": view.rows,
-        "nodes": view.nodes,
-        "result": {"scenario": view.scenario, "label": f"provisioned: {view.label}"},
-        "apply_disabled": not view.feasible,
-    }
+        return proposal_failed(exc, TABLES)
+    tables = {"queries": view.rows, "nodes": view.nodes}
+    return proposal_found(
+        view.message, view.feasible, tables, view.scenario, f"provisioned: {view.label}"
+    )

@@ -107,6 +107,32 @@ def write_small_run(
     return topology
 
 
+def append_small_intervals(
+    db: Path, arrivals: Sequence[float], start: int = len(SMALL_ARRIVALS), run_id: str = "small"
+) -> None:
+    """What a later ingestion pass adds to the small run: ``arrivals`` of source s from
+    interval ``start`` on, each operator's CPU its cost times its events."""
+    topology = topology_from_dict(dict(SMALL_TOPOLOGY))
+    intervals = range(start, start + len(arrivals))
+    stats = [
+        (run_id, op.id, 0, interval, int(events), int(events), op.cost[0] * events)
+        for op in topology.operators
+        for interval, events in zip(intervals, arrivals, strict=True)
+    ]
+    con = connect(db)
+    try:
+        with transaction(con, "test ingest"):
+            merge_source_arrivals(
+                con,
+                pd.DataFrame(
+                    {"run_id": run_id, "source": "s", "interval": intervals, "events": arrivals}
+                ).astype({"events": "int64"}),
+            )
+            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+    finally:
+        con.close()
+
+
 # A tandem q1 = a on n1 -> b on n2 (capacities 1) with q2 = c on n1, the same arrivals
 # s = [5, 12, 5, 0, 10] and costs a 0.1, b 0.2, c 0.1, except measured CPU a 1.75 in
 # interval 0 and b 3.0 in interval 1. By hand:
