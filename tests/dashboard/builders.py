@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,6 +62,25 @@ def latency_frame(run_id: str, latency: Mapping[str, Sequence[float | None]]) ->
     return pd.DataFrame(rows)
 
 
+def _merge_counts(
+    con: Any, run_id: str, arrivals: Sequence[float], stats: list[tuple], start: int = 0
+) -> None:
+    """Source s's ``arrivals`` from interval ``start`` on, and operator ``stats`` rows
+    (:data:`STATS_COLUMNS`), as ingestion merges them."""
+    merge_source_arrivals(
+        con,
+        pd.DataFrame(
+            {
+                "run_id": run_id,
+                "source": "s",
+                "interval": range(start, start + len(arrivals)),
+                "events": arrivals,
+            }
+        ).astype({"events": "int64"}),
+    )
+    merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+
+
 def write_small_run(
     db: Path,
     run_id: str = "small",
@@ -82,13 +102,7 @@ def write_small_run(
     try:
         with transaction(con, "test run"):
             write_run(con, run_id, topology, versions)
-            merge_source_arrivals(
-                con,
-                pd.DataFrame(
-                    {"run_id": run_id, "source": "s", "interval": range(len(s)), "events": s}
-                ).astype({"events": "int64"}),
-            )
-            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            _merge_counts(con, run_id, s, stats)
             merge_node_busy(
                 con,
                 pd.DataFrame(
@@ -122,13 +136,7 @@ def append_small_intervals(
     con = connect(db)
     try:
         with transaction(con, "test ingest"):
-            merge_source_arrivals(
-                con,
-                pd.DataFrame(
-                    {"run_id": run_id, "source": "s", "interval": intervals, "events": arrivals}
-                ).astype({"events": "int64"}),
-            )
-            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            _merge_counts(con, run_id, arrivals, stats, start)
     finally:
         con.close()
 
@@ -229,13 +237,7 @@ def write_series_run(
     try:
         with transaction(con, "test run"):
             write_run(con, run_id, topology, versions)
-            merge_source_arrivals(
-                con,
-                pd.DataFrame(
-                    {"run_id": run_id, "source": "s", "interval": range(n), "events": arrivals}
-                ).astype({"events": "int64"}),
-            )
-            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            _merge_counts(con, run_id, arrivals, stats)
             merge_node_busy(
                 con, pd.DataFrame(busy, columns=["run_id", "node", "interval", "busy_seconds"])
             )
