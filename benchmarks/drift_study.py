@@ -1,23 +1,20 @@
 """Drift study (issue 15, Measure): false drift alarms and the delay to flag a cost change.
 
-Runs are the held-out style of the accuracy study (docs/accuracy.md, Fig. 5(b)): three
-clickstream queries (42 operators) placed at random on 4..11 nodes of capacity 1, the
-busiest node at 85% average load with On-Off bursts, stimulus-time scheduling. The
-predictive model is fitted on the first 10% of each run (the product's default); the
-predicted band is [Mace, X + w + eps] of that model for X = Mace and X = the path-aware
-estimate (the product's choice, dashboard/monitoring.py), widened by ``tolerance`` on
-each side (the product's default: w), compared on settled subintervals only, as the
-alert pass does.
+Runs are those of :mod:`benchmarks.study_runs` (the held-out style of the accuracy
+study, docs/accuracy.md, Fig. 5(b)). The predictive model is fitted on the first 10% of
+each run (the product's default); the predicted band is [Mace, X + w + eps] of that
+model for X = Mace and X = the path-aware estimate (the product's choice,
+dashboard/monitoring.py), widened by ``tolerance`` on each side (the product's default:
+w), compared on settled subintervals only, as the alert pass does.
 
 *No change*: the run as simulated; every drift event is a false alarm.
 
-*Cost change at T*: T is the first subinterval after 40% of the run that follows one at
-whose end no node had a backlog. The arrivals from T on are simulated again, from an
-empty system, with every operator's cost scaled by ``factor``; the measured latency is
-the run's before T and the new simulation's from T on: what a cost change at an idle
-moment T gives. The model and its band stay those fitted on the first 10% of the run.
-The delay is the first ``flagged_at`` at or after T, minus T (a drift event flagged
-earlier and still going on at T does not count).
+*Cost change at T* (the run's idle change moment): the arrivals from T on are simulated
+again, from an empty system, with every operator's cost scaled by ``factor``; the
+measured latency is the run's before T and the new simulation's from T on: what a cost
+change at an idle moment T gives. The model and its band stay those fitted on the first
+10% of the run. The delay is the first ``flagged_at`` at or after T, minus T (a drift
+event flagged earlier and still going on at T does not count).
 
     python benchmarks/drift_study.py --runs 8 --duration 120
 """
@@ -27,20 +24,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from benchmarks.accuracy import clickstream_topology, measure_frames
+from benchmarks.study_runs import add_arguments, study_runs
 from estimator.drift import drift_events, settled
 from estimator.fitting import training_window
-from estimator.mace import cumulative_excess
 from estimator.model import Topology
 from estimator.runs import analyse, fitted_operator_dlts, node_loads
-from simulator.run import simulate
 
 KS = (3, 5, 8)
 FACTORS = (0.7, 1.1, 1.25, 1.5)
@@ -64,12 +58,6 @@ def band(
     return analysis.lower, analysis.upper
 
 
-def idle(topology: Topology, dlts: np.ndarray) -> np.ndarray:
-    """Subintervals at whose end no node has a backlog."""
-    caps = np.array([n.capacity for n in topology.nodes]) * topology.subinterval
-    return np.asarray(cumulative_excess(dlts, caps).max(axis=0) <= 1e-12)
-
-
 def first_flag(events: list[Any], t0: int) -> tuple[int | None, str | None]:
     after = [e for e in events if e.flagged_at >= t0]
     return (after[0].flagged_at - t0, after[0].direction) if after else (None, None)
@@ -77,39 +65,22 @@ def first_flag(events: list[Any], t0: int) -> tuple[int | None, str | None]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=8)
-    parser.add_argument("--duration", type=float, default=120.0)
-    parser.add_argument("--seed", type=int, default=7)
+    add_arguments(parser)
     parser.add_argument("--tolerance", type=float, help="band widening in s (default w)")
     args = parser.parse_args(argv)
     clock = time.perf_counter()
     runs: list[dict[str, Any]] = []
-    for r in range(args.runs):
-        seed = args.seed + 1000 * r
-        nodes = 4 + r % 8
-        topology, model = clickstream_topology(
-            3, nodes, np.random.default_rng(seed + 100 + nodes), random_placement=True
-        )
+    for run in study_runs(args):
+        topology, base, t0 = run.topology, run.base, run.change_at
         w = topology.subinterval
         tol = w if args.tolerance is None else args.tolerance
-        times = model.sample(args.duration, np.random.default_rng([seed, 1]))
-        base = measure_frames(simulate(topology, times, "stimulus", np.random.default_rng(seed)))
-        n = base.latency.size
-        quiet = idle(topology, base.dlts)
-        candidates = [t for t in range(int(0.4 * n), int(0.8 * n)) if quiet[t - 1]]
-        t0 = candidates[0] if candidates else None
-        entry: dict[str, Any] = {"seed": seed, "nodes": nodes, "intervals": n, "T": t0}
+        entry: dict[str, Any] = {"seed": run.seed, "nodes": run.nodes, "T": t0}
+        entry["intervals"] = run.intervals
         changed: dict[str, np.ndarray] = {}
         if t0 is not None:
             for factor in FACTORS:
-                later = {s: t[t >= t0 * w] for s, t in times.items()}
-                other = simulate(
-                    scaled(topology, factor), later, "stimulus", np.random.default_rng(seed + 1)
-                )
-                lat = measure_frames(other).latency
-                tail = np.full(n - t0, np.nan)
-                tail[: max(0, min(n, lat.size) - t0)] = lat[t0 : min(n, lat.size)]
-                changed[f"{factor:g}"] = np.concatenate([base.latency[:t0], tail])
+                after = run.simulated_after_change(scaled(topology, factor), run.seed + 1)
+                changed[f"{factor:g}"] = run.spliced_latency(after)
         for estimator in ESTIMATORS:
             lower, upper = band(topology, base.stats, base.counts, estimator)
             ok = settled(upper, w)
@@ -137,7 +108,6 @@ def main(argv: list[str] | None = None) -> int:
                 }
             entry[estimator] = result
         runs.append(entry)
-        print(f"run {r + 1}/{args.runs} done", file=sys.stderr, flush=True)
     summary: dict[str, Any] = {
         "runs": len(runs),
         "duration_s": args.duration,

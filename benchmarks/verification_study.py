@@ -1,15 +1,13 @@
 """Verification study (issue 15, Measure): for placement changes in simulated runs, what
 the model fitted before each change predicted against what was then measured.
 
-Runs are those of ``benchmarks/drift_study.py`` (three clickstream queries, 42
-operators placed at random on 4..11 nodes, 85% load on the busiest node, On-Off
-bursts). The change happens at T, the first subinterval after 40% of the run that
-follows one at whose end no node had a backlog: the arrivals from T on are simulated
-again, from an empty system, under the new placement, and the measured figures are
-the run's before T and the new simulation's from T on. Two changes per run: the
-placement Mace-HC finds (2 s budget) for the model fitted on [0, T) and the arrivals
-of [0, T), and a uniformly random placement. :func:`estimator.verification.check_changes`
-then gives the figures ``mace report --json`` prints under ``changes``.
+Runs are those of :mod:`benchmarks.study_runs`. The change happens at the run's idle
+change moment T: the arrivals from T on are simulated again, from an empty system, under
+the new placement, and the measured figures are the run's before T and the new
+simulation's from T on. Two changes per run: the placement Mace-HC finds (2 s budget)
+for the model fitted on [0, T) and the arrivals of [0, T), and a uniformly random
+placement. :func:`estimator.verification.check_changes` then gives the figures ``mace
+report --json`` prints under ``changes``.
 
     python benchmarks/verification_study.py --runs 8 --duration 120
 """
@@ -19,66 +17,45 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from benchmarks.accuracy import clickstream_topology, measure_frames
-from benchmarks.drift_study import idle
+from benchmarks.study_runs import add_arguments, study_runs
 from estimator.fitting import fit_operator_stats
 from estimator.placement import place
 from estimator.verification import check_changes
-from simulator.run import simulate
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=8)
-    parser.add_argument("--duration", type=float, default=120.0)
-    parser.add_argument("--seed", type=int, default=7)
+    add_arguments(parser)
     args = parser.parse_args(argv)
     clock = time.perf_counter()
     rows: list[dict[str, Any]] = []
-    for r in range(args.runs):
-        seed = args.seed + 1000 * r
-        nodes = 4 + r % 8
-        topology, model = clickstream_topology(
-            3, nodes, np.random.default_rng(seed + 100 + nodes), random_placement=True
-        )
-        w = topology.subinterval
-        times = model.sample(args.duration, np.random.default_rng([seed, 1]))
-        base = measure_frames(simulate(topology, times, "stimulus", np.random.default_rng(seed)))
-        n = base.latency.size
-        quiet = idle(topology, base.dlts)
-        candidates = [t for t in range(int(0.4 * n), int(0.8 * n)) if quiet[t - 1]]
-        if not candidates:
+    for run in study_runs(args):
+        topology, base, t0, n = run.topology, run.base, run.change_at, run.intervals
+        if t0 is None:
             continue
-        t0 = candidates[0]
         fitted = fit_operator_stats(topology, base.stats, (0, t0)).topology
-        rng = np.random.default_rng(seed + 2)
+        rng = np.random.default_rng(run.seed + 2)
         moves = {
             "mace-hc": place(fitted, base.counts[:, :t0], "mace-hc", budget=2.0, rng=rng).placement,
             "random": {
-                op: topology.node_ids[int(rng.integers(nodes))] for op in topology.operator_ids
+                op: topology.node_ids[int(rng.integers(run.nodes))] for op in topology.operator_ids
             },
         }
-        later = {s: t[t >= t0 * w] for s, t in times.items()}
         for name, placement in moves.items():
-            moved = topology.with_placement(placement)
-            after = measure_frames(simulate(moved, later, "stimulus", np.random.default_rng(seed)))
+            after = run.simulated_after_change(topology.with_placement(placement), run.seed)
             stats = pd.concat(
                 [
                     base.stats[base.stats["interval"] < t0],
                     after.stats[(after.stats["interval"] >= t0) & (after.stats["interval"] < n)],
                 ]
             )
-            latency = base.latency.copy()
-            m = min(n, after.latency.size)
-            latency[t0:] = np.nan
-            latency[t0:m] = after.latency[t0:m]
+            latency = run.spliced_latency(after)
             for estimator in ("mace", "path"):
                 (check,) = check_changes(
                     topology,
@@ -91,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 rows.append(
                     {
-                        "seed": seed,
-                        "nodes": nodes,
+                        "seed": run.seed,
+                        "nodes": run.nodes,
                         "move": name,
                         "estimator": estimator,
                         "interval": check.interval,
@@ -105,7 +82,6 @@ def main(argv: list[str] | None = None) -> int:
                         "measured_change": check.measured_change,
                     }
                 )
-        print(f"run {r + 1}/{args.runs} done", file=sys.stderr, flush=True)
     summary: dict[str, Any] = {"seconds": round(time.perf_counter() - clock, 1)}
     for estimator in ("mace", "path"):
         mine = [x for x in rows if x["estimator"] == estimator]

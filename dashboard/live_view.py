@@ -3,7 +3,7 @@
 The dashboard never talks to an engine: it leaves a placement request in the
 database (:mod:`storage.placement_requests`) and the live simulator of
 ``mace demo``, which polls that table, applies it. Pure functions here; the
-callbacks in :mod:`dashboard.pages.whatif` only read and write through them.
+callbacks in :mod:`dashboard.whatif.apply` only read and write through them.
 """
 
 from __future__ import annotations

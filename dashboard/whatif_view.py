@@ -497,11 +497,22 @@ def compare_rows(
     return rows
 
 
-def inputs_for_run(engine: WhatIfEngine, run: RunData) -> RunInputs:
+def inputs_for_run(
+    engine: WhatIfEngine, run: RunData, window: tuple[int, int] | None = None
+) -> RunInputs:
     """The What-if baseline of a run: its latest placement, with costs and selectivities
-    fitted on all its measured statistics (once per run data and placement version),
-    and its measured arrivals."""
+    fitted on its measured statistics in ``window`` (subintervals [start, stop); default
+    all of them), and its measured arrivals in that window (once per run data,
+    placement version and window)."""
     if run.intervals == 0:
         raise ScenarioError(f"run '{run.info.run_id}' has no statistics yet")
-    key = f"{run.key}/placement-{run.versions[-1].version}"
-    return engine.run_inputs(key, run.topology, run.arrivals, run.operator_stats)
+    start, stop = window or (0, run.intervals)
+    stop = min(stop, run.intervals)
+    if not 0 <= start < stop:
+        raise ScenarioError(f"run '{run.info.run_id}' has no data in the baseline window")
+    key = f"{run.key}/placement-{run.versions[-1].version}/window-{start}-{stop}"
+    stats, arrivals = run.operator_stats, run.arrivals
+    if (start, stop) != (0, run.intervals):
+        stats = stats[(stats["interval"] >= start) & (stats["interval"] < stop)]
+        arrivals = arrivals.window(start, stop)
+    return engine.run_inputs(key, run.topology, arrivals, stats)

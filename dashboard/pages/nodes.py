@@ -13,6 +13,7 @@ from dash import Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import context, figures, ids, views, whatif_view
 from dashboard.glossary import term
+from dashboard.jobs import background_job, job_buttons
 from estimator.errors import MaceError, ScenarioError
 from storage import scenarios
 
@@ -110,19 +111,7 @@ def _hosts_section() -> html.Div:
                     _field("Window (min)", ids.ND_HOSTS_WINDOW, 2),
                     _field("Node capacity (CPU-s/s)", ids.ND_HOSTS_CAPACITY, 2),
                     dbc.Col(
-                        [
-                            dbc.Button(
-                                "Compute", id=ids.ND_HOSTS_START, size="sm", color="success"
-                            ),
-                            dbc.Button(
-                                "Cancel",
-                                id=ids.ND_HOSTS_CANCEL,
-                                size="sm",
-                                color="warning",
-                                className="ms-1",
-                                disabled=True,
-                            ),
-                        ],
+                        job_buttons("Compute", ids.ND_HOSTS_START, ids.ND_HOSTS_CANCEL),
                         md=2,
                         className="pt-3",
                     ),
@@ -225,15 +214,7 @@ def hosts_request(run_id: str | None, start: int | None) -> dict[str, Any]:
         "window": State(ids.ND_HOSTS_WINDOW, "value"),
         "capacity": State(ids.ND_HOSTS_CAPACITY, "value"),
     },
-    background=True,
-    progress=[Output(ids.ND_HOSTS_PROGRESS, "value"), Output(ids.ND_HOSTS_PROGRESS, "label")],
-    progress_default=[0, ""],
-    running=[
-        (Output(ids.ND_HOSTS_START, "disabled"), True, False),
-        (Output(ids.ND_HOSTS_CANCEL, "disabled"), False, True),
-    ],
-    cancel=[Input(ids.ND_HOSTS_CANCEL, "n_clicks")],
-    prevent_initial_call=True,
+    **background_job(ids.ND_HOSTS_START, cancel=ids.ND_HOSTS_CANCEL, bar=ids.ND_HOSTS_PROGRESS),
 )
 def hosts(
     set_progress: Callable[[tuple[int, str]], None],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,6 +62,25 @@ def latency_frame(run_id: str, latency: Mapping[str, Sequence[float | None]]) ->
     return pd.DataFrame(rows)
 
 
+def _merge_counts(
+    con: Any, run_id: str, arrivals: Sequence[float], stats: list[tuple], start: int = 0
+) -> None:
+    """Source s's ``arrivals`` from interval ``start`` on, and operator ``stats`` rows
+    (:data:`STATS_COLUMNS`), as ingestion merges them."""
+    merge_source_arrivals(
+        con,
+        pd.DataFrame(
+            {
+                "run_id": run_id,
+                "source": "s",
+                "interval": range(start, start + len(arrivals)),
+                "events": arrivals,
+            }
+        ).astype({"events": "int64"}),
+    )
+    merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+
+
 def write_small_run(
     db: Path,
     run_id: str = "small",
@@ -82,13 +102,7 @@ def write_small_run(
     try:
         with transaction(con, "test run"):
             write_run(con, run_id, topology, versions)
-            merge_source_arrivals(
-                con,
-                pd.DataFrame(
-                    {"run_id": run_id, "source": "s", "interval": range(len(s)), "events": s}
-                ).astype({"events": "int64"}),
-            )
-            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            _merge_counts(con, run_id, s, stats)
             merge_node_busy(
                 con,
                 pd.DataFrame(
@@ -105,6 +119,26 @@ def write_small_run(
     finally:
         con.close()
     return topology
+
+
+def append_small_intervals(
+    db: Path, arrivals: Sequence[float], start: int = len(SMALL_ARRIVALS), run_id: str = "small"
+) -> None:
+    """What a later ingestion pass adds to the small run: ``arrivals`` of source s from
+    interval ``start`` on, each operator's CPU its cost times its events."""
+    topology = topology_from_dict(dict(SMALL_TOPOLOGY))
+    intervals = range(start, start + len(arrivals))
+    stats = [
+        (run_id, op.id, 0, interval, int(events), int(events), op.cost[0] * events)
+        for op in topology.operators
+        for interval, events in zip(intervals, arrivals, strict=True)
+    ]
+    con = connect(db)
+    try:
+        with transaction(con, "test ingest"):
+            _merge_counts(con, run_id, arrivals, stats, start)
+    finally:
+        con.close()
 
 
 # A tandem q1 = a on n1 -> b on n2 (capacities 1) with q2 = c on n1, the same arrivals
@@ -203,13 +237,7 @@ def write_series_run(
     try:
         with transaction(con, "test run"):
             write_run(con, run_id, topology, versions)
-            merge_source_arrivals(
-                con,
-                pd.DataFrame(
-                    {"run_id": run_id, "source": "s", "interval": range(n), "events": arrivals}
-                ).astype({"events": "int64"}),
-            )
-            merge_operator_stats(con, pd.DataFrame(stats, columns=list(STATS_COLUMNS)))
+            _merge_counts(con, run_id, arrivals, stats)
             merge_node_busy(
                 con, pd.DataFrame(busy, columns=["run_id", "node", "interval", "busy_seconds"])
             )

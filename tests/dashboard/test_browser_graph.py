@@ -120,9 +120,14 @@ def test_overview_graph_is_readable_grouped_and_bounded(dash_duo, five_node_db: 
     assert state["inside"]
     assert state["font"] >= 11, state
     assert (state["minZoom"], state["maxZoom"]) == (og.MIN_ZOOM, og.MAX_ZOOM)
+
     # a fast wheel never zooms past the limit; Fit brings the whole graph back
-    wheel(dash_duo, graph, -600, 6)
-    until(lambda: graph_state(dash_duo, graph)["zoom"] > state["zoom"] * 1.5, timeout=5)
+    # (wheeled again until it zooms: a graph still being drawn is fitted once more)
+    def zoomed_in() -> bool:
+        wheel(dash_duo, graph, -600, 6)
+        return graph_state(dash_duo, graph)["zoom"] > state["zoom"] * 1.5
+
+    until(zoomed_in, timeout=15)
     assert graph_state(dash_duo, graph)["zoom"] <= og.MAX_ZOOM
     dash_duo.find_element(f"#{ids.OV_GRAPH_FIT}").click()
     until(lambda: graph_state(dash_duo, graph)["inside"], timeout=10)

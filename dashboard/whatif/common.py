@@ -1,0 +1,239 @@
+"""What the What-if tabs share: callback registration per app, form rows, tables, the
+page's message and note outputs, and the run's baseline and scenario."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, dcc, html
+from dash.dash_table.DataTable import DataTable
+
+from dashboard import context, ids, planning_view, whatif_link, whatif_view
+from dashboard.jobs import background_job
+from estimator.whatif import RunInputs, ScenarioError, WhatIfEngine
+
+
+class CallbackSet:
+    """Callbacks declared at import and registered with ``dash.callback`` by the page.
+
+    Dash Pages executes a page module anew for every app it builds (tests build many),
+    and ``dash.callback`` hands its callbacks to the next app created. A tab module is
+    imported once per process, so it declares its callbacks here and the page module,
+    run once per app, calls :meth:`register`: every app gets every callback once.
+    """
+
+    def __init__(self) -> None:
+        self._declared: list[tuple[tuple[Any, ...], dict[str, Any], Callable[..., Any]]] = []
+
+    def callback(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Any]:
+        """Like ``dash.callback``; the function is returned unchanged (testable as is)."""
+
+        def declare(function: Callable[..., Any]) -> Callable[..., Any]:
+            self._declared.append((args, kwargs, function))
+            return function
+
+        return declare
+
+    def register(self) -> None:
+        """Give the declared callbacks to the app being built. Each gets copies of its
+        declaration: Dash merges a callback's inputs into the ``state`` dict it is given,
+        which must not leak into another callback or another app."""
+        for args, kwargs, function in self._declared:
+            dash.callback(*copy.deepcopy(args), **copy.deepcopy(kwargs))(function)
+
+
+TAB_EDITOR, TAB_ADMIT, TAB_PROVISION, TAB_PLANS = "editor", "admit", "provision", "plans"
+LOADING_DELAY_MS = 300
+"""A spinner shows only over an update slower than this (quick ones do not flicker)."""
+TABLE_STYLE = {"fontSize": 13, "padding": "2px 6px", "textAlign": "left"}
+
+
+def row(label: str | list[Any], *children: Any) -> dbc.Row:
+    """A form row: a small label above its controls, side by side."""
+    return dbc.Row(
+        [dbc.Col(html.Small(label), width=12), *[dbc.Col(c) for c in children]],
+        className="g-1 mb-2",
+    )
+
+
+def loading(child: Any) -> dcc.Loading:
+    """``child`` with a spinner over it while a callback updates it, the old content
+    dimmed (not hidden) under the spinner."""
+    return dcc.Loading(
+        child,
+        type="circle",
+        delay_show=LOADING_DELAY_MS,
+        overlay_style={"visibility": "visible", "opacity": 0.5},
+    )
+
+
+def upload(component: str, text: str, multiple: bool = False) -> dcc.Upload:
+    """A bounded drop zone for YAML or JSON files."""
+    kib = planning_view.MAX_UPLOAD_BYTES // 1024
+    return dcc.Upload(
+        id=component,
+        children=html.Div([text, html.Small(f" (YAML or JSON, at most {kib} KiB each)")]),
+        max_size=planning_view.MAX_UPLOAD_BYTES,
+        multiple=multiple,
+        accept=".yaml,.yml,.json",
+        className="upload-box",
+    )
+
+
+def table(component: str, columns: list[str]) -> DataTable:
+    """A result table whose "ok" column shows NO in red."""
+    return DataTable(
+        id=component,
+        columns=[{"name": c, "id": c} for c in columns],
+        data=[],
+        style_cell=TABLE_STYLE,
+        style_data_conditional=[
+            {"if": {"filter_query": '{ok} = "NO"', "column_id": "ok"}, "color": "#b02a37"}
+        ],
+    )
+
+
+MESSAGE = {
+    "text": Output(ids.WI_MESSAGE, "children", allow_duplicate=True),
+    "open": Output(ids.WI_MESSAGE, "is_open", allow_duplicate=True),
+}
+"""The page's error message (shared by every tab)."""
+
+NOTE = {
+    "note": Output(ids.WI_NOTE, "children", allow_duplicate=True),
+    "note_open": Output(ids.WI_NOTE, "is_open", allow_duplicate=True),
+}
+"""The page's confirmation note."""
+
+
+def notify(note: str) -> dict[str, Any]:
+    """Outputs of a confirmation: the note shown, the error message closed."""
+    return {"note": note, "note_open": bool(note), "text": "", "open": False}
+
+
+def failed(exc: Exception) -> dict[str, Any]:
+    """Outputs of a failure: the note closed, the error message shown."""
+    return {"note": "", "note_open": False, "text": str(exc), "open": True}
+
+
+def run_inputs(run_id: str | None, windows: Any) -> RunInputs:
+    """The What-if baseline of the selected run, on its pinned window (``windows``: the
+    page's session store of them; all the run's data while none is pinned)."""
+    if not run_id:
+        raise ScenarioError("select a run")
+    app = context.current()
+    window = whatif_link.window_for(windows, run_id)
+    return whatif_view.inputs_for_run(app.engine, app.runs.get(run_id), window)
+
+
+def scenario_of(inputs: RunInputs, store: Any, run_id: str | None) -> dict[str, Any]:
+    """The scenario JSON of the run's edit log in the session store."""
+    return whatif_view.fold_edits(inputs, whatif_view.edits_for(store, run_id))
+
+
+SCENARIO = {
+    "run_id": State(ids.RUN, "value"),
+    "data": State(ids.WI_SCENARIO, "data"),
+    "windows": State(ids.WI_BASELINE, "data"),
+}
+"""The selected run, and the session stores of its scenario and of its pinned baseline
+window (callback state)."""
+
+SCENARIO_STATE = {
+    "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
+    "run_id": State(ids.RUN, "value"),
+    "data": State(ids.WI_SCENARIO, "data"),
+}
+"""What a background job rebuilds the scenario from (a worker never reads the database)."""
+
+
+def cached_scenario(
+    inputs_key: str | None, run_id: str | None, data: Any
+) -> tuple[WhatIfEngine, RunInputs, dict[str, Any]]:
+    """In a background job: the engine, the baseline the page showed (from the engine's
+    cache) and the scenario JSON of the session store."""
+    engine = context.current().engine
+    inputs = engine.cached_inputs(inputs_key or "")
+    return engine, inputs, scenario_of(inputs, data, run_id)
+
+
+def decision_alert(component: str) -> dbc.Alert:
+    """The closed alert where a planning tab says what it decided."""
+    return dbc.Alert(id=component, is_open=False, className="mt-2 mb-2")
+
+
+def decision_outputs(component: str) -> dict[str, Output]:
+    """A decision alert's text, colour and visibility as callback outputs."""
+    return {
+        "decision": Output(component, "children"),
+        "color": Output(component, "color"),
+        "open": Output(component, "is_open"),
+    }
+
+
+def decided(text: str, color: str) -> dict[str, Any]:
+    """The values of :func:`decision_outputs`: ``text`` shown in ``color``."""
+    return {"decision": text, "color": color, "open": bool(text)}
+
+
+def result_tables(*columns: tuple[str, Any, int]) -> dbc.Row:
+    """Tables side by side, each (heading, table, width of 12)."""
+    return dbc.Row(
+        [dbc.Col([html.H6(title), content], md=width) for title, content, width in columns]
+    )
+
+
+def proposal_button(text: str, component: str) -> dbc.Button:
+    """The button that loads a planning tab's proposal as the scenario."""
+    return dbc.Button(text, id=component, size="sm", className="mt-2", disabled=True)
+
+
+def proposal_search(
+    *,
+    start: str,
+    decision: str,
+    tables: Mapping[str, str],
+    result: str,
+    apply: str,
+    state: Mapping[str, State],
+    **job: Any,
+) -> dict[str, Any]:
+    """The callback declaration of a planning tab's search: started by the button
+    ``start`` and run in the background (``job``: see :func:`dashboard.jobs.background_job`)
+    on the scenario and ``state``; it answers in the ``decision`` alert and ``tables``
+    (output key -> DataTable id), and keeps its proposal in the store ``result``, which
+    the ``apply`` button loads as the scenario."""
+    return {
+        "output": {
+            **decision_outputs(decision),
+            **{key: Output(component, "data") for key, component in tables.items()},
+            "result": Output(result, "data"),
+            "apply_disabled": Output(apply, "disabled"),
+        },
+        "inputs": {"start": Input(start, "n_clicks")},
+        "state": {**SCENARIO_STATE, **state},
+        **background_job(start, **job),
+    }
+
+
+def proposal_failed(exc: Exception, tables: Iterable[str]) -> dict[str, Any]:
+    """A planning search that failed: the message, empty ``tables``, nothing to apply."""
+    empty: dict[str, list[Any]] = {key: [] for key in tables}
+    return {**decided(str(exc), "danger"), **empty, "result": None, "apply_disabled": True}
+
+
+def proposal_found(
+    message: str, ok: bool, tables: Mapping[str, Any], scenario: Any, label: str
+) -> dict[str, Any]:
+    """A planning search's answer: the decision, its tables, and the proposal (to load
+    as the scenario named ``label``; applicable only if ``ok``)."""
+    return {
+        **decided(message, "success" if ok else "warning"),
+        **tables,
+        "result": {"scenario": scenario, "label": label},
+        "apply_disabled": not ok,
+    }

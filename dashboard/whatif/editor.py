@@ -1,0 +1,622 @@
+"""The What-if page's "Scenario editor" tab: move operators, change nodes and load,
+optimize, undo, save, compare and export scenarios.
+
+Callbacks are thin: they read the form into typed view models (dict-grouped
+``inputs=``/``state=``), ask :mod:`dashboard.whatif_view` (which asks the estimator's
+what-if engine) and lay out the answer. The optimizer is a Dash background callback
+with progress and a Cancel button (:mod:`dashboard.optimizer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import dash_bootstrap_components as dbc
+from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
+from dash.dash_table.DataTable import DataTable
+
+from dashboard import context, graph_panel, ids, operator_graph, optimizer, whatif_view
+from dashboard.glossary import term
+from dashboard.jobs import background_job, job_buttons
+from dashboard.whatif.common import (
+    MESSAGE,
+    NOTE,
+    SCENARIO,
+    SCENARIO_STATE,
+    TAB_EDITOR,
+    CallbackSet,
+    cached_scenario,
+    failed,
+    loading,
+    notify,
+    row,
+    run_inputs,
+    scenario_of,
+)
+from estimator.errors import MaceError
+from estimator.placement import ALGORITHMS
+from estimator.whatif import ScenarioError, parse_positive, scenario_from_json, scenario_to_json
+from storage import scenarios
+
+callbacks = CallbackSet()
+GRAPH_MODES = (operator_graph.NODE, operator_graph.UTILISATION, operator_graph.CHANGE)
+
+
+FIELDS: dict[str, tuple[str, Any]] = {
+    ids.WI_OPERATOR: ("value", None),
+    ids.WI_TARGET: ("value", None),
+    ids.WI_CAP_NODE: ("value", None),
+    ids.WI_CAP_VALUE: ("value", ""),
+    ids.WI_ADD_NODE_ID: ("value", ""),
+    ids.WI_ADD_NODE_CAP: ("value", ""),
+    ids.WI_RATE: ("value", "1"),
+    ids.WI_FACTOR: ("value", "1"),
+    ids.WI_OPT_ALGO: ("value", ["mace-hc"]),
+    ids.WI_OPT_BUDGET: ("value", "3"),
+    ids.WI_OPT_OBJECTIVE: ("value", "system"),
+    ids.WI_OPT_MAX_WORSE: ("value", "10"),
+    ids.WI_SAVE_NAME: ("value", ""),
+    ids.WI_SAVED: ("value", []),
+}
+"""Every form field and its default (the layout's value, and what Reset puts back)."""
+
+
+def _default(component: str) -> Any:
+    return FIELDS[component][1]
+
+
+OBJECTIVES = [
+    {"label": "system worst case", "value": "system"},
+    {"label": "no query worse than X%", "value": "queries"},
+]
+
+
+def tab() -> html.Div:
+    """The scenario editor: the form, the operator graph, the charts and the tables."""
+    controls = dbc.Card(
+        dbc.CardBody(
+            [
+                row(
+                    "Move an operator",
+                    dcc.Dropdown(id=ids.WI_OPERATOR, placeholder="operator"),
+                    dcc.Dropdown(id=ids.WI_TARGET, placeholder="node"),
+                    dbc.Button("Move", id=ids.WI_MOVE, size="sm"),
+                ),
+                row(
+                    "Node capacity (CPU-s/s)",
+                    dcc.Dropdown(id=ids.WI_CAP_NODE, placeholder="node"),
+                    dbc.Input(id=ids.WI_CAP_VALUE, type="text", placeholder="capacity", size="sm"),
+                    dbc.Button("Set", id=ids.WI_SET_CAP, size="sm"),
+                    dbc.Button("Remove node", id=ids.WI_REMOVE_NODE, size="sm", color="danger"),
+                ),
+                row(
+                    "Add a node",
+                    dbc.Input(id=ids.WI_ADD_NODE_ID, placeholder="node id", size="sm"),
+                    dbc.Input(id=ids.WI_ADD_NODE_CAP, placeholder="capacity", size="sm"),
+                    dbc.Button("Add", id=ids.WI_ADD_NODE, size="sm"),
+                ),
+                row(
+                    ["Source rate scale · ", term("subinterval factor")],
+                    dbc.Input(id=ids.WI_RATE, value=_default(ids.WI_RATE), size="sm"),
+                    dbc.Input(id=ids.WI_FACTOR, value=_default(ids.WI_FACTOR), size="sm"),
+                    dbc.Button("Apply", id=ids.WI_APPLY_RATE, size="sm"),
+                    dbc.Button("Reset", id=ids.WI_RESET, size="sm", color="secondary"),
+                ),
+                row(
+                    "Optimize placement (algorithms, budget in s)",
+                    dcc.Dropdown(
+                        id=ids.WI_OPT_ALGO,
+                        options=list(ALGORITHMS),
+                        value=_default(ids.WI_OPT_ALGO),
+                        multi=True,
+                    ),
+                    dbc.Input(id=ids.WI_OPT_BUDGET, value=_default(ids.WI_OPT_BUDGET), size="sm"),
+                    *job_buttons("Optimize", ids.WI_OPT_START, ids.WI_OPT_CANCEL),
+                ),
+                row(
+                    "Objective (X in %)",
+                    dcc.Dropdown(
+                        id=ids.WI_OPT_OBJECTIVE,
+                        options=OBJECTIVES,
+                        value=_default(ids.WI_OPT_OBJECTIVE),
+                        clearable=False,
+                    ),
+                    dbc.Input(
+                        id=ids.WI_OPT_MAX_WORSE,
+                        value=_default(ids.WI_OPT_MAX_WORSE),
+                        size="sm",
+                        placeholder="X %",
+                    ),
+                ),
+                dbc.Progress(id=ids.WI_OPT_PROGRESS, value=0, label="", className="mb-2"),
+                html.Small(id=ids.WI_OPT_STATUS, className="d-block mb-2"),
+                DataTable(
+                    id=ids.WI_OPT_QUERIES,
+                    columns=[
+                        {"name": c, "id": c}
+                        for c in ("query", "current (s)", "optimized (s)", "change")
+                    ],
+                    data=[],
+                    style_cell={"fontSize": 13, "padding": "2px 6px"},
+                ),
+                dbc.Button(
+                    "Use optimized placement", id=ids.WI_OPT_APPLY, size="sm", disabled=True
+                ),
+                html.Hr(),
+                html.Small("Edits of this scenario"),
+                html.Div(id=ids.WI_EDITS, className="mb-2"),
+                row(
+                    "Scenarios",
+                    dbc.Input(id=ids.WI_SAVE_NAME, placeholder="name", size="sm"),
+                    dbc.Button("Save", id=ids.WI_SAVE, size="sm"),
+                ),
+                row(
+                    "",
+                    dcc.Dropdown(id=ids.WI_SAVED, placeholder="saved scenarios", multi=True),
+                    dbc.Button("Load", id=ids.WI_LOAD, size="sm"),
+                    dbc.Button("Compare", id=ids.WI_COMPARE, size="sm"),
+                    dbc.Button("Export YAML", id=ids.WI_EXPORT, size="sm"),
+                ),
+            ]
+        )
+    )
+    return html.Div(
+        [
+            dbc.Row(
+                [
+                    dbc.Col(controls, md=4),
+                    dbc.Col(
+                        loading(
+                            graph_panel.panel(
+                                ids.WI_GRAPH,
+                                ids.WI_GRAPH_MODE,
+                                ids.WI_GRAPH_LEGEND,
+                                ids.WI_GRAPH_FIT,
+                                GRAPH_MODES,
+                                operator_graph.EDITOR,
+                            )
+                        ),
+                        md=8,
+                    ),
+                ]
+            ),
+            dbc.Row(
+                [
+                    dbc.Col(loading(dcc.Graph(id=ids.WI_MACE)), md=7),
+                    dbc.Col(loading(dcc.Graph(id=ids.WI_QUERIES)), md=5),
+                ]
+            ),
+            html.H6("Placement (edit the node column, then apply)"),
+            DataTable(
+                id=ids.WI_TABLE,
+                columns=[
+                    {"name": "operator", "id": "operator", "editable": False},
+                    {"name": "query", "id": "query", "editable": False},
+                    {"name": "node", "id": "node", "editable": True},
+                ],
+                page_size=15,
+                filter_action="native",
+                style_cell={"fontSize": 13, "padding": "2px 6px"},
+            ),
+            dbc.Button("Apply table", id=ids.WI_APPLY_TABLE, size="sm", className="my-2"),
+            html.H6("Scenario comparison"),
+            loading(DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13})),
+        ],
+        className="pt-2",
+    )
+
+
+def _optimized(form: whatif_view.EditForm) -> dict[str, Any]:
+    placement = (form.optimized or {}).get("placement")
+    if not placement:
+        raise ScenarioError("optimize: no optimized placement yet")
+    return {"placement": placement}
+
+
+EDITS: dict[str, tuple[str, Callable[[whatif_view.EditForm], dict[str, Any]]]] = {
+    ids.WI_MOVE: ("move", lambda f: {"operator": f.operator, "node": f.target}),
+    ids.WI_SET_CAP: ("capacity", lambda f: {"node": f.cap_node, "capacity": f.cap_value}),
+    ids.WI_REMOVE_NODE: ("remove_node", lambda f: {"node": f.cap_node}),
+    ids.WI_ADD_NODE: ("add_node", lambda f: {"node": f.add_id, "capacity": f.add_cap}),
+    ids.WI_APPLY_RATE: ("load", lambda f: {"rate_scale": f.rate, "factor": f.factor}),
+    ids.WI_APPLY_TABLE: ("table", lambda f: {"rows": f.rows}),
+    ids.WI_OPT_APPLY: ("placement", _optimized),
+}
+"""Which page action each button triggers, and the form values it takes."""
+
+
+def _load_saved(form: whatif_view.EditForm) -> dict[str, Any]:
+    if not form.saved:
+        raise ScenarioError("load: select a saved scenario")
+    with context.current().database.cursor() as cur:
+        loaded = scenarios.load_scenario(cur, form.saved[0])
+    scenario = scenario_to_json(scenario_from_json(loaded.scenario))
+    return {"name": loaded.name, "scenario": scenario}
+
+
+PROPOSALS = {ids.WI_AD_APPLY: "admitted", ids.WI_PV_APPLY: "provisioned"}
+"""The planning tabs' buttons that load their proposal as the scenario, and its state."""
+
+
+def _proposal(proposal: Any) -> dict[str, Any]:
+    if not isinstance(proposal, Mapping) or not isinstance(proposal.get("scenario"), Mapping):
+        raise ScenarioError("nothing to load: run the planner first")
+    return {"name": str(proposal.get("label", "proposal")), "scenario": proposal["scenario"]}
+
+
+@callbacks.callback(
+    output={
+        "scenario": Output(ids.WI_SCENARIO, "data"),
+        "tab": Output(ids.WI_TABS, "active_tab"),
+        **MESSAGE,
+        **NOTE,
+    },
+    inputs={
+        "clicks": {
+            key: Input(key, "n_clicks") for key in [*EDITS, ids.WI_LOAD, ids.WI_RESET, *PROPOSALS]
+        },
+        "undo": Input({"type": ids.WI_UNDO, "index": ALL}, "n_clicks"),
+        "tapped": Input(ids.WI_GRAPH, "tapNodeData"),
+    },
+    state={
+        **SCENARIO,
+        "proposals": {
+            key: State(ids.WI_AD_RESULT if key == ids.WI_AD_APPLY else ids.WI_PV_RESULT, "data")
+            for key in PROPOSALS
+        },
+        "form": {
+            "operator": State(ids.WI_OPERATOR, "value"),
+            "target": State(ids.WI_TARGET, "value"),
+            "cap_node": State(ids.WI_CAP_NODE, "value"),
+            "cap_value": State(ids.WI_CAP_VALUE, "value"),
+            "add_id": State(ids.WI_ADD_NODE_ID, "value"),
+            "add_cap": State(ids.WI_ADD_NODE_CAP, "value"),
+            "rate": State(ids.WI_RATE, "value"),
+            "factor": State(ids.WI_FACTOR, "value"),
+            "rows": State(ids.WI_TABLE, "data"),
+            "optimized": State(ids.WI_OPT_RESULT, "data"),
+            "saved": State(ids.WI_SAVED, "value"),
+        },
+    },
+    prevent_initial_call=True,
+)
+def edit(
+    clicks: dict[str, Any],
+    undo: list[Any],
+    tapped: Any,
+    run_id: str | None,
+    data: dict[str, Any] | None,
+    windows: Any,
+    proposals: dict[str, Any],
+    form: dict[str, Any],
+) -> dict[str, Any]:
+    """One more edit in the run's edit log (or an undo, or Reset, or a planning tab's
+    proposal loaded as the scenario), with a confirmation."""
+    trigger = ctx.triggered_id
+    unchanged = {"scenario": no_update, "text": no_update, "note": no_update, "tab": no_update}
+    if trigger == ids.WI_GRAPH:
+        return {**unchanged, "open": False, "note_open": no_update}
+    undoing = isinstance(trigger, Mapping) and trigger.get("type") == ids.WI_UNDO
+    if undoing and not ctx.triggered[0]["value"]:  # the list was redrawn, nothing clicked
+        return {**unchanged, "open": no_update, "note_open": no_update}
+    values = whatif_view.EditForm(**form)
+    edits = whatif_view.edits_for(data, run_id)
+    try:
+        inputs = run_inputs(run_id, windows)
+        if trigger == ids.WI_RESET:
+            result = whatif_view.EditResult([], "reset: no edits")
+        elif undoing:
+            result = whatif_view.undo_edit(inputs, edits, int(trigger["index"]))
+        elif trigger == ids.WI_LOAD:
+            result = whatif_view.add_edit(inputs, edits, "load_saved", _load_saved(values))
+        elif trigger in PROPOSALS:
+            proposal = _proposal(proposals.get(trigger))
+            result = whatif_view.add_edit(inputs, edits, "load_saved", proposal)
+        elif trigger in EDITS:
+            action, read = EDITS[trigger]
+            result = whatif_view.add_edit(inputs, edits, action, read(values))
+        else:
+            raise ScenarioError("unknown action")
+    except MaceError as exc:
+        return {"scenario": no_update, "tab": no_update, **failed(exc)}
+    store = whatif_view.with_edits(data, run_id or "", result.edits)
+    tab = TAB_EDITOR if isinstance(trigger, str) and trigger in PROPOSALS else no_update
+    return {"scenario": store, "tab": tab, **notify(result.note)}
+
+
+@callbacks.callback(
+    Output(ids.WI_EDITS, "children"),
+    Input(ids.WI_SCENARIO, "data"),
+    Input(ids.RUN, "value"),
+)
+def edit_list(data: Any, run_id: str | None) -> Any:
+    """The edits made so far on this run, each with its undo button."""
+    edits = whatif_view.edits_for(data, run_id)
+    if not edits:
+        return html.Small("no edits yet", className="text-muted")
+    return html.Ol(
+        [
+            html.Li(
+                [
+                    html.Span(edit["label"], className="me-2"),
+                    dbc.Button(
+                        "undo",
+                        id={"type": ids.WI_UNDO, "index": k},
+                        size="sm",
+                        color="link",
+                        className="p-0 align-baseline",
+                    ),
+                ]
+            )
+            for k, edit in enumerate(edits)
+        ],
+        className="mb-0 small",
+    )
+
+
+@callbacks.callback(
+    output={
+        "fields": {c: Output(c, prop, allow_duplicate=True) for c, (prop, _) in FIELDS.items()},
+        "result": Output(ids.WI_OPT_RESULT, "data", allow_duplicate=True),
+        "status": Output(ids.WI_OPT_STATUS, "children", allow_duplicate=True),
+        "queries": Output(ids.WI_OPT_QUERIES, "data", allow_duplicate=True),
+        "apply_disabled": Output(ids.WI_OPT_APPLY, "disabled", allow_duplicate=True),
+    },
+    inputs={"reset": Input(ids.WI_RESET, "n_clicks")},
+    prevent_initial_call=True,
+)
+def reset_fields(reset: Any) -> dict[str, Any]:
+    """Reset clears every field of the form, and the optimizer's result."""
+    return {
+        "fields": {c: value for c, (_, value) in FIELDS.items()},
+        "result": None,
+        "status": "",
+        "queries": [],
+        "apply_disabled": True,
+    }
+
+
+@callbacks.callback(
+    output={
+        "latency": Output(ids.WI_MACE, "figure"),
+        "queries": Output(ids.WI_QUERIES, "figure"),
+        "elements": Output(ids.WI_GRAPH, "elements"),
+        "table": Output(ids.WI_TABLE, "data"),
+        "summary": Output(ids.WI_MACE_WC, "children"),
+        "operators": Output(ids.WI_OPERATOR, "options"),
+        "targets": Output(ids.WI_TARGET, "options"),
+        "cap_nodes": Output(ids.WI_CAP_NODE, "options"),
+        "saved": Output(ids.WI_SAVED, "options"),
+        "inputs_key": Output(ids.WI_INPUTS_KEY, "data"),
+        **MESSAGE,
+    },
+    inputs={
+        "run_id": Input(ids.RUN, "value"),
+        "data": Input(ids.WI_SCENARIO, "data"),
+        "selected": Input(ids.WI_OPERATOR, "value"),
+        "estimator": Input(ids.ESTIMATOR, "value"),
+        "windows": Input(ids.WI_BASELINE, "data"),
+    },
+    prevent_initial_call="initial_duplicate",
+)
+def show(
+    run_id: str | None,
+    data: dict[str, Any] | None,
+    selected: str | None,
+    estimator: str | None,
+    windows: Any,
+) -> dict[str, Any]:
+    try:
+        inputs = run_inputs(run_id, windows)
+        app = context.current()
+        scenario = scenario_of(inputs, data, run_id)
+        view = whatif_view.render(app.engine, inputs, scenario, selected, estimator or "mace")
+        with app.database.cursor() as cur:
+            saved = scenarios.list_scenarios(cur, run_id or "")
+    except MaceError as exc:
+        empty: dict[str, Any] = {}
+        return {
+            "latency": empty, "queries": empty, "elements": [], "table": [], "summary": "",
+            "operators": [], "targets": [], "cap_nodes": [], "saved": [],
+            "inputs_key": None, "text": str(exc), "open": True,
+        }  # fmt: skip
+    return {
+        "latency": view.latency_figure,
+        "queries": view.query_figure,
+        "elements": view.graph.elements,
+        "table": view.table_rows,
+        "summary": view.summary,
+        "operators": view.operator_options,
+        "targets": view.node_options,
+        "cap_nodes": view.node_options,
+        "saved": _saved_options(saved),
+        "inputs_key": inputs.key,
+        "text": no_update,
+        "open": no_update,
+    }
+
+
+def _saved_options(saved: list[scenarios.SavedScenario]) -> list[dict[str, str]]:
+    return [
+        {"label": f"{s.name} ({s.created_at:%Y-%m-%d %H:%M})", "value": s.scenario_id}
+        for s in saved
+    ]
+
+
+@callbacks.callback(
+    Output(ids.WI_GRAPH, "stylesheet"),
+    Output(ids.WI_GRAPH_LEGEND, "children"),
+    Input(ids.WI_GRAPH_MODE, "value"),
+    Input(ids.WI_GRAPH, "elements"),
+)
+def graph_colours(mode: str | None, elements: list[dict[str, Any]] | None) -> tuple:
+    """The operator graph's colours and legend for the chosen mode."""
+    return graph_panel.styled(mode, elements, GRAPH_MODES)
+
+
+@callbacks.callback(
+    Output(ids.WI_GRAPH, "layout"),
+    Input(ids.WI_GRAPH_FIT, "n_clicks"),
+    prevent_initial_call=True,
+)
+def graph_fit(clicks: int | None) -> dict[str, Any]:
+    return graph_panel.refit(clicks)
+
+
+@callbacks.callback(
+    Output(ids.WI_OPERATOR, "value"),
+    Input(ids.WI_GRAPH, "tapNodeData"),
+    prevent_initial_call=True,
+)
+def select_from_graph(tapped: dict[str, Any] | None) -> Any:
+    if not tapped or "node" not in tapped:
+        return no_update
+    return tapped.get("id")
+
+
+@callbacks.callback(
+    output={
+        "result": Output(ids.WI_OPT_RESULT, "data"),
+        "status": Output(ids.WI_OPT_STATUS, "children"),
+        "apply_disabled": Output(ids.WI_OPT_APPLY, "disabled"),
+        "queries": Output(ids.WI_OPT_QUERIES, "data"),
+        **MESSAGE,
+    },
+    inputs={"start": Input(ids.WI_OPT_START, "n_clicks")},
+    state={
+        **SCENARIO_STATE,
+        "algorithms": State(ids.WI_OPT_ALGO, "value"),
+        "budget": State(ids.WI_OPT_BUDGET, "value"),
+        "objective": State(ids.WI_OPT_OBJECTIVE, "value"),
+        "max_worse": State(ids.WI_OPT_MAX_WORSE, "value"),
+    },
+    **background_job(ids.WI_OPT_START, cancel=ids.WI_OPT_CANCEL, bar=ids.WI_OPT_PROGRESS),
+)
+def optimize(
+    set_progress: Callable[[tuple[int, str]], None],
+    start: Any,
+    inputs_key: str | None,
+    run_id: str | None,
+    data: Any,
+    algorithms: Any,
+    budget: Any,
+    objective: str | None,
+    max_worse: Any,
+) -> dict[str, Any]:
+    """Runs in a worker process: the run's inputs come from the engine's cache (filled
+    when the page showed the run), never from the database."""
+    try:
+        seconds = parse_positive(budget, "time budget", upper=optimizer.MAX_BUDGET)
+        limit = optimizer.parse_limit(objective, max_worse)
+        engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
+        evaluator = engine.evaluator(inputs, scenario_from_json(scenario))
+        shown: list[tuple[int, str]] = []
+
+        def report(progress: optimizer.Progress) -> None:
+            update = (progress.percent, progress.label)
+            if not shown or shown[-1] != update:  # one cache write per visible change
+                shown.append(update)
+                set_progress(update)
+
+        outcome = optimizer.optimize(
+            evaluator.topology,
+            evaluator.model,
+            list(algorithms or []),
+            seconds,
+            report,
+            max_worse=limit,
+        )
+    except MaceError as exc:
+        return {
+            "result": no_update, "status": "", "apply_disabled": True, "queries": [],
+            "text": str(exc), "open": True,
+        }  # fmt: skip
+    return {
+        "result": {"placement": outcome.placement, "best_wc": outcome.best_wc},
+        "status": outcome.label,
+        "apply_disabled": False,
+        "queries": outcome.query_rows(),
+        "text": no_update,
+        "open": no_update,
+    }
+
+
+@callbacks.callback(
+    output={"options": Output(ids.WI_SAVED, "options", allow_duplicate=True), **MESSAGE, **NOTE},
+    inputs={"save": Input(ids.WI_SAVE, "n_clicks")},
+    state={
+        **SCENARIO,
+        "name": State(ids.WI_SAVE_NAME, "value"),
+    },
+    prevent_initial_call=True,
+)
+def save(
+    save: Any, run_id: str | None, data: Any, windows: Any, name: str | None
+) -> dict[str, Any]:
+    try:
+        app = context.current()
+        inputs = run_inputs(run_id, windows)
+        scenario = scenario_of(inputs, data, run_id)
+        whatif_view.validate(app.engine, inputs, scenario)  # only valid scenarios
+        with app.database.cursor() as cur:
+            scenarios.save_scenario(cur, run_id or "", name or "", scenario)
+            saved = scenarios.list_scenarios(cur, run_id or "")
+    except MaceError as exc:
+        return {"options": no_update, **failed(exc)}
+    return {"options": _saved_options(saved), **notify(f"saved scenario '{(name or '').strip()}'")}
+
+
+@callbacks.callback(
+    output={
+        "rows": Output(ids.WI_COMPARE_TABLE, "data"),
+        "columns": Output(ids.WI_COMPARE_TABLE, "columns"),
+        **MESSAGE,
+    },
+    inputs={"compare": Input(ids.WI_COMPARE, "n_clicks")},
+    state={
+        **SCENARIO,
+        "saved": State(ids.WI_SAVED, "value"),
+        "estimator": State(ids.ESTIMATOR, "value"),
+    },
+    prevent_initial_call=True,
+)
+def compare(
+    compare: Any,
+    run_id: str | None,
+    data: Any,
+    windows: Any,
+    saved: list[str] | None,
+    estimator: str | None,
+) -> dict[str, Any]:
+    try:
+        inputs = run_inputs(run_id, windows)
+        named: list[tuple[str, Any]] = [("this scenario", scenario_of(inputs, data, run_id))]
+        with context.current().database.cursor() as cur:
+            for scenario_id in saved or []:
+                stored = scenarios.load_scenario(cur, scenario_id)
+                named.append((stored.name, stored.scenario))
+        rows = whatif_view.compare_rows(
+            context.current().engine, inputs, named, estimator or "mace"
+        )
+    except MaceError as exc:
+        return {"rows": no_update, "columns": no_update, "text": str(exc), "open": True}
+    columns = [{"name": k, "id": k} for k in dict.fromkeys(k for r in rows for k in r)]
+    return {"rows": rows, "columns": columns, "text": no_update, "open": no_update}
+
+
+@callbacks.callback(
+    output={"download": Output(ids.WI_DOWNLOAD, "data"), **MESSAGE},
+    inputs={"export": Input(ids.WI_EXPORT, "n_clicks")},
+    state=SCENARIO,
+    prevent_initial_call=True,
+)
+def export(export: Any, run_id: str | None, data: Any, windows: Any) -> dict[str, Any]:
+    try:
+        inputs = run_inputs(run_id, windows)
+        scenario = scenario_of(inputs, data, run_id)
+        text = whatif_view.export_topology(context.current().engine, inputs, scenario)
+    except MaceError as exc:
+        return {"download": no_update, "text": str(exc), "open": True}
+    content = {"content": text, "filename": f"{run_id}-scenario.yaml"}
+    return {"download": content, "text": no_update, "open": no_update}
