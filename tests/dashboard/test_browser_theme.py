@@ -27,9 +27,7 @@ def _prefer(dash_duo, scheme: str) -> None:
 
 
 def _page_background(dash_duo) -> str:
-    return dash_duo.driver.execute_script(
-        "return getComputedStyle(document.body).backgroundColor;"
-    )
+    return dash_duo.driver.execute_script("return getComputedStyle(document.body).backgroundColor;")
 
 
 def _figure_colours(dash_duo) -> dict[str, str]:
