@@ -131,10 +131,10 @@ def poll_store(db: Path, every: float, stop: threading.Event, seen: dict[int, li
                 low = max((k for k in seen), default=0) - 30
                 frame = source_arrivals_frame(con, run["id"], start=max(low, 0))
                 now = time.time()
-                for interval, events in frame.groupby("interval")["events"].sum().items():
-                    entry = seen.setdefault(int(interval), [None, now])
-                    if entry[0] != events:
-                        seen[int(interval)] = [events, now]
+                totals = frame.groupby("interval")["events"].sum()
+                for interval, events in zip(totals.index.tolist(), totals.tolist(), strict=True):
+                    if seen.get(interval, [None])[0] != events:
+                        seen[interval] = [events, now]
         except Exception as exc:  # the store is being created or migrated: try again
             print(f"freshness: poll failed: {exc}", file=sys.stderr)
         stop.wait(every)

@@ -45,7 +45,7 @@ from mace.serve_command import (
 DEMO_WORKLOAD = "clickstream-5q"
 DEMO_INGEST_EVERY = 2.0
 DEMO_NODES = 5
-DEMO_FLUSH_EVERY = 1.0
+DEMO_FLUSH_EVERY = 2.0
 DEMO_SPEED = 0.1
 """The demo's machines run at a tenth of the workload's node capacity, and its sources at
 a tenth of the rates: the same utilisation and the same backlogs in seconds (CE/C), from
