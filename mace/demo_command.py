@@ -137,6 +137,7 @@ def _run_in(workdir: Path, start_engine: Engine, args: argparse.Namespace) -> in
         )
         # the server first: when its port is taken, nothing else has started
         running.callback(start_server(app, args.host, args.port))
+        start_spark_first()
         running.callback(start_engine(landing, run_id, args.seed))
         # ingested landing files are deleted (the manifest remembers them): the demo's
         # disk use stays bounded however long it runs
@@ -147,6 +148,19 @@ def _run_in(workdir: Path, start_engine: Engine, args: argparse.Namespace) -> in
     if args.duration is not None and completed:
         _final_report(landing, db, run_id)
     return 0
+
+
+def start_spark_first() -> None:
+    """Start Spark before the engine. Otherwise the first pass starts the JVM (a minute
+    or more on a busy machine) while the engine writes, and every later pass inherits
+    that backlog: the newest data on the Overview stays minutes old (docs/speed.md)."""
+    from ingest.session import DEFAULT_MASTER, ready_spark
+
+    print("demo: starting Spark", flush=True)
+    try:
+        ready_spark(DEFAULT_MASTER)
+    except MaceError as exc:  # the scheduled passes retry with back-off and say why
+        print(f"demo: Spark is not ready yet: {exc}", file=sys.stderr, flush=True)
 
 
 def _final_report(landing: Path, db: Path, run_id: str) -> None:
