@@ -17,6 +17,7 @@ version) and the request is marked applied or refused.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import shutil
 import sys
@@ -42,13 +43,22 @@ from mace.serve_command import (
 )
 
 DEMO_WORKLOAD = "clickstream-5q"
-DEMO_INGEST_EVERY = 5.0
+DEMO_INGEST_EVERY = 2.0
 DEMO_NODES = 5
 DEMO_FLUSH_EVERY = 2.0
+DEMO_SPEED = 0.1
+"""The demo's machines run at a tenth of the workload's node capacity, and its sources at
+a tenth of the rates: the same utilisation and the same backlogs in seconds (CE/C), from
+a tenth of the events (about 2,000 a second and 15,000 execution records instead of
+21,000 and 145,000). At full rate, local Spark on two cores could not ingest the records
+as fast as the simulator wrote them, and the newest data on the Overview fell minutes
+behind (docs/speed.md, "Data freshness in mace demo")."""
 SOURCE_STOP_TIMEOUT = 60.0
 
 if TYPE_CHECKING:
+    from estimator.model import Topology
     from simulator.live import PlacementRequest
+    from simulator.workloads import ArrivalModel
 
 Stop = Callable[[], None]
 Engine = Callable[[Path, str, int], Stop]
@@ -127,6 +137,7 @@ def _run_in(workdir: Path, start_engine: Engine, args: argparse.Namespace) -> in
         )
         # the server first: when its port is taken, nothing else has started
         running.callback(start_server(app, args.host, args.port))
+        start_spark_first()
         running.callback(start_engine(landing, run_id, args.seed))
         # ingested landing files are deleted (the manifest remembers them): the demo's
         # disk use stays bounded however long it runs
@@ -137,6 +148,19 @@ def _run_in(workdir: Path, start_engine: Engine, args: argparse.Namespace) -> in
     if args.duration is not None and completed:
         _final_report(landing, db, run_id)
     return 0
+
+
+def start_spark_first() -> None:
+    """Start Spark before the engine. Otherwise the first pass starts the JVM (a minute
+    or more on a busy machine) while the engine writes, and every later pass inherits
+    that backlog: the newest data on the Overview stays minutes old (docs/speed.md)."""
+    from ingest.session import DEFAULT_MASTER, ready_spark
+
+    print("demo: starting Spark", flush=True)
+    try:
+        ready_spark(DEFAULT_MASTER)
+    except MaceError as exc:  # the scheduled passes retry with back-off and say why
+        print(f"demo: Spark is not ready yet: {exc}", file=sys.stderr, flush=True)
 
 
 def _final_report(landing: Path, db: Path, run_id: str) -> None:
@@ -201,9 +225,8 @@ def start_simulator(
     """The simulator's live mode for the demo workload, in a daemon thread; ``requests``
     is polled for placement changes (see :func:`placement_inbox`)."""
     from simulator.live import run_live
-    from simulator.workloads import workload_model
 
-    topology, model = workload_model(DEMO_WORKLOAD, nodes=DEMO_NODES, seed=seed)
+    topology, model = demo_workload(seed)
     stop = threading.Event()
 
     def simulate() -> None:
@@ -230,6 +253,23 @@ def start_simulator(
         thread.join(timeout=SOURCE_STOP_TIMEOUT)
 
     return stop_simulation
+
+
+def demo_workload(seed: int) -> tuple[Topology, ArrivalModel]:
+    """The demo's workload: ``DEMO_WORKLOAD`` on ``DEMO_NODES`` nodes, slowed to
+    ``DEMO_SPEED`` (capacities and source rates alike)."""
+    from estimator.model import replace_capacities
+    from simulator.workloads import ArrivalModel, workload_model
+
+    topology, model = workload_model(DEMO_WORKLOAD, nodes=DEMO_NODES, seed=seed)
+    slow = replace_capacities(
+        topology, {node: c * DEMO_SPEED for node, c in topology.capacity_by_node.items()}
+    )
+    streams = {
+        source: dataclasses.replace(stream, rate=stream.rate * DEMO_SPEED)
+        for source, stream in model.streams.items()
+    }
+    return slow, ArrivalModel(streams)
 
 
 FLINK_JOB = "clickstream"

@@ -234,7 +234,9 @@ def _migrate(
     return node_heap
 
 
-@njit(cache=True)
+# nogil: a live simulation runs beside the dashboard in one process (``mace demo``);
+# holding the GIL for a whole segment (seconds) stalled every callback meanwhile
+@njit(cache=True, nogil=True)
 def _engine(
     capacity, policy, train, op_node_e, op_sink, op_product, op_coef, op_first_port, op_ports,
     port_op, port_number, port_cost, port_sel, down_ptr, down_port, producer_bytes, link_id,

@@ -1,4 +1,4 @@
-"""``mace demo --duration`` end to end: the live simulator, Spark ingestion every 5 s, the
+"""``mace demo --duration`` end to end: the live simulator, Spark ingestion every 2 s, the
 dashboard served meanwhile, then a clean stop, a final ingestion and the report summary."""
 
 from __future__ import annotations

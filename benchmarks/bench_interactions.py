@@ -1,0 +1,342 @@
+"""Benchmark: page load and interaction times, measured server-side, idle and while ingesting.
+
+A store holds two runs of ``clickstream-5q`` with 3600 subintervals, 70 operators and 13
+nodes (``fill_store.fill``). The dashboard is served as ``mace serve`` serves it
+(waitress, ``SERVER_THREADS`` threads, this process), and headless Chromium uses it:
+every interaction goes through Dash's renderer (``dash_clientside.set_props``, as a click
+or a choice does), so the callbacks and their bodies are exactly the browser's. A wrapper
+around the callback endpoint records each callback's start and end. An interaction's
+time is from the first callback it fired starting to the last one ending, once the page
+is quiet again: server time, without the network and the drawing.
+
+Measured: Overview first paint (every callback fired on load), estimator switch, run
+switch, node switch on Nodes, capacity change and capacity validation (a refused value)
+on What-if. Each ``--repeats`` times, idle, then again while a live ingestion runs in the
+same process: ``mace demo``'s live simulator writing a landing folder and the ingestion
+scheduler passing it through local Spark every 2 s, into the same store. Each busy
+interaction says which share of its time a Spark pass was running. The reference timed
+in the same run is the idle phase. Prints JSON (medians and maxima).
+
+    .venv/bin/python benchmarks/bench_interactions.py --json [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import ingest.job
+from benchmarks.fill_store import fill
+from dashboard import ids
+from dashboard.app import CALLBACK_PATH, create_app
+from storage.db import connect
+from storage.reads import list_runs
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+QUIET = 1.0  # seconds without a callback: the interaction is over
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Recorder:
+    """Start and end (perf_counter) of every callback request the server answers."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[float, float, str, float]] = []  # start, end, output, CPU
+        self.in_flight = 0
+        self.last = time.perf_counter()
+        self._lock = threading.Lock()
+
+    def wrap(self, server: Any) -> None:
+        endpoint = next(
+            rule.endpoint
+            for rule in server.url_map.iter_rules()
+            if rule.rule.endswith(CALLBACK_PATH)
+        )
+        dispatch = server.view_functions[endpoint]
+
+        @functools.wraps(dispatch)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            import flask
+
+            output = str((flask.request.get_json(silent=True) or {}).get("output", "?"))
+            with self._lock:
+                self.in_flight += 1
+            start, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return dispatch(*args, **kwargs)
+            finally:
+                end = time.perf_counter()
+                with self._lock:
+                    self.in_flight -= 1
+                    self.last = end
+                    self.calls.append((start, end, output, time.thread_time() - cpu))
+
+        server.view_functions[endpoint] = timed
+
+    def measure(self, act: Callable[[], None], timeout: float = 120.0) -> dict[str, Any]:
+        """Do ``act`` and wait until the page is quiet; the callbacks it caused."""
+        mark = len(self.calls)
+        begun = time.perf_counter()
+        act()
+        deadline = begun + timeout
+        while time.perf_counter() < deadline:
+            time.sleep(0.1)
+            with self._lock:
+                quiet = self.in_flight == 0 and time.perf_counter() - self.last > QUIET
+                fired = len(self.calls) > mark
+            if quiet and (fired or time.perf_counter() - begun > 5):
+                break  # over (or it fired nothing at all)
+        calls = self.calls[mark:]
+        if not calls:
+            return {"callbacks": 0, "server_s": None}
+        return {
+            "callbacks": len(calls),
+            "server_s": max(c[1] for c in calls) - min(c[0] for c in calls),
+            "cpu_s": sum(c[3] for c in calls),  # the request threads' own CPU time
+            "slowest_callback_s": max(c[1] - c[0] for c in calls),
+            "slowest": max(calls, key=lambda c: c[1] - c[0])[2][:60],
+            "window": (min(c[0] for c in calls), max(c[1] for c in calls)),
+        }
+
+
+class Lateness:
+    """How late a thread that sleeps 10 ms at a time wakes up: seconds-long lateness
+    means something held the GIL that long (CPU contention alone costs milliseconds)."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            start = time.perf_counter()
+            time.sleep(0.01)
+            self.samples.append(time.perf_counter() - start - 0.01)
+
+    def take(self) -> dict[str, float]:
+        """Median, p99 and maximum since the last take."""
+        samples, self.samples = sorted(self.samples), []
+        if not samples:
+            return {}
+        return {
+            "median_s": statistics.median(samples),
+            "p99_s": samples[int(0.99 * (len(samples) - 1))],
+            "max_s": samples[-1],
+        }
+
+
+class SparkWatch:
+    """When local Spark computed an ingestion pass (wraps ``ingest.job.compute_run``)."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float]] = []
+        self.running_since: float | None = None
+        self.passes_done = 0
+
+    def install(self) -> None:
+        compute = ingest.job.compute_run
+
+        @functools.wraps(compute)
+        def compute_run(*args: Any, **kwargs: Any) -> Any:
+            self.running_since = time.perf_counter()
+            try:
+                return compute(*args, **kwargs)
+            finally:
+                self.spans.append((self.running_since, time.perf_counter()))
+                self.running_since = None
+                self.passes_done += 1
+
+        ingest.job.compute_run = compute_run
+
+    def share(self, window: tuple[float, float]) -> float:
+        """The share of ``window`` during which a pass was computing."""
+        start, end = window
+        spans = [*self.spans]
+        if self.running_since is not None:
+            spans.append((self.running_since, time.perf_counter()))
+        covered = sum(max(0.0, min(end, b) - max(start, a)) for a, b in spans)
+        return covered / (end - start) if end > start else 1.0
+
+
+@contextmanager
+def browser() -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1500,1000"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def set_props(driver: Any, component: str, props: dict[str, Any]) -> Callable[[], None]:
+    return lambda: driver.execute_script(
+        "window.dash_clientside.set_props(arguments[0], arguments[1]);", component, props
+    )
+
+
+def fill_in(driver: Any, component: str, value: str) -> None:
+    """Set a form field that only the next click reads (it fires no callback)."""
+    set_props(driver, component, {"value": value})()
+    time.sleep(0.2)
+
+
+def suite(
+    driver: Any,
+    base: str,
+    recorder: Recorder,
+    runs: tuple[str, str],
+    nodes: list[str],
+    repeats: int,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every measured interaction, ``repeats`` times each."""
+    first, second = runs
+    out: dict[str, list[dict[str, Any]]] = {}
+
+    def record(name: str, act: Callable[[], None]) -> None:
+        out.setdefault(name, []).append(recorder.measure(act))
+
+    def visit(path: str) -> Callable[[], None]:
+        return lambda: driver.get(f"{base}{path}?run={first}&estimator=mace")
+
+    for k in range(repeats):
+        record("overview_first_paint", visit("/"))
+        record("estimator_switch", set_props(driver, ids.ESTIMATOR, {"value": "path"}))
+        record("estimator_switch", set_props(driver, ids.ESTIMATOR, {"value": "mace"}))
+        record("run_switch", set_props(driver, ids.RUN, {"value": second}))
+        record("run_switch", set_props(driver, ids.RUN, {"value": first}))
+        record("nodes_first_paint", visit("/nodes"))
+        record(
+            "node_switch", set_props(driver, ids.ND_NODE, {"value": nodes[(2 * k) % len(nodes)]})
+        )
+        record(
+            "node_switch",
+            set_props(driver, ids.ND_NODE, {"value": nodes[(2 * k + 1) % len(nodes)]}),
+        )
+        record("whatif_first_paint", visit("/whatif"))
+        fill_in(driver, ids.WI_CAP_NODE, nodes[k % len(nodes)])
+        fill_in(driver, ids.WI_CAP_VALUE, f"{1.2 + 0.1 * k:.1f}")
+        record("capacity_change", set_props(driver, ids.WI_SET_CAP, {"n_clicks": 2 * k + 1}))
+        fill_in(driver, ids.WI_CAP_VALUE, "-1")
+        record("capacity_validation", set_props(driver, ids.WI_SET_CAP, {"n_clicks": 2 * k + 2}))
+    return out
+
+
+def summary(samples: dict[str, list[dict[str, Any]]], spark: SparkWatch | None) -> dict[str, Any]:
+    result = {}
+    for name, runs in samples.items():
+        times = [r["server_s"] for r in runs if r["server_s"] is not None]
+        entry: dict[str, Any] = {
+            "n": len(times),
+            "median_s": statistics.median(times) if times else None,
+            "median_cpu_s": statistics.median(r["cpu_s"] for r in runs if "cpu_s" in r),
+            "max_s": max(times) if times else None,
+            "callbacks": statistics.median(r["callbacks"] for r in runs),
+            "slowest_callback": max(runs, key=lambda r: r.get("slowest_callback_s") or 0).get(
+                "slowest"
+            ),
+        }
+        if spark is not None:
+            shares = [spark.share(r["window"]) for r in runs if "window" in r]
+            entry["spark_running_share"] = statistics.median(shares) if shares else None
+        result[name] = entry
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mace.demo_command import start_simulator
+    from mace.serve_command import SERVER_THREADS, start_ingestion, start_server
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--intervals", type=int, default=3600)
+    parser.add_argument("--nodes", type=int, default=13)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if not (1 <= args.repeats <= 50):
+        parser.error("--repeats must be in 1..50")
+    recorder, spark, lateness = Recorder(), SparkWatch(), Lateness()
+    spark.install()
+    threading.Thread(target=lateness.run, name="lateness", daemon=True).start()
+    load = [os.getloadavg()[0]]
+    with (
+        tempfile.TemporaryDirectory(prefix="mace-bench-ui-") as tmp,
+        ExitStack() as stack,
+        contextlib.redirect_stdout(sys.stderr),  # the server's and the demo's own lines
+    ):
+        work = Path(tmp)
+        db = work / "store.duckdb"
+        filled = fill(
+            db, 2, args.intervals, args.nodes, 0, now=datetime.now(UTC).replace(tzinfo=None)
+        )
+        con = connect(db)
+        runs = tuple(r.run_id for r in list_runs(con))
+        con.close()
+        app = create_app(db, refresh_seconds=3600)  # no periodic refresh in the way
+        recorder.wrap(app.server)
+        port = free_port()
+        stack.callback(start_server(app, "127.0.0.1", port))
+        base = f"http://127.0.0.1:{port}"
+        driver = stack.enter_context(browser())
+        nodes = [f"n{k + 1}" for k in range(args.nodes)]
+        pair = (runs[0], runs[1])
+        suite(driver, base, recorder, pair, nodes, 1)  # warm: caches, compiled kernels
+        lateness.take()
+        idle = suite(driver, base, recorder, pair, nodes, args.repeats)
+        late_idle = lateness.take()
+        load.append(os.getloadavg()[0])
+
+        landing = work / "landing"
+        landing.mkdir()
+        stack.callback(start_simulator(landing, "live", 0))
+        scheduler = start_ingestion(landing, db, 2.0, prune_ingested=True)
+        stack.callback(scheduler.shutdown, wait=True)
+        deadline = time.monotonic() + 600
+        while spark.passes_done < 1 and time.monotonic() < deadline:  # Spark's start-up
+            time.sleep(1)
+        lateness.take()
+        busy = suite(driver, base, recorder, pair, nodes, args.repeats)
+        late_busy = lateness.take()
+        load.append(os.getloadavg()[0])
+        result = {
+            "store": {k: filled[k] for k in ("intervals", "operators", "nodes", "runs")},
+            "server_threads": SERVER_THREADS,
+            "repeats": args.repeats,
+            "idle": summary(idle, None),
+            "ingesting": summary(busy, spark),
+            "spark_passes": spark.passes_done,
+            "wake_up_lateness": {"idle": late_idle, "ingesting": late_busy},
+            "load_average": load,
+            "cpus": os.cpu_count(),
+        }
+    print(json.dumps(result, indent=None if args.json else 2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
