@@ -21,7 +21,6 @@ from dashboard.whatif.common import (
     TAB_EDITOR,
     TAB_PLANS,
     TAB_PROVISION,
-    loading,
     run_inputs,
 )
 from estimator.errors import MaceError
@@ -52,7 +51,7 @@ def layout(scenario: Any = None, **_: Any) -> html.Div:
             dbc.Alert(id=ids.WI_MESSAGE, is_open=False, color="danger", dismissable=True),
             dbc.Alert(id=ids.WI_NOTE, is_open=False, color="success", dismissable=True),
             dbc.Alert(COUNTER_RUN_NOTE, id=ids.WI_ENGINE_NOTE, is_open=False, color="info"),
-            loading(html.H4(id=ids.WI_MACE_WC, className="mb-0")),
+            html.H4(id=ids.WI_MACE_WC, className="mb-0"),
             baseline.line(),
             apply.live_apply_block(),
             dbc.Tabs(

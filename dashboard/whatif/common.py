@@ -47,8 +47,6 @@ class CallbackSet:
 
 
 TAB_EDITOR, TAB_ADMIT, TAB_PROVISION, TAB_PLANS = "editor", "admit", "provision", "plans"
-LOADING_DELAY_MS = 300
-"""A spinner shows only over an update slower than this (quick ones do not flicker)."""
 TABLE_STYLE = {"fontSize": 13, "padding": "2px 6px", "textAlign": "left"}
 
 
@@ -57,17 +55,6 @@ def row(label: str | list[Any], *children: Any) -> dbc.Row:
     return dbc.Row(
         [dbc.Col(html.Small(label), width=12), *[dbc.Col(c) for c in children]],
         className="g-1 mb-2",
-    )
-
-
-def loading(child: Any) -> dcc.Loading:
-    """``child`` with a spinner over it while a callback updates it, the old content
-    dimmed (not hidden) under the spinner."""
-    return dcc.Loading(
-        child,
-        type="circle",
-        delay_show=LOADING_DELAY_MS,
-        overlay_style={"visibility": "visible", "opacity": 0.5},
     )
 
 

@@ -28,7 +28,6 @@ from dashboard.whatif.common import (
     CallbackSet,
     cached_scenario,
     failed,
-    loading,
     notify,
     row,
     run_inputs,
@@ -167,15 +166,13 @@ def tab() -> html.Div:
                 [
                     dbc.Col(controls, md=4),
                     dbc.Col(
-                        loading(
-                            graph_panel.panel(
-                                ids.WI_GRAPH,
-                                ids.WI_GRAPH_MODE,
-                                ids.WI_GRAPH_LEGEND,
-                                ids.WI_GRAPH_FIT,
-                                GRAPH_MODES,
-                                operator_graph.EDITOR,
-                            )
+                        graph_panel.panel(
+                            ids.WI_GRAPH,
+                            ids.WI_GRAPH_MODE,
+                            ids.WI_GRAPH_LEGEND,
+                            ids.WI_GRAPH_FIT,
+                            GRAPH_MODES,
+                            operator_graph.EDITOR,
                         ),
                         md=8,
                     ),
@@ -183,8 +180,8 @@ def tab() -> html.Div:
             ),
             dbc.Row(
                 [
-                    dbc.Col(loading(dcc.Graph(id=ids.WI_MACE)), md=7),
-                    dbc.Col(loading(dcc.Graph(id=ids.WI_QUERIES)), md=5),
+                    dbc.Col(dcc.Graph(id=ids.WI_MACE), md=7),
+                    dbc.Col(dcc.Graph(id=ids.WI_QUERIES), md=5),
                 ]
             ),
             html.H6("Placement (edit the node column, then apply)"),
@@ -201,7 +198,7 @@ def tab() -> html.Div:
             ),
             dbc.Button("Apply table", id=ids.WI_APPLY_TABLE, size="sm", className="my-2"),
             html.H6("Scenario comparison"),
-            loading(DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13})),
+            DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13}),
         ],
         className="pt-2",
     )

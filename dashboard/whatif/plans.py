@@ -17,7 +17,6 @@ from dashboard.whatif.common import (
     decided,
     decision_alert,
     decision_outputs,
-    loading,
     row,
     run_inputs,
     upload,
@@ -75,19 +74,17 @@ def tab() -> html.Div:
                 ]
             ),
             decision_alert(ids.WI_PL_CHOSEN),
-            loading(
-                DataTable(
-                    id=ids.WI_PL_TABLE,
-                    columns=[
-                        {"name": c, "id": c}
-                        for c in ("rank", "plan", "MaceWC (s)", "mean (s)", "p99 (s)")
-                    ],
-                    data=[],
-                    style_cell=TABLE_STYLE,
-                    style_data_conditional=[
-                        {"if": {"filter_query": "{rank} = 1"}, "fontWeight": "bold"}
-                    ],
-                )
+            DataTable(
+                id=ids.WI_PL_TABLE,
+                columns=[
+                    {"name": c, "id": c}
+                    for c in ("rank", "plan", "MaceWC (s)", "mean (s)", "p99 (s)")
+                ],
+                data=[],
+                style_cell=TABLE_STYLE,
+                style_data_conditional=[
+                    {"if": {"filter_query": "{rank} = 1"}, "fontWeight": "bold"}
+                ],
             ),
         ],
         className="pt-2",
