@@ -10,6 +10,7 @@ open the same file; give each thread its own connection.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,11 @@ from pathlib import Path
 import duckdb
 
 from storage.errors import DatabaseLockedError, StorageError
+
+_MIGRATING = threading.Lock()
+"""Connections of one process share the database instance: two threads creating or
+migrating the schema of a new file at once conflict (DuckDB: "Catalog write-write
+conflict"), as ``mace demo``'s dashboard and ingestion did on start-up."""
 
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
 
@@ -42,7 +48,8 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
         if read_only:
             check_schema(con, file)
         else:
-            migrate(con)
+            with _MIGRATING:
+                migrate(con)
     except BaseException:
         con.close()
         raise

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 from pathlib import Path
 
 import duckdb
@@ -406,3 +407,27 @@ def test_two_processes_read_at_once_but_a_writer_waits(db: Path) -> None:
             connect(db)
     finally:
         reader.communicate("")
+
+
+def test_threads_opening_a_new_file_at_once_all_get_the_schema(tmp_path: Path) -> None:
+    # mace demo's dashboard and ingestion open a new file at the same moment
+    path = tmp_path / "new.duckdb"
+    start = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        start.wait()
+        try:
+            connect(path).close()
+        except BaseException as exc:  # collected: the test names the failure
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    con = connect(path)
+    assert current_version(con) == SCHEMA_VERSION
+    con.close()
