@@ -21,6 +21,7 @@ from dashboard.api import register_api
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.data import Database, RunCache
 from dashboard.optimizer import create_manager
+from dashboard.urlquery import merged
 from estimator.kernels import warm_up
 from estimator.pathaware import ESTIMATOR_LABELS
 
@@ -244,8 +245,9 @@ def sync_url(
 ) -> tuple[Any, Any, Any, list[str], list[bool]]:
     """Keep the run and the estimator in the URL (``?run=..&estimator=..``) so that a
     copied link reproduces the view: a URL that names them sets the top bar on load, a
-    choice in the top bar rewrites the URL, and the page links carry the query along."""
-    from urllib.parse import parse_qs, urlencode
+    choice in the top bar rewrites the URL, and the page links carry the query along
+    (with the pages' own parameters, e.g. the Overview's time range)."""
+    from urllib.parse import parse_qs
 
     asked = parse_qs((search or "").lstrip("?"))
     known = {o["value"] for o in runs or []}
@@ -258,8 +260,7 @@ def sync_url(
             run_id = new_run = wanted_run
         if wanted_estimator in ESTIMATOR_LABELS and wanted_estimator != estimator:
             estimator = new_estimator = wanted_estimator
-    state = {k: v for k, v in (("run", run_id), ("estimator", estimator)) if v}
-    query = f"?{urlencode(state)}" if state else ""
+    query = merged(search, {"run": run_id or None, "estimator": estimator or None})
     hrefs = [f"{link['index']}{query}" for link in links]
     active = [link["index"] == (path or "/") for link in links]
     return (
