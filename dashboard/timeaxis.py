@@ -32,7 +32,8 @@ ZONE = "UTC"
 PRESETS: dict[str, float | None] = {"5m": 300.0, "1h": 3600.0, "all": None}
 PRESET_LABELS = {"5m": "last 5 minutes", "1h": "last hour", "all": "all"}
 DEFAULT_PRESET = "all"
-_CLOCK_TEXT = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:\.\d*)?)$")
+_CLOCK_TEXT = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:\.\d*)?)$")  # [h:]mm:ss
+_TIME_OF_DAY = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d*)?))?$")  # hh:mm[:ss]
 
 
 def wall_start(origin: float | None) -> float | None:
@@ -153,11 +154,11 @@ class Clock:
             f"time range: {field} {raw!r} is not a {ZONE} time: enter a time of day "
             "(e.g. 12:03:04) or a date and time (e.g. 2026-11-22 12:03:04)"
         )
-        match = _CLOCK_TEXT.match(raw)
+        match = _TIME_OF_DAY.match(raw)
         if match is not None:
             hours, minutes, secs = match.groups()
-            clock = int(hours or 0) * 3600 + int(minutes) * 60 + float(secs)
-            if hours is None or int(minutes) > 59 or float(secs) >= 60 or clock >= 86_400:
+            clock = int(hours) * 3600 + int(minutes) * 60 + float(secs or 0)
+            if int(hours) > 23 or int(minutes) > 59 or float(secs or 0) >= 60:
                 raise ViewError(expected)
             midnight = math.floor(self.start / 86_400) * 86_400
             return midnight + clock - self.start
