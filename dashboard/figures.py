@@ -161,6 +161,8 @@ def pool_columns(matrix: Any, times: Any) -> tuple[np.ndarray, np.ndarray]:
 
 YL_OR_RD = [[k / 8, color] for k, color in enumerate(plotly.colors.sequential.YlOrRd)]
 """Light yellow (no backlog) to dark red, as the Nodes page's heatmap."""
+DIGITS = 4
+"""Decimals sent to the browser (0.1 ms of latency): the hover shows three."""
 PANEL_GAP = 34  # pixels between two panels (room for a panel's title)
 VIOLATION_FILL = "rgba(214, 39, 40, 0.10)"
 BUSY_FILL = "rgba(255, 127, 14, 0.15)"
@@ -212,15 +214,21 @@ def overview_panels(
     data: list[dict[str, Any]] = []
 
     def line(
-        values: np.ndarray, name: str, color: str, yaxis: str, unit: str, **extra: Any
+        values: np.ndarray,
+        name: str,
+        color: str,
+        yaxis: str,
+        unit: str,
+        points: int = MAX_POINTS,
+        **extra: Any,
     ) -> dict[str, Any]:
-        index, picked = decimate_max(values)
+        index, picked = decimate_max(values, points)
         return {
             "type": "scattergl",
             "mode": "lines",
             "name": name,
             "x": x(times[index]),
-            "y": picked,
+            "y": np.round(picked, DIGITS),
             "yaxis": yaxis,
             "line": {"color": color, **extra.pop("line", {})},
             "hovertemplate": hover(name, unit),
@@ -234,6 +242,7 @@ def overview_panels(
         (latency.lower, "lower bound (Mace)", "tonexty"),
     ):
         index, picked = decimate_max(values)
+        picked = np.round(picked, DIGITS)
         data.append(
             {
                 "type": "scatter",
@@ -377,7 +386,7 @@ def overview_panels(
     data.append(
         {
             "type": "heatmap",
-            "z": matrix,
+            "z": np.round(matrix, DIGITS),
             "x": x(heat_times),
             "y": nodes,
             "yaxis": "y2",
@@ -408,12 +417,14 @@ def overview_panels(
                 palette[k % len(palette)],
                 "y3",
                 "events/s",
+                MAX_HEATMAP_COLUMNS,
                 legend="legend2",
+                hovertemplate=hover(source, "events/s", "%{y:,.1f}"),
             )
         )
     # 4. the bottleneck node of each subinterval with a backlog (node colours)
     colors = node_colors(nodes)
-    index, _ = decimate_max(latency.estimated)
+    index, _ = decimate_max(latency.estimated, MAX_HEATMAP_COLUMNS)
     names = np.asarray(list(bottleneck), dtype=object)[index]
     backlog = np.asarray(latency.estimated, dtype=float)[index] > 0
     for node in nodes:

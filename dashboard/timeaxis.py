@@ -102,19 +102,22 @@ class Clock:
             return None
         return float(stamp.astype("int64")) / 1000.0 - self.start
 
-    def point(self, seconds: float) -> str:
-        """One time as a person reads it: "12:03:04" (UTC) or "t = 12 s"."""
-        if not self.wall:
-            return f"t = {_seconds_text(seconds)} s"
+    def _time_of_day(self, seconds: float) -> str:
         assert self.start is not None
         text = str(_datetime64(self.start + seconds)).split("T", 1)[1]
         return text.removesuffix(".000")
+
+    def point(self, seconds: float) -> str:
+        """One time as a person reads it: "12:03:04 UTC" or "t = 12 s"."""
+        if not self.wall:
+            return f"t = {_seconds_text(seconds)} s"
+        return f"{self._time_of_day(seconds)} {ZONE}"
 
     def span(self, start: float, end: float) -> str:
         """A time range: "12:03:04–12:03:19 UTC" or "t = 12–27 s"."""
         if not self.wall:
             return f"t = {_seconds_text(start)}\u2013{_seconds_text(end)} s"
-        return f"{self.point(start)}\u2013{self.point(end)} {ZONE}"
+        return f"{self._time_of_day(start)}\u2013{self._time_of_day(end)} {ZONE}"
 
     def text(self, seconds: float) -> str:
         """A time as the range picker shows (and reads) it: seconds, or the UTC date

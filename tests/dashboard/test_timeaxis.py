@@ -41,7 +41,7 @@ def test_axis_titles_and_points_name_the_clock() -> None:
     assert since.title == "time since run start (s)"
     assert WALL.title == "wall clock (UTC)"
     assert since.point(12.0) == "t = 12 s" and since.span(12.0, 27.5) == "t = 12–27.5 s"
-    assert WALL.point(0.0) == "11:06:40" and WALL.point(1.25) == "11:06:41.250"
+    assert WALL.point(0.0) == "11:06:40 UTC" and WALL.point(1.25) == "11:06:41.250 UTC"
     assert WALL.span(324.0, 339.0) == "11:12:04–11:12:19 UTC"
     assert WALL.text(1.0) == "2026-11-18 11:06:41" and since.text(90.0) == "90"
 

@@ -93,7 +93,7 @@ def test_overview_shows_a_custom_range_and_the_wall_clock(tmp_path: Path) -> Non
     assert axis["title"]["text"] == "wall clock (UTC)"
     # the worst case of the range only: measured [1.2, 1.0] in subintervals 1 and 2
     assert view.measured_wc == 1.2
-    assert view.bottleneck.endswith("at 11:06:42)")
+    assert view.bottleneck.endswith("at 11:06:42 UTC)")
     since = views.overview(run, TimeRange(None, 1.0, 3.0), clock="since")
     assert since.figure["layout"]["xaxis"]["range"] == [1.0, 3.0]
     # a range after the newest data falls back to the whole run, and says so
