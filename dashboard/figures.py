@@ -478,7 +478,7 @@ def overview_panels(
             **axis,
             "fixedrange": False,
             "type": "date" if clock.wall else "linear",
-            "range": list(x(list(x_range))),
+            "range": x(list(x_range)).tolist(),
             "title": {"text": clock.title},
             "hoverformat": clock.hoverformat,
             "anchor": "y4",

@@ -76,18 +76,19 @@ class Clock:
     def hoverformat(self) -> str:
         return f"%H:%M:%S.%L {ZONE}" if self.wall else ".1f"
 
-    def axis(self, seconds: Any) -> Any:
-        """Axis values of ``seconds`` since the start: the seconds themselves, or ISO
-        date strings (UTC) that a Plotly date axis reads."""
+    def axis(self, seconds: Any) -> np.ndarray:
+        """Axis values of ``seconds`` since the start: the seconds themselves, or on the
+        wall clock milliseconds since the epoch, which a Plotly date axis reads as UTC
+        (half the bytes of date strings, on every point of every trace)."""
         values = np.asarray(seconds, dtype=float)
         if not self.wall:
             return values
         assert self.start is not None
-        return np.datetime_as_string(_datetime64(self.start + values), unit="ms")
+        return np.round((self.start + values) * 1000.0)
 
     def seconds(self, value: Any) -> float | None:
-        """Seconds since the start of an axis value (a number, or a date string from a
-        wall-clock axis, e.g. ``relayoutData``); None if it is neither."""
+        """Seconds since the start of an axis value: a number, or on a wall-clock axis a
+        date string (``relayoutData``, ``clickData``); None if it is neither."""
         if isinstance(value, bool):
             return None
         if isinstance(value, int | float):
