@@ -15,11 +15,14 @@ what the sinks saw. Time series hover with every series at the hovered time
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
 
+from dashboard.timeaxis import Clock
 from estimator.mace import cumulative_excess
 from estimator.pathblame import PathBlame
 
@@ -93,13 +96,6 @@ def _line(
     )
 
 
-def with_ranges(fig: go.Figure, ranges: Mapping[str, Sequence[float]]) -> go.Figure:
-    """The figure with fixed axis ranges (``{"xaxis": [lo, hi]}``), e.g. a kept zoom."""
-    for axis, bounds in ranges.items():
-        fig.update_layout({axis: {"range": list(bounds), "autorange": False}})
-    return fig
-
-
 TIME_TITLE = "time since run start (s)"
 
 
@@ -126,116 +122,421 @@ def _layout(
     return fig
 
 
-def latency_figure(
-    times: np.ndarray,
-    measured_max: np.ndarray,
-    measured_p99: np.ndarray,
-    series: np.ndarray,
-    upper: np.ndarray,
-    change_times: Sequence[float] = (),
-    uirevision: str | None = None,
-    *,
-    lower: np.ndarray | None = None,
-    label: str = "Mace",
-    predicted: np.ndarray | None = None,
-    predicted_name: str | None = None,
-    change_notes: Sequence[str] = (),
-) -> go.Figure:
-    """Measured max and p99 latency per subinterval under the estimate and its band.
+@dataclass(frozen=True)
+class Span:
+    """A marked stretch of time on the Overview's panels, in seconds since the start."""
 
-    ``series`` is the estimated series of the estimator named ``label`` (from the
-    measured load); the band is [``lower``, ``upper``], by default [Mace, Mace + w + eps]
-    (Theorem 3); ``predicted`` (optional) is the same estimator on the fitted model.
-    Vertical dashed lines mark placement changes, with a marker whose hover text is the
-    matching entry of ``change_notes`` (e.g. the change's verification) if given.
-    ``predicted_name`` renames the predicted line (e.g. after a refit). ``uirevision``
-    keeps a drag-zoom across refreshes.
-    """
+    start: float
+    end: float
+    text: str
+
+
+@dataclass(frozen=True)
+class LatencySeries:
+    """The latency panel's series over the shown subintervals (seconds)."""
+
+    measured_max: np.ndarray
+    measured_p99: np.ndarray
+    estimated: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    predicted: np.ndarray
+    label: str = "Mace"
+    predicted_name: str | None = None
+
+
+def pool_columns(matrix: Any, times: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A (rows x subintervals) matrix max-pooled to at most MAX_HEATMAP_COLUMNS columns,
+    with the time of each pooled column's first subinterval."""
+    values = np.asarray(matrix, dtype=float)
     times = np.asarray(times, dtype=float)
-    fig = go.Figure()
-    # the band is drawn with SVG scatter traces: WebGL traces do not fill between traces
-    up_index, up_values = decimate_max(upper)
-    low_index, low_values = decimate_max(series if lower is None else lower)
-    fig.add_trace(
-        go.Scatter(
-            x=times[up_index],
-            y=up_values,
-            mode="lines",
-            line={"width": 0, "color": ESTIMATED},
-            hovertemplate=hover(f"upper bound ({label} + w + eps)", "s"),
-            showlegend=False,
-            name="upper bound",
+    n = values.shape[1] if values.ndim == 2 else 0
+    if n <= MAX_HEATMAP_COLUMNS:
+        return values, times
+    size = -(-n // MAX_HEATMAP_COLUMNS)
+    width = -(-n // size) * size
+    padded = np.zeros((values.shape[0], width))
+    padded[:, :n] = values
+    return padded.reshape(values.shape[0], -1, size).max(axis=2), times[::size]
+
+
+YL_OR_RD = [[k / 8, color] for k, color in enumerate(plotly.colors.sequential.YlOrRd)]
+"""Light yellow (no backlog) to dark red, as the Nodes page's heatmap."""
+DIGITS = 4
+"""Decimals sent to the browser (0.1 ms of latency): the hover shows three."""
+PANEL_GAP = 34  # pixels between two panels (room for a panel's title)
+VIOLATION_FILL = "rgba(214, 39, 40, 0.10)"
+BUSY_FILL = "rgba(255, 127, 14, 0.15)"
+
+
+def _panel_heights(nodes: int) -> list[int]:
+    """Pixel heights of the latency, CE/C, source rate and bottleneck panels."""
+    strip = min(max(60, 13 * nodes), 260)
+    return [300, strip, 110, strip]
+
+
+def overview_panels(
+    clock: Clock,
+    times: np.ndarray,
+    latency: LatencySeries,
+    *,
+    node_ids: Sequence[str],
+    ce_seconds: np.ndarray,
+    bottleneck: Sequence[str],
+    sources: Sequence[str],
+    rates: np.ndarray,
+    x_range: tuple[float, float],
+    changes: Sequence[Span] = (),
+    violations: Sequence[tuple[Span, float]] = (),
+    busy: Span | None = None,
+    uirevision: str | None = None,
+) -> dict[str, Any]:
+    """The Overview's panels over one time axis (a zoom or pan on any panel moves all):
+    latency against its estimate and prediction (band [Mace, estimate + w + eps]), CE/C
+    per node as a heatmap strip, the sources' event rates and the bottleneck node of each
+    subinterval with a backlog. Placement ``changes`` are dashed lines across all panels
+    with a marker whose hover gives the change's text; objective ``violations`` (a span
+    and the objective) are shaded across all panels, with a line at the objective level
+    whose hover gives query, range and peak; ``busy`` shades the explained busy period.
+    ``times``, the spans and ``x_range`` are seconds since the start, shown on ``clock``.
+    A plain figure (a dict): building Plotly objects would cost more than the data."""
+    times = np.asarray(times, dtype=float)
+    nodes = list(node_ids)
+    heights = _panel_heights(len(nodes))
+    top, bottom = 70, 55
+    total = sum(heights) + PANEL_GAP * (len(heights) - 1)
+    domains: list[list[float]] = []
+    upper_edge = total
+    for height in heights:
+        domains.append([(upper_edge - height) / total, upper_edge / total])
+        upper_edge -= height + PANEL_GAP
+    axis = {"gridcolor": "#e5e5e5", "zerolinecolor": "#cccccc", "fixedrange": True}
+    x = clock.axis
+    data: list[dict[str, Any]] = []
+
+    def line(
+        values: np.ndarray,
+        name: str,
+        color: str,
+        yaxis: str,
+        unit: str,
+        points: int = MAX_POINTS,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        index, picked = decimate_max(values, points)
+        return {
+            "type": "scattergl",
+            "mode": "lines",
+            "name": name,
+            "x": x(times[index]),
+            "y": np.round(picked, DIGITS),
+            "yaxis": yaxis,
+            "line": {"color": color, **extra.pop("line", {})},
+            "hovertemplate": hover(name, unit),
+            **extra,
+        }
+
+    # 1. latency: the band (SVG scatter: WebGL traces do not fill between traces)
+    label = latency.label
+    for values, name, fill in (
+        (latency.upper, f"upper bound ({label} + w + eps)", None),
+        (latency.lower, "lower bound (Mace)", "tonexty"),
+    ):
+        index, picked = decimate_max(values)
+        picked = np.round(picked, DIGITS)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"bounds [Mace, {label} + w + eps]" if fill else name,
+                "x": x(times[index]),
+                "y": picked,
+                "yaxis": "y",
+                "line": {"width": 0, "color": ESTIMATED},
+                "hovertemplate": hover(name, "s"),
+                "showlegend": fill is not None,
+                **({"fill": fill, "fillcolor": BAND} if fill else {}),
+            }
+        )
+    data.append(line(latency.estimated, f"estimated {label}", ESTIMATED, "y", "s"))
+    data.append(
+        line(
+            latency.predicted,
+            latency.predicted_name or f"predicted {label}",
+            MODEL_LINE,
+            "y",
+            "s",
+            line={"dash": "dash"},
         )
     )
-    fig.add_trace(
-        go.Scatter(
-            x=times[low_index],
-            y=low_values,
-            mode="lines",
-            line={"width": 0, "color": ESTIMATED},
-            fill="tonexty",
-            fillcolor=BAND,
-            name=f"bounds [Mace, {label} + w + eps]",
-            hovertemplate=hover("lower bound (Mace)", "s"),
-        )
+    data.append(line(latency.measured_max, "measured max", MEASURED, "y", "s"))
+    data.append(
+        line(latency.measured_p99, "measured p99", "#9467bd", "y", "s", line={"dash": "dot"})
     )
-    fig.add_trace(_line(times, series, f"estimated {label}", ESTIMATED))
-    if predicted is not None:
-        name = predicted_name or f"predicted {label}"
-        fig.add_trace(_line(times, predicted, name, MODEL_LINE, line_dash="dash"))
-    fig.add_trace(_line(times, measured_max, "measured max", MEASURED))
-    fig.add_trace(_line(times, measured_p99, "measured p99", "#9467bd", line_dash="dot"))
-    for t in change_times:  # add_vline is ten times slower than a shape and a note
-        fig.add_shape(
-            type="line",
-            x0=float(t),
-            x1=float(t),
-            y0=0,
-            y1=1,
-            yref="y domain",
-            line={"dash": "dash", "color": "#555"},
-            opacity=0.7,
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    if violations:
+        xs: list[Any] = []
+        ys: list[float | None] = []
+        texts: list[str] = []
+        for span, objective in violations:
+            shapes.append(
+                {
+                    "type": "rect",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": x([span.start])[0],
+                    "x1": x([span.end])[0],
+                    "y0": 0,
+                    "y1": 1,
+                    "fillcolor": VIOLATION_FILL,
+                    "line": {"width": 0},
+                    "layer": "below",
+                }
+            )
+            xs += [*x([span.start, (span.start + span.end) / 2, span.end]), None]
+            ys += [objective, objective, objective, None]
+            texts += [span.text] * 3 + [""]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "objective violated",
+                "x": xs,
+                "y": ys,
+                "yaxis": "y",
+                "text": texts,
+                "line": {"color": MEASURED, "width": 3},
+                "marker": {"size": 5, "color": MEASURED},
+                "hovertemplate": "objective violated: %{text}<extra></extra>",
+            }
         )
-        fig.add_annotation(
-            x=float(t),
-            y=1,
-            yref="y domain",
-            text="change",
-            showarrow=False,
-            xanchor="left",
-            yanchor="top",
-            font={"size": 11},
+    if busy is not None:
+        shapes.append(
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "y domain",
+                "x0": x([busy.start])[0],
+                "x1": x([busy.end])[0],
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": BUSY_FILL,
+                "line": {"width": 0},
+                "layer": "below",
+            }
         )
-    if change_times:
-        notes = list(change_notes) or [""] * len(change_times)
-        fig.add_trace(
-            go.Scatter(
-                x=list(change_times),
-                y=[0.0] * len(change_times),
-                text=notes,
-                mode="markers",
-                marker={"symbol": "triangle-up", "size": 13, "color": "#555"},
-                name="placement change",
-                hovertemplate="placement change at t = %{x:.1f} s %{text}<extra></extra>",
+        annotations.append(
+            {
+                "x": x([busy.start])[0],
+                "y": 1,
+                "xref": "x",
+                "yref": "y domain",
+                "text": busy.text,
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+                "font": {"size": 11},
+            }
+        )
+    if changes:
+        for change in changes:  # a shape and a note: add_vline is ten times slower
+            at = x([change.start])[0]
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": at,
+                    "x1": at,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"dash": "dash", "color": "#555", "width": 1},
+                    "opacity": 0.7,
+                }
+            )
+            annotations.append(
+                {
+                    "x": at,
+                    "y": 1,
+                    "xref": "x",
+                    "yref": "y domain",
+                    "text": "change",
+                    "showarrow": False,
+                    "xanchor": "left",
+                    "yanchor": "top",
+                    "font": {"size": 11},
+                }
+            )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "placement change",
+                "x": x([c.start for c in changes]),
+                "y": [0.0] * len(changes),
+                "yaxis": "y",
+                "text": [c.text for c in changes],
+                "marker": {"symbol": "triangle-up", "size": 13, "color": "#555"},
+                "hovertemplate": "placement change %{text}<extra></extra>",
+            }
+        )
+    # 2. CE/C per node
+    matrix, heat_times = pool_columns(ce_seconds, times)
+    low, high = domains[1]
+    data.append(
+        {
+            "type": "heatmap",
+            "z": np.round(matrix, DIGITS),
+            "x": x(heat_times),
+            "y": nodes,
+            "yaxis": "y2",
+            # plotly.js's own "YlOrRd" runs from red to yellow: name the colours
+            "colorscale": YL_OR_RD,
+            "zmin": 0.0,
+            "showscale": True,
+            "colorbar": {
+                "title": {"text": "CE/C (s)", "side": "right"},
+                "y": (low + high) / 2,
+                "len": high - low,
+                "thickness": 12,
+                "x": 1.01,
+                "xanchor": "left",
+            },
+            "hovertemplate": "CE/C of %{y}: %{z:.3f} s<extra></extra>",
+            "name": "CE/C",
+            "showlegend": False,
+        }
+    )
+    # 3. source event rates
+    palette = PALETTE[len(nodes) % len(PALETTE) :] + PALETTE[: len(nodes) % len(PALETTE)]
+    for k, source in enumerate(sources):
+        data.append(
+            line(
+                np.asarray(rates[k], dtype=float),
+                source,
+                palette[k % len(palette)],
+                "y3",
+                "events/s",
+                MAX_HEATMAP_COLUMNS,
+                legend="legend2",
+                hovertemplate=hover(source, "events/s", "%{y:,.1f}"),
             )
         )
-    title = "Latency per subinterval: measured, estimated" + (
-        " and predicted" if predicted is not None else ""
+    # 4. the bottleneck node of each subinterval with a backlog (node colours)
+    colors = node_colors(nodes)
+    index, _ = decimate_max(latency.estimated, MAX_HEATMAP_COLUMNS)
+    names = np.asarray(list(bottleneck), dtype=object)[index]
+    backlog = np.asarray(latency.estimated, dtype=float)[index] > 0
+    for node in nodes:
+        mask = backlog & (names == node)
+        if mask.any():
+            data.append(
+                {
+                    "type": "scattergl",
+                    "mode": "markers",
+                    "name": node,
+                    "x": x(times[index][mask]),
+                    "y": [node] * int(mask.sum()),
+                    "yaxis": "y4",
+                    "marker": {"color": colors[node], "size": 6, "symbol": "square"},
+                    "hovertemplate": "bottleneck: %{y}<extra></extra>",
+                    "showlegend": False,
+                }
+            )
+    titles = (
+        "Latency per subinterval: measured, estimated and predicted (s)",
+        "Estimated backlog per node, CE/C (s)",
+        "Source event rates (events/s)",
+        "Bottleneck node (where the estimated Mace > 0)",
     )
-    return _layout(fig, title, "latency (s)", uirevision)
+    for (_, high), title in zip(domains, titles, strict=True):
+        annotations.append(
+            {
+                "text": f"<b>{title}</b>",
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": high,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 13},
+            }
+        )
+    node_axis = {"type": "category", "categoryorder": "array", "categoryarray": nodes}
+    rate_high = domains[2][1]
+    layout: dict[str, Any] = {
+        "height": total + top + bottom,
+        "margin": {"l": 70, "r": 200, "t": top, "b": bottom},
+        "hovermode": "x unified",
+        "hoversubplots": "axis",
+        "plot_bgcolor": "white",
+        "paper_bgcolor": "white",
+        "uirevision": uirevision,
+        "dragmode": "zoom",
+        "xaxis": {
+            **axis,
+            "fixedrange": False,
+            "type": "date" if clock.wall else "linear",
+            "range": x(list(x_range)).tolist(),
+            "title": {"text": clock.title},
+            "hoverformat": clock.hoverformat,
+            "anchor": "y4",
+            "showspikes": True,
+            "spikemode": "across",
+            "spikethickness": 1,
+            "spikecolor": "#888",
+        },
+        "yaxis": {
+            **axis,
+            "domain": domains[0],
+            "title": {"text": "latency (s)"},
+            "rangemode": "tozero",
+        },
+        "yaxis2": {**axis, **node_axis, "domain": domains[1], "title": {"text": "node"}},
+        "yaxis3": {
+            **axis,
+            "domain": domains[2],
+            "title": {"text": "events/s"},
+            "rangemode": "tozero",
+        },
+        "yaxis4": {**axis, **node_axis, "domain": domains[3], "title": {"text": "node"}},
+        "legend": {"x": 1.01, "y": 1, "yanchor": "top", "xanchor": "left", "traceorder": "normal"},
+        "legend2": {
+            "x": 1.01,
+            "y": rate_high,
+            "yanchor": "top",
+            "xanchor": "left",
+            "title": {"text": "sources"},
+        },
+        "shapes": shapes,
+        "annotations": annotations,
+    }
+    for key in ("yaxis", "yaxis2", "yaxis3", "yaxis4"):
+        layout[key]["anchor"] = "x"
+    return {"data": data, "layout": layout}
 
 
-def rolling_error_figure(times: np.ndarray, error: np.ndarray, window: int) -> dict[str, Any]:
+def rolling_error_figure(
+    times: np.ndarray, error: np.ndarray, window: int, clock: Clock | None = None
+) -> dict[str, Any]:
     """The predicted latency's relative error against the measured one, over the trailing
-    ``window`` subintervals at each time, as a percentage (a plain figure: it is redrawn
-    at every refresh, and a template costs tens of milliseconds)."""
+    ``window`` subintervals at each time, as a percentage, on the Overview's ``clock``
+    (a plain figure: it is redrawn at every refresh, and a template costs tens of
+    milliseconds)."""
+    clock = clock or Clock()
     line = _plain_line(times, error, "prediction error", MODEL_LINE)
+    line["x"] = clock.axis(line["x"])
     line["hovertemplate"] = hover("prediction error", "", "%{y:.1%}")
     layout = _plain_layout(
         f"Prediction error (|predicted − measured| / measured, last {window} subintervals)",
-        TIME_TITLE,
+        clock.title,
         "error",
         "error",
+    )
+    layout["xaxis"].update(
+        {"type": "date" if clock.wall else "linear", "hoverformat": clock.hoverformat}
     )
     layout["yaxis"].update({"tickformat": ".0%", "rangemode": "tozero"})
     layout.update({"height": 260, "showlegend": False})
@@ -341,16 +642,7 @@ def ce_heatmap(
 ) -> go.Figure:
     """Estimated CE/C (seconds) per node and subinterval, max-pooled to a readable width;
     the ``selected`` node's row is outlined."""
-    matrix = np.asarray(ce_seconds, dtype=float)
-    times = np.asarray(times, dtype=float)
-    n = matrix.shape[1] if matrix.ndim == 2 else 0
-    if n > MAX_HEATMAP_COLUMNS:
-        size = -(-n // MAX_HEATMAP_COLUMNS)
-        width = -(-n // size) * size
-        padded = np.zeros((matrix.shape[0], width))
-        padded[:, :n] = matrix
-        matrix = padded.reshape(matrix.shape[0], -1, size).max(axis=2)
-        times = times[::size]
+    matrix, times = pool_columns(ce_seconds, times)
     fig = go.Figure(
         go.Heatmap(
             z=matrix,
@@ -685,33 +977,6 @@ def path_contribution_figure(result: PathBlame, subinterval: float) -> dict[str,
         {"type": "category", "categoryorder": "array", "categoryarray": labels[::-1]}
     )
     return {"data": bars, "layout": layout}
-
-
-def with_busy_period(fig: go.Figure, since: float, until: float, resource: str) -> go.Figure:
-    """The figure with the explained busy period shaded: ``resource`` builds its
-    backlog from ``since`` to ``until`` (seconds)."""
-    fig.add_shape(
-        type="rect",
-        x0=since,
-        x1=until,
-        y0=0,
-        y1=1,
-        yref="y domain",
-        fillcolor="rgba(255, 127, 14, 0.15)",
-        line_width=0,
-        layer="below",
-    )
-    fig.add_annotation(
-        x=since,
-        y=1,
-        yref="y domain",
-        text=f"explained: backlog on {resource}",
-        showarrow=False,
-        xanchor="left",
-        yanchor="top",
-        font={"size": 11},
-    )
-    return fig
 
 
 EXPLAINER_DLTS = (0.5, 1.8, 1.6, 0.4, 0.3, 1.5)

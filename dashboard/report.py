@@ -119,14 +119,6 @@ def _compliance(measured: np.ndarray, objective: float | None) -> float | None:
     return float(np.mean(measured[finite] <= objective + TOLERANCE))
 
 
-def violating_intervals(measured: np.ndarray, objective: float | None) -> list[int]:
-    """Intervals whose measured max latency exceeds the objective."""
-    if objective is None:
-        return []
-    values = np.asarray(measured, dtype=float)
-    return [int(k) for k in np.flatnonzero(np.isfinite(values) & (values > objective + TOLERANCE))]
-
-
 def bound_coverage(measured: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float | None:
     """Share of measured intervals with lower bound <= measured max <= upper bound."""
     finite = np.isfinite(measured)

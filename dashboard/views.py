@@ -4,25 +4,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard import figures, operator_graph
+from dashboard import figures, operator_graph, timeaxis
 from dashboard.data import RunData
 from dashboard.errors import ViewError
 from dashboard.monitoring import run_drift
 from dashboard.report import (
     KEYS,
+    TOLERANCE,
     RunAnalyses,
     analyses,
     bound_coverage,
     build_report,
     estimated_analysis,
-    violating_intervals,
 )
+from dashboard.timeaxis import PRESETS, Clock, TimeRange
+from estimator.alerts import MEASURED_BREACH, breaches
 from estimator.blame import Blame, blame
 from estimator.drift import (
     DEFAULT_ERROR_WINDOW,
@@ -42,55 +44,15 @@ from estimator.verification import ChangeCheck, verify_changes
 from estimator.whatif import MAX_CAPACITY, RunInputs, parse_positive
 from storage.alerts import StoredAlert
 
-RANGES = {"5m": 300.0, "1h": 3600.0, "all": None}
-
 
 def window(run: RunData, range_key: str | None) -> slice:
-    """The intervals of the chosen time range (the latest ones)."""
-    if range_key not in RANGES:
-        raise ViewError(f"time range: unknown choice {range_key!r}")
-    seconds = RANGES[range_key]
-    if seconds is None:
-        return slice(0, run.intervals)
-    count = max(1, round(seconds / run.subinterval))
-    return slice(max(0, run.intervals - count), run.intervals)
-
-
-def kept_zoom(relayout: Mapping[str, Any] | None) -> dict[str, list[float]]:
-    """The axis ranges a user zoomed or panned to, from a graph's ``relayoutData``
-    (empty after a double-click reset). A refresh redraws the figure with them: Plotly's
-    ``uirevision`` alone lost a drag-zoom at the next refresh (issue 14)."""
-    ranges: dict[str, list[float]] = {}
-    for axis in ("xaxis", "yaxis"):
-        if not relayout or relayout.get(f"{axis}.autorange"):
-            continue
-        bounds = relayout.get(f"{axis}.range") or [
-            relayout.get(f"{axis}.range[0]"),
-            relayout.get(f"{axis}.range[1]"),
-        ]
-        numbers = [b for b in bounds if isinstance(b, int | float) and not isinstance(b, bool)]
-        if len(bounds) == 2 and len(numbers) == 2:
-            ranges[axis] = [float(bounds[0]), float(bounds[1])]
-    return ranges
-
-
-def zoom_after(
-    relayout: Mapping[str, Any] | None, kept: Mapping[str, Sequence[float]] | None
-) -> dict[str, list[float]]:
-    """The zoom to keep after a ``relayoutData`` event: the ranges it sets, none for an
-    axis it resets (double-click), and the ``kept`` ones for events about something else
-    (``{"autosize": true}`` when the page below the chart changed height)."""
-    ranges = {axis: list(bounds) for axis, bounds in (kept or {}).items()}
-    for axis in ("xaxis", "yaxis"):
-        if relayout and relayout.get(f"{axis}.autorange"):
-            ranges.pop(axis, None)
-    ranges.update(kept_zoom(relayout))
-    return ranges
+    """The intervals of the chosen preset time range (the latest ones)."""
+    return timeaxis.window(time_range(range_key), run.intervals, run.subinterval)[0]
 
 
 @dataclass(frozen=True)
 class OverviewView:
-    figure: go.Figure
+    figure: dict[str, Any]
     predicted_wc: float
     estimated_wc: float
     measured_wc: float | None
@@ -102,6 +64,9 @@ class OverviewView:
     drift: tuple[DriftEvent, ...] = ()
     training: tuple[int, int] = (0, 0)
     error_figure: dict[str, Any] | None = None
+    clock: Clock = field(default_factory=Clock)
+    violations: tuple[Violation, ...] = ()
+    range_note: str = ""
 
     def kpis(self) -> tuple[str, str, str]:
         """The worst-case, bound coverage and bottleneck cards, in the names the chart's
@@ -120,25 +85,144 @@ class OverviewView:
         return worst, coverage, self.bottleneck
 
 
+@dataclass(frozen=True)
+class Violation:
+    """A stretch where a query's measured max latency was above its objective, in
+    seconds since the run's start, with its peak (seconds of latency)."""
+
+    query: str
+    start: float
+    end: float
+    peak: float
+    objective: float
+    subintervals: int
+
+    def text(self, clock: Clock) -> str:
+        """E.g. "12:03:04–12:03:19 UTC, 15 s, peak 3.2 s"."""
+        return (
+            f"{clock.span(self.start, self.end)}, {self.end - self.start:g} s, "
+            f"peak {self.peak:.3g} s"
+        )
+
+
+def violations(
+    run: RunData, objectives: Mapping[str, float], query: str | None = None
+) -> list[Violation]:
+    """Each query's (or ``query``'s) measured violations of its objective, in time
+    order: stretches of subintervals above it (:func:`estimator.alerts.breaches`, gap 0:
+    exactly the subintervals above)."""
+    w = run.subinterval
+    found = [
+        Violation(
+            q,
+            b.start * w,
+            (b.end + 1) * w,
+            b.value,
+            objectives[q],
+            b.end - b.start + 1,
+        )
+        for q in run.topology.queries
+        if q in objectives and q in run.latency and query in (None, q)
+        for b in breaches(
+            run.latency[q].lat_max,
+            objectives[q] + TOLERANCE,
+            query=q,
+            kind=MEASURED_BREACH,
+            gap=0,
+        )
+    ]
+    return sorted(found, key=lambda v: (v.start, v.query))
+
+
+def violation_rows(view: OverviewView) -> list[dict[str, Any]]:
+    """The Overview's violations list, newest first, times on the view's clock."""
+    clock = view.clock
+    return [
+        {
+            "query": v.query,
+            "range": clock.span(v.start, v.end),
+            "duration": v.end - v.start,
+            "peak": round(v.peak, 4),
+            "objective": v.objective,
+        }
+        for v in reversed(view.violations)
+    ]
+
+
+MAX_LISTED = 20
+"""Violations a sentence lists (the newest); the count says how many there are."""
+
+
+def violations_summary(
+    query: str, objective: float | None, found: Sequence[Violation], clock: Clock
+) -> str:
+    """One query's violations as a sentence of time ranges (the Reports page)."""
+    if objective is None:
+        return f"{query}: no objective set"
+    if not found:
+        return f"{query}: never above its objective of {objective:g} s"
+    count = sum(v.subintervals for v in found)
+    listed = "; ".join(v.text(clock) for v in found[-MAX_LISTED:])
+    more = f" (the newest {MAX_LISTED})" if len(found) > MAX_LISTED else ""
+    return (
+        f"{query}: above its objective of {objective:g} s in {count} subinterval"
+        f"{'s' * (count != 1)}, {len(found)} range{'s' * (len(found) != 1)}{more}: {listed}"
+    )
+
+
+def violations_note(objectives: Mapping[str, float], shown: int) -> str:
+    """The line above the Overview's violations list."""
+    if not objectives:
+        return "No objective set for this run: set one per query on the Reports page."
+    if not shown:
+        return "No violation in the shown range."
+    return f"{shown} violation{'s' * (shown != 1)} in the shown range."
+
+
+def time_range(value: TimeRange | str | None) -> TimeRange:
+    """A range from a preset's key (ViewError if unknown) or a range itself."""
+    if isinstance(value, TimeRange):
+        return value
+    if value not in PRESETS:
+        raise ViewError(f"time range: unknown choice {value!r}")
+    return TimeRange(value)
+
+
 def overview(
     run: RunData,
-    range_key: str | None,
+    shown: TimeRange | str | None,
     estimator: str = "mace",
     explain: int | None = None,
     *,
     k: int = DEFAULT_K,
     training: tuple[int, int] | None = None,
+    clock: str | None = None,
+    objectives: Mapping[str, float] | None = None,
 ) -> OverviewView:
-    """Measured, estimated and predicted latency in the window, with its KPIs, for
-    ``estimator``; the busy period behind subinterval ``explain`` (default: the worst
-    one) is shaded, each placement change marked with its verification. The model is
-    fitted on ``training`` ([start, stop), a refit) or the run's first share; drift
+    """The Overview's panels over the ``shown`` range (a preset key or a
+    :class:`TimeRange`) on the ``clock`` chosen ("since" or "wall": wall clock if the
+    run has one), with its KPIs, for ``estimator``: measured, estimated and predicted
+    latency, CE/C per node, source event rates, the bottleneck. The busy period behind
+    subinterval ``explain`` (default: the worst one) is shaded, each placement change
+    marked with its verification and each violation of ``objectives`` shaded. The model
+    is fitted on ``training`` ([start, stop), a refit) or the run's first share; drift
     events (:func:`dashboard.monitoring.run_drift`) are stretches of ``k`` settled
     subintervals outside its band."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     k = drift_k(k)
-    part = window(run, range_key)
+    chosen = time_range(shown)
+    axis = Clock.of(run.info.origin, clock)
+    w = run.subinterval
+    part, x_range = timeaxis.window(chosen, run.intervals, w)
+    range_note = ""
+    if chosen.custom and x_range[0] >= run.intervals * w:
+        range_note = (
+            f"The range {axis.span(*x_range)} starts after the newest data "
+            f"({axis.point(run.intervals * w)}): showing the whole run."
+        )
+        chosen = TimeRange("all")
+        part, x_range = timeaxis.window(chosen, run.intervals, w)
     result = (
         analyses(run, estimator=estimator)
         if training is None
@@ -149,34 +233,58 @@ def overview(
     measured = run.measured_system()
     times = run.times[part]
     checks = tuple(verify_changes(run, estimator=estimator))
-    shown = [c for c in checks if part.start <= c.interval < part.stop]
+    shown_checks = [c for c in checks if part.start <= c.interval < part.stop]
     fitted_on = training or training_window(run.intervals, DEFAULT_TRAINING_SHARE)
-    fig = figures.latency_figure(
-        times,
-        measured.lat_max[part],
-        measured.lat_p99[part],
-        est.estimate[part],
-        est.upper[part],
-        [run.times[c.interval] for c in shown],
-        uirevision=f"{run.info.run_id}-{range_key}",
-        lower=est.lower[part],
-        label=label,
-        predicted=result.predicted.estimate[part],
-        predicted_name=None if training is None else f"predicted {label} (refit)",
-        change_notes=[change_note(c) for c in shown],
-    )
+    found = tuple(violations(run, objectives or {}))
+    in_range = [v for v in found if v.end > x_range[0] and v.start < x_range[1]]
     span = explained_span(run, explain, result.estimated)
+    busy = None
     if span is not None:
-        half = run.subinterval / 2  # the span covers its points, inside the time axis
-        figures.with_busy_period(
-            fig,
-            max(float(run.times[span[0]]) - half, float(times[0])),
-            min(float(run.times[span[1]]) + half, float(times[-1])),
-            span[2],
+        busy = figures.Span(
+            float(run.times[span[0]]),
+            float(run.times[span[1]]) + w,
+            f"explained: backlog on {span[2]}",
         )
+    fig = figures.overview_panels(
+        axis,
+        times,
+        figures.LatencySeries(
+            measured_max=measured.lat_max[part],
+            measured_p99=measured.lat_p99[part],
+            estimated=est.estimate[part],
+            lower=est.lower[part],
+            upper=est.upper[part],
+            predicted=result.predicted.estimate[part],
+            label=label,
+            predicted_name=None if training is None else f"predicted {label} (refit)",
+        ),
+        node_ids=est.node_ids,
+        ce_seconds=est.ce_seconds[:, part],
+        bottleneck=est.bottleneck_nodes[part],
+        sources=run.arrivals.sources,
+        rates=run.arrivals.counts[:, part] / w,
+        x_range=x_range,
+        changes=[
+            figures.Span(
+                float(run.times[c.interval]),
+                float(run.times[c.interval]),
+                f"at {axis.point(float(run.times[c.interval]))} {change_note(c)}",
+            )
+            for c in shown_checks
+        ],
+        violations=[
+            (
+                figures.Span(v.start, v.end, f"{v.query} above {v.objective:g} s, {v.text(axis)}"),
+                v.objective,
+            )
+            for v in in_range
+        ],
+        busy=busy,
+        uirevision=f"{run.info.run_id}-{axis.wall}",
+    )
     drift = tuple(run_drift(run, k, training=training))
     rolling = rolling_error(result.predicted.estimate, measured.lat_max, DEFAULT_ERROR_WINDOW)
-    error_figure = figures.rolling_error_figure(times, rolling[part], DEFAULT_ERROR_WINDOW)
+    error_figure = figures.rolling_error_figure(times, rolling[part], DEFAULT_ERROR_WINDOW, axis)
     finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
     measured_wc = float(finite.max()) if finite.size else None
     estimated_wc = float(est.estimate[part].max())
@@ -193,7 +301,7 @@ def overview(
         last = part.start + int(backlog[-1])
         bottleneck = (
             f"{est.node_ids[est.bottleneck[last]]} (CE/C {est.estimate[last]:.3f} s "
-            f"at t = {run.times[last]:g} s)"
+            f"at {axis.point(float(run.times[last]))})"
         )
     else:
         bottleneck = "none (no backlog)"
@@ -210,6 +318,9 @@ def overview(
         drift=drift,
         training=fitted_on,
         error_figure=error_figure,
+        clock=axis,
+        violations=tuple(in_range),
+        range_note=range_note,
     )
 
 
@@ -283,13 +394,18 @@ def drift_banner(run: RunData, view: OverviewView, k: int) -> str:
     w = run.subinterval
     lo, hi = view.training
     whose = "system" if latest.query is None else f"query {latest.query}"
+    start, end = float(run.times[latest.start]), float(run.times[latest.end] + w)
+    clock = view.clock
+    when = (
+        f"during {clock.span(start, end)}" if clock.wall else f"from t = {start:g} s to {end:g} s"
+    )
     return (
         f"Model drift: the measured latency left the predicted band for at least {k} "
         f"consecutive subintervals {len(view.drift)} time(s). Latest ({whose}): "
         f"{latest.direction} "
-        f"the band from t = {run.times[latest.start]:g} s to {run.times[latest.end] + w:g} s, "
-        f"by up to {latest.peak:.3f} s. The model fitted on t = {lo * w:g}\u2013{hi * w:g} s "
-        "may no longer hold: see the drift events below, or refit it on a recent window."
+        f"the band {when}, by up to {latest.peak:.3f} s. The model fitted on "
+        f"{clock.span(lo * w, hi * w)} may no longer hold: see the drift events below, or "
+        "refit it on a recent window."
     )
 
 
@@ -344,16 +460,17 @@ def model_note(run: RunData, view: OverviewView, refit: bool) -> str:
     """Which window the predicted line's model was fitted on."""
     lo, hi = view.training
     w = run.subinterval
+    fitted = view.clock.span(lo * w, hi * w)
     if not refit:
         return (
-            f"Predicted line: model fitted on t = {lo * w:g}\u2013{hi * w:g} s (the first "
+            f"Predicted line: model fitted on {fitted} (the first "
             f"{DEFAULT_TRAINING_SHARE:.0%} of the run)."
         )
     return (
-        f"Predicted line: model refit on t = {lo * w:g}\u2013{hi * w:g} s, predicting from "
-        f"t = {lo * w:g} s on (before it, the predicted line is the estimated one); drift "
-        "is looked for from there on. The window is stored for this run, so the alert pass "
-        "predicts with it too; the measurements are not changed."
+        f"Predicted line: model refit on {fitted}, predicting from "
+        f"{view.clock.point(lo * w)} on (before it, the predicted line is the estimated "
+        "one); drift is looked for from there on. The window is stored for this run, so the "
+        "alert pass predicts with it too; the measurements are not changed."
     )
 
 
@@ -382,13 +499,17 @@ def alert_rows(run: RunData, alerts: Sequence[StoredAlert]) -> list[dict[str, An
     ]
 
 
-def clicked_point(run_id: str | None, click: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The store entry of a click on the latency chart: the run and the clicked time."""
+def clicked_point(
+    run_id: str | None, click: Mapping[str, Any] | None, clock: Clock | None = None
+) -> dict[str, Any] | None:
+    """The store entry of a click on the latency chart: the run and the clicked time in
+    seconds since the start (the chart's x on ``clock``: a date on the wall clock)."""
     points = (click or {}).get("points") or []
-    time = points[0].get("x") if points and isinstance(points[0], Mapping) else None
-    if not run_id or not isinstance(time, int | float) or isinstance(time, bool):
+    x = points[0].get("x") if points and isinstance(points[0], Mapping) else None
+    time = (clock or Clock()).seconds(x)
+    if not run_id or time is None:
         return None
-    return {"run": run_id, "time": float(time)}
+    return {"run": run_id, "time": time}
 
 
 def selected_interval(run: RunData, selection: Mapping[str, Any] | None) -> int | None:
@@ -686,8 +807,8 @@ def report_view(
     query: str | None,
     share: float = 0.1,
     estimator: str = "mace",
-) -> tuple[dict[str, Any], go.Figure, list[int]]:
-    """The report, a compliance figure of one query and its violating intervals."""
+) -> tuple[dict[str, Any], go.Figure, list[Violation]]:
+    """The report, a compliance figure of one query and its objective's violations."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     computed = analyses(run, share, estimator)
@@ -703,7 +824,7 @@ def report_view(
         objective,
         ESTIMATOR_LABELS[estimator],
     )
-    return report, fig, violating_intervals(measured, objective)
+    return report, fig, violations(run, objectives, query)
 
 
 # -- hosts needed over time (Nodes page, issue 18) --------------------------------------

@@ -12,15 +12,29 @@ from dash.dash_table.Format import Format, Scheme, Sign
 from dash.dash_table.FormatTemplate import percentage
 from dash.exceptions import PreventUpdate
 
-from dashboard import context, figures, graph_panel, ids, operator_graph, views
+from dashboard import context, graph_panel, ids, operator_graph, views
 from dashboard.glossary import GLOSSARY, term
+from dashboard.timeaxis import (
+    PRESET_LABELS,
+    PRESETS,
+    SINCE,
+    WALL,
+    Clock,
+    TimeRange,
+    picked_range,
+    relayout_range,
+    wall_start,
+    window,
+)
+from dashboard.urlquery import merged
 from estimator.drift import DEFAULT_K
 from estimator.errors import MaceError
 from storage.alerts import list_alerts
-from storage.scenarios import set_training_window, training_window_of
+from storage.scenarios import objectives, set_training_window, training_window_of
 
 DEFAULT_REFIT_MINUTES = 1
 GRAPH_MODES = (operator_graph.BLAME, operator_graph.NODE, operator_graph.UTILISATION)
+CUSTOM = "custom"
 
 dash.register_page(__name__, path="/", name="Overview", order=0)
 
@@ -43,29 +57,93 @@ def _explain(*terms: str) -> str:
     return "\n".join(f"{name}: {GLOSSARY[name]}" for name in terms)
 
 
-def layout(**_: Any) -> html.Div:
+ROW = {"display": "flex", "alignItems": "center", "gap": "0.5rem", "flexWrap": "wrap"}
+REFRESH_RATES = (2.0, 5.0, 10.0, 30.0)
+"""Seconds between automatic refreshes the user can choose (or off)."""
+OFF = 0.0
+
+
+def _rate_options(default: float) -> list[dict[str, Any]]:
+    rates = sorted({*REFRESH_RATES, default})
+    return [{"label": f"every {r:g} s", "value": r} for r in rates] + [
+        {"label": "off", "value": OFF}
+    ]
+
+
+def _time_controls(shown: TimeRange, clock: str, refresh: float) -> html.Div:
+    """Time range (presets, or a custom start and end), clock and live refresh."""
+    range_choice = dbc.RadioItems(
+        id=ids.OV_RANGE,
+        options=[
+            *({"label": PRESET_LABELS[k], "value": k} for k in PRESETS),
+            {"label": "custom", "value": CUSTOM},
+        ],
+        value=CUSTOM if shown.custom else shown.preset,
+        inline=True,
+    )
+    field = {"width": "12.5rem"}
+    picker = html.Div(
+        [
+            html.Span("from", className="small text-muted"),
+            dbc.Input(id=ids.OV_RANGE_FROM, type="text", debounce=True, size="sm", style=field),
+            html.Span("to", className="small text-muted"),
+            dbc.Input(id=ids.OV_RANGE_TO, type="text", debounce=True, size="sm", style=field),
+            dbc.Button("Apply", id=ids.OV_RANGE_APPLY, size="sm", color="secondary"),
+        ],
+        style=ROW,
+        title="Seconds since the start (90, or 1:30), or on the wall clock a UTC time "
+        "of day (12:03:04) or date and time (2026-11-22 12:03:04). A drag on the chart "
+        "sets the range too; a double-click shows the whole run.",
+    )
+    clock_choice = dbc.RadioItems(
+        id=ids.OV_CLOCK,
+        options=[
+            {"label": "wall clock (UTC)", "value": WALL},
+            {"label": "since start", "value": SINCE},
+        ],
+        value=clock,
+        inline=True,
+    )
+    live = html.Div(
+        [
+            dcc.Dropdown(
+                id=ids.OV_RATE,
+                options=_rate_options(refresh),
+                value=refresh,
+                clearable=False,
+                searchable=False,
+                style={"width": "8.5rem"},
+            ),
+            dbc.Button("Pause", id=ids.OV_PAUSE, size="sm", color="secondary"),
+            html.Span(id=ids.OV_LIVE_STATUS, className="small text-muted"),
+        ],
+        style=ROW,
+        title="How often the Overview reloads the newest data; pause to study a moment "
+        "while data keeps arriving.",
+    )
+    return html.Div(
+        [
+            html.Div(
+                [range_choice, picker, clock_choice, live],
+                style={**ROW, "gap": "0.6rem 1.6rem"},
+            ),
+            dbc.Alert(id=ids.OV_RANGE_MESSAGE, is_open=False, color="danger", className="mt-2"),
+        ],
+        className="mb-2",
+    )
+
+
+def layout(**query: Any) -> html.Div:
+    """The Overview; ``query`` is the URL's query string (range, from, to, clock)."""
     refresh = context.current().refresh_seconds
+    shown = TimeRange.from_query(query)
+    clock = SINCE if query.get("clock") == SINCE else WALL
     return html.Div(
         [
             dcc.Interval(id=ids.OV_REFRESH, interval=int(refresh * 1000)),
-            dbc.Row(
-                [
-                    dbc.Col(
-                        dbc.RadioItems(
-                            id=ids.OV_RANGE,
-                            options=[
-                                {"label": "last 5 minutes", "value": "5m"},
-                                {"label": "last hour", "value": "1h"},
-                                {"label": "all", "value": "all"},
-                            ],
-                            value="all",
-                            inline=True,
-                        ),
-                        md=6,
-                    ),
-                ],
-                className="mb-2",
-            ),
+            dcc.Store(id=ids.OV_TIME_RANGE, data=shown.store()),
+            dcc.Store(id=ids.OV_PAUSED, data=False),
+            _time_controls(shown, clock, refresh),
             dbc.Alert(id=ids.OV_MESSAGE, is_open=False, color="warning"),
             dbc.Alert(id=ids.OV_DRIFT_BANNER, is_open=False, color="danger"),
             dbc.Row(
@@ -99,9 +177,9 @@ def layout(**_: Any) -> html.Div:
                 ],
                 className="mb-2 g-2",
             ),
-            dcc.Graph(id=ids.OV_LATENCY),
+            dcc.Graph(id=ids.OV_LATENCY, config={"doubleClick": "autosize"}),
+            _violations_card(),
             dcc.Store(id=ids.OV_EXPLAIN_AT),
-            dcc.Store(id=ids.OV_ZOOM),
             dcc.Store(id=ids.OV_EXPLAIN_SHOWN),
             dcc.Store(id=ids.OV_REFIT),
             _explanation_card(),
@@ -203,6 +281,36 @@ def _alerts_card() -> dbc.Card:
                 ),
                 html.Div(id=ids.OV_ALERTS_NOTE, className="small mb-2"),
                 DataTable(id=ids.OV_ALERTS, columns=columns, page_size=8, **TABLE_STYLE),
+            ]
+        ),
+        className="mb-3",
+    )
+
+
+def _violations_card() -> dbc.Card:
+    """The objectives' violations in the shown range, as time ranges (shaded on the chart)."""
+    columns: list[Any] = [
+        {"name": "query", "id": "query", "type": "text"},
+        {"name": "time range", "id": "range", "type": "text"},
+        {"name": "duration (s)", "id": "duration", "type": "numeric"},
+        _seconds("peak latency (s)", "peak"),
+        _seconds("objective (s)", "objective"),
+    ]
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                html.H5("Objective violations"),
+                html.P(
+                    [
+                        "Stretches where a query's ",
+                        term("measured"),
+                        " max latency was above its objective (set on the Reports "
+                        "page), in the shown range, newest first; shaded red on the chart.",
+                    ],
+                    className="text-muted small mb-2",
+                ),
+                html.Div(id=ids.OV_VIOLATIONS_NOTE, className="small mb-2"),
+                DataTable(id=ids.OV_VIOLATIONS, columns=columns, page_size=6, **TABLE_STYLE),
             ]
         ),
         className="mb-3",
@@ -418,28 +526,28 @@ def _explanation_card() -> dbc.Card:
     Output(ids.OV_CHANGES_NOTE, "children"),
     Output(ids.OV_ERROR_GRAPH, "figure"),
     Output(ids.OV_MODEL_NOTE, "children"),
+    Output(ids.OV_VIOLATIONS, "data"),
+    Output(ids.OV_VIOLATIONS_NOTE, "children"),
     Input(ids.RUN, "value"),
-    Input(ids.OV_RANGE, "value"),
+    Input(ids.OV_TIME_RANGE, "data"),
     Input(ids.OV_REFRESH, "n_intervals"),
     Input(ids.ESTIMATOR, "value"),
     Input(ids.OV_EXPLAIN_AT, "data"),
     Input(ids.OV_DRIFT_K, "value"),
     Input(ids.OV_REFIT, "data"),
-    State(ids.OV_LATENCY, "relayoutData"),
-    State(ids.OV_ZOOM, "data"),
+    Input(ids.OV_CLOCK, "value"),
 )
 def update(
     run_id: str | None,
-    range_key: str | None,
+    shown: dict[str, Any] | None,
     _: Any,
     estimator: str | None,
     selection: dict[str, Any] | None,
     k: Any,
     _refit: Any,
-    relayout: dict[str, Any] | None,
-    zoom: dict[str, list[float]] | None,
+    clock: str | None,
 ) -> tuple:
-    unchanged = (no_update,) * 7
+    unchanged = (no_update,) * 9
     if not run_id:
         return no_update, "-", "-", "-", "select a run (none ingested yet?)", True, *unchanged
     try:
@@ -447,28 +555,29 @@ def update(
         run = app.runs.get(run_id)
         with app.database.cursor() as cur:
             training = views.stored_training(run, training_window_of(cur, run_id))
+            goals = objectives(cur, run_id)
         view = views.overview(
             run,
-            range_key,
+            TimeRange.from_store(shown),
             estimator or "mace",
             views.selected_interval(run, selection),
             k=views.drift_k(k),
             training=training,
+            clock=clock,
+            objectives=goals,
         )
     except MaceError as exc:
         return no_update, "-", "-", "-", str(exc), True, *unchanged
     worst, coverage, bottleneck = view.kpis()
-    figure = view.figure
-    if ctx.triggered_id in (ids.OV_REFRESH, ids.OV_EXPLAIN_AT):  # keep the user's zoom
-        figure = figures.with_ranges(figure, views.zoom_after(relayout, zoom))
     banner = views.drift_banner(run, view, views.drift_k(k))
+    listed = views.violation_rows(view)
     return (
-        figure,
+        view.figure,
         worst,
         coverage,
         bottleneck,
-        "",
-        False,
+        view.range_note,
+        bool(view.range_note),
         banner,
         bool(banner),
         views.drift_rows(run, view.drift),
@@ -476,7 +585,134 @@ def update(
         "" if view.changes else "No placement change in this run.",
         view.error_figure,
         views.model_note(run, view, training is not None),
+        listed,
+        views.violations_note(goals, len(listed)),
     )
+
+
+@dash.callback(
+    Output(ids.OV_TIME_RANGE, "data"),
+    Output(ids.OV_RANGE, "value"),
+    Output(ids.OV_RANGE_MESSAGE, "children"),
+    Output(ids.OV_RANGE_MESSAGE, "is_open"),
+    Input(ids.OV_RANGE, "value"),
+    Input(ids.OV_RANGE_APPLY, "n_clicks"),
+    Input(ids.OV_RANGE_FROM, "n_submit"),
+    Input(ids.OV_RANGE_TO, "n_submit"),
+    Input(ids.OV_LATENCY, "relayoutData"),
+    State(ids.OV_RANGE_FROM, "value"),
+    State(ids.OV_RANGE_TO, "value"),
+    State(ids.OV_CLOCK, "value"),
+    State(ids.RUN, "value"),
+    prevent_initial_call=True,
+)
+def choose_range(
+    preset: str | None,
+    _apply: Any,
+    _submit_from: Any,
+    _submit_to: Any,
+    relayout: dict[str, Any] | None,
+    start: Any,
+    end: Any,
+    clock: str | None,
+    run_id: str | None,
+) -> tuple:
+    """The shown range: a preset, the custom start and end (checked, with a message
+    naming what is wrong), or what a drag on the chart chose (a double-click: all)."""
+    if ctx.triggered_id == ids.OV_RANGE and preset in PRESETS:
+        return TimeRange(preset).store(), no_update, "", False
+    if not run_id:
+        raise PreventUpdate
+    try:
+        run = context.current().runs.get(run_id)
+        axis = Clock.of(run.info.origin, clock)
+        if ctx.triggered_id == ids.OV_LATENCY:
+            chosen = relayout_range(relayout, axis)
+            if chosen is None:  # a resize, not a zoom
+                raise PreventUpdate
+        else:
+            chosen = picked_range(axis, start, end, run.intervals * run.subinterval)
+    except MaceError as exc:
+        return no_update, CUSTOM, str(exc), True
+    return chosen.store(), CUSTOM if chosen.custom else chosen.preset, "", False
+
+
+@dash.callback(
+    Output(ids.OV_RANGE_FROM, "value"),
+    Output(ids.OV_RANGE_TO, "value"),
+    Output(ids.OV_CLOCK, "options"),
+    Input(ids.OV_TIME_RANGE, "data"),
+    Input(ids.OV_CLOCK, "value"),
+    Input(ids.RUN, "value"),
+    State(ids.OV_CLOCK, "options"),
+)
+def show_range(
+    shown: dict[str, Any] | None, clock: str | None, run_id: str | None, options: Any
+) -> tuple:
+    """The picker shows the range in the chosen clock (a preset: its bounds now); the
+    wall clock is offered only for runs with a wall-clock start."""
+    if not run_id:
+        raise PreventUpdate
+    try:
+        run = context.current().runs.get(run_id)
+    except MaceError:
+        raise PreventUpdate from None
+    axis = Clock.of(run.info.origin, clock)
+    has_wall = wall_start(run.info.origin) is not None
+    offered = [
+        {
+            **option,
+            "disabled": option["value"] == WALL and not has_wall,
+            "label": option["label"]
+            if option["value"] != WALL or has_wall
+            else "wall clock (UTC): not for this run, it has no wall-clock start",
+        }
+        for option in options or []
+    ]
+    if run.intervals == 0:
+        return no_update, no_update, offered
+    _, (start, end) = window(TimeRange.from_store(shown), run.intervals, run.subinterval)
+    return axis.text(start), axis.text(end), offered
+
+
+@dash.callback(
+    Output(ids.URL, "search", allow_duplicate=True),
+    Input(ids.OV_TIME_RANGE, "data"),
+    Input(ids.OV_CLOCK, "value"),
+    State(ids.URL, "search"),
+    prevent_initial_call=True,
+)
+def range_to_url(shown: dict[str, Any] | None, clock: str | None, search: str | None) -> Any:
+    """The range and the clock in the URL (the wall clock, the default, is left out)."""
+    updates = {**TimeRange.from_store(shown).query(), "clock": SINCE if clock == SINCE else None}
+    query = merged(search, updates)
+    return query if query != (search or "") else no_update
+
+
+@dash.callback(
+    Output(ids.OV_REFRESH, "interval"),
+    Output(ids.OV_REFRESH, "disabled"),
+    Output(ids.OV_PAUSED, "data"),
+    Output(ids.OV_PAUSE, "children"),
+    Output(ids.OV_LIVE_STATUS, "children"),
+    Input(ids.OV_RATE, "value"),
+    Input(ids.OV_PAUSE, "n_clicks"),
+    State(ids.OV_PAUSED, "data"),
+)
+def live_refresh(rate: Any, _: Any, paused: bool | None) -> tuple:
+    """Pause or resume the automatic refresh, and how often it runs."""
+    if ctx.triggered_id == ids.OV_PAUSE:
+        paused = not paused
+    seconds = float(rate) if isinstance(rate, int | float) and rate > 0 else OFF
+    stopped = bool(paused) or seconds == OFF
+    if paused:
+        status = "paused: the chart stays as it is"
+    elif seconds == OFF:
+        status = "automatic refresh off"
+    else:
+        status = f"live: refreshes every {seconds:g} s"
+    interval = int(seconds * 1000) if seconds > 0 else no_update
+    return interval, stopped, bool(paused), "Resume" if paused else "Pause", status
 
 
 @dash.callback(
@@ -508,34 +744,23 @@ def refit(_: Any, __: Any, minutes: Any, run_id: str | None) -> tuple:
 
 
 @dash.callback(
-    Output(ids.OV_ZOOM, "data"),
-    Input(ids.OV_LATENCY, "relayoutData"),
-    Input(ids.RUN, "value"),
-    Input(ids.OV_RANGE, "value"),
-    State(ids.OV_ZOOM, "data"),
-    prevent_initial_call=True,
-)
-def remember_zoom(
-    relayout: dict[str, Any] | None, _: Any, __: Any, kept: dict[str, list[float]] | None
-) -> dict[str, list[float]]:
-    """The user's zoom, kept apart from ``relayoutData``: a resize of the chart (the
-    explanation below it changes height) replaces that with ``{"autosize": true}``."""
-    if ctx.triggered_id != ids.OV_LATENCY:  # another run or range: a fresh chart
-        return {}
-    return views.zoom_after(relayout, kept)
-
-
-@dash.callback(
     Output(ids.OV_EXPLAIN_AT, "data"),
     Input(ids.OV_LATENCY, "clickData"),
     Input(ids.OV_EXPLAIN_WORST, "n_clicks"),
     State(ids.RUN, "value"),
+    State(ids.OV_CLOCK, "value"),
     prevent_initial_call=True,
 )
-def choose(click: dict[str, Any] | None, _: Any, run_id: str | None) -> dict[str, Any] | None:
+def choose(
+    click: dict[str, Any] | None, _: Any, run_id: str | None, clock: str | None
+) -> dict[str, Any] | None:
     """A click on the chart explains the clicked subinterval; the button the worst one."""
-    if ctx.triggered_id == ids.OV_LATENCY:
-        return views.clicked_point(run_id, click)
+    if ctx.triggered_id == ids.OV_LATENCY and run_id:
+        try:
+            origin = context.current().runs.get(run_id).info.origin
+        except MaceError:
+            return None
+        return views.clicked_point(run_id, click, Clock.of(origin, clock))
     return None
 
 

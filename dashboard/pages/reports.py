@@ -12,6 +12,7 @@ from dash.dash_table.DataTable import DataTable
 from dashboard import context, ids, views
 from dashboard.glossary import term
 from dashboard.report import report_csv
+from dashboard.timeaxis import WALL, Clock
 from estimator.errors import MaceError, ScenarioError
 from estimator.whatif import parse_positive
 from storage import scenarios
@@ -102,14 +103,10 @@ def update(run_id: str | None, query: str | None, _: Any, estimator: str | None)
         report, fig, violating = views.report_view(run, goals, query, estimator=estimator or "mace")
     except MaceError as exc:
         return no_update, no_update, "", [], str(exc), True
-    shown = query or run.topology.queries[0]
-    text = (
-        f"{shown}: no objective set"
-        if shown not in goals
-        else f"{shown}: {len(violating)} subinterval(s) above {goals[shown]:g} s"
-        + (f": {', '.join(map(str, violating[:50]))}" if violating else "")
-        + (" …" if len(violating) > 50 else "")
-    )
+    shown = query if query in run.latency else run.topology.queries[0]
+    # wall clock (UTC) where the run has one, else seconds since its start
+    clock = Clock.of(run.info.origin, WALL)
+    text = views.violations_summary(shown, goals.get(shown), violating, clock)
     return views.report_rows(report), fig, text, list(run.topology.queries), "", False
 
 

@@ -93,7 +93,10 @@ def test_reports_invalid_objective_shows_message(dash_duo, small_db: Path):
     dash_duo.find_element(f"#{ids.RP_OBJ_VALUE}").send_keys("0.3")
     dash_duo.find_element(f"#{ids.RP_OBJ_SAVE}").click()
     # q2 measured max [0.1, 0.5, 0.2, -, 0.15]: only interval 1 is above 0.3 s
-    dash_duo.wait_for_contains_text(f"#{ids.RP_VIOLATIONS}", "1 subinterval(s) above 0.3 s: 1")
+    dash_duo.wait_for_text_to_equal(
+        f"#{ids.RP_VIOLATIONS}",
+        "q2: above its objective of 0.3 s in 1 subinterval, 1 range: t = 1–2 s, 1 s, peak 0.5 s",
+    )
     assert dash_duo.get_logs() == []
 
 
@@ -172,7 +175,7 @@ def test_zoom_survives_the_automatic_refresh(dash_duo, small_db: Path):
         -step, 0
     ).click_and_hold().move_by_offset(2 * step, 0).release().perform()  # a drag-zoom
     read = f"return document.querySelector('{graph}').layout.xaxis.range;"
-    until(lambda: dash_duo.driver.execute_script(read) != [0, 4], timeout=5)
+    until(lambda: dash_duo.driver.execute_script(read) != [0, 5], timeout=5)  # all: 0-5 s
     zoomed = dash_duo.driver.execute_script(read)
     # mark the drawn traces: a refresh that redraws the figure replaces them
     dash_duo.driver.execute_script(f"document.querySelector('{graph}').data[0].probe = 1;")

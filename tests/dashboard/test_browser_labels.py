@@ -32,11 +32,15 @@ def _legend(dash_duo, graph: str) -> list[str]:
     return [e.text for e in dash_duo.find_elements(f"#{graph} .legendtext")]
 
 
-def _hover_text(dash_duo, graph: str) -> str:
-    """The hover box after moving the mouse to the middle of the plot area."""
+def _hover_text(dash_duo, graph: str, offset: float = 0.0) -> str:
+    """The hover box after moving the mouse to the middle of the plot area, moved by
+    ``offset`` of its width."""
     dash_duo.wait_for_element(f"#{graph} .nsewdrag", timeout=20)
     plot = dash_duo.find_element(f"#{graph} .nsewdrag")
-    ActionChains(dash_duo.driver).move_to_element(plot).pause(0.2).move_by_offset(3, 0).perform()
+    shift = 3 + round(offset * plot.size["width"])
+    ActionChains(dash_duo.driver).move_to_element(plot).pause(0.2).move_by_offset(
+        shift, 0
+    ).perform()
     until(lambda: dash_duo.find_elements(f"#{graph} .hoverlayer text"), timeout=10)
     return "\n".join(e.text for e in dash_duo.find_elements(f"#{graph} .hoverlayer text"))
 
@@ -54,15 +58,16 @@ def test_overview_names_each_quantity_once(dash_duo, small_db: Path):
     legend = _legend(dash_duo, ids.OV_LATENCY)
     assert "estimated Mace" in legend and "predicted Mace" in legend
     assert {"measured max", "measured p99"} <= set(legend)
-    title = dash_duo.find_element(f"#{ids.OV_LATENCY} .gtitle").text
-    assert title == "Latency per subinterval: measured, estimated and predicted"
+    titles = [e.text for e in dash_duo.find_elements(f"#{ids.OV_LATENCY} .annotation-text")]
+    assert "Latency per subinterval: measured, estimated and predicted (s)" in titles
     assert dash_duo.get_logs() == []
 
 
 def test_overview_hover_shows_every_series_with_units(dash_duo, small_db: Path):
     _start(dash_duo, small_db)
     dash_duo.wait_for_contains_text(f"#{ids.OV_KPI_WC}", "measured 1.200 s", timeout=20)
-    text = _hover_text(dash_duo, ids.OV_LATENCY)
+    # the axis spans 0-5 s (the last subinterval ends at 5 s): hover at t = 2 s
+    text = _hover_text(dash_duo, ids.OV_LATENCY, -0.1)
     for series in ("estimated Mace", "predicted Mace", "measured max", "measured p99"):
         assert f"{series}: " in text, text
     assert text.count(" s") >= 4, text

@@ -94,8 +94,7 @@ def test_apply_on_the_live_system_shows_up_as_a_change_on_the_overview(
     dash_duo.wait_for_page(url=f"{dash_duo.server_url}/?run={RUN}")
     graph = f"#{ids.OV_LATENCY}"
     until(
-        lambda: "change"
-        in [e.text for e in dash_duo.find_elements(f"{graph} .annotation-text")],
+        lambda: "change" in [e.text for e in dash_duo.find_elements(f"{graph} .annotation-text")],
         timeout=30,
     )
     table = f"#{ids.OV_CHANGES_TABLE}"

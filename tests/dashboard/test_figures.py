@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dashboard import figures
+from dashboard.timeaxis import Clock
 
 
 @given(
@@ -30,24 +31,69 @@ def test_decimate_max_keeps_each_bucket_max(values: list[float], max_points: int
             assert np.isnan(v)
 
 
-def test_latency_figure_has_band_lines_and_change_marks() -> None:
+def _panels(clock: Clock, **extra: object) -> dict:
     times = np.arange(5.0)
-    fig = figures.latency_figure(
+    latency = figures.LatencySeries(
+        measured_max=np.array([0.1, 0.5, np.nan, 0.2, 0.3]),
+        measured_p99=np.array([0.1, 0.4, np.nan, 0.2, 0.2]),
+        estimated=np.array([0.0, 0.3, 0.2, 0.1, 0.0]),
+        lower=np.array([0.0, 0.3, 0.2, 0.1, 0.0]),
+        upper=np.array([1.2, 1.5, 1.4, 1.3, 1.2]),
+        predicted=np.array([0.0, 0.2, 0.2, 0.1, 0.0]),
+    )
+    return figures.overview_panels(
+        clock,
         times,
-        np.array([0.1, 0.5, np.nan, 0.2, 0.3]),
-        np.array([0.1, 0.4, np.nan, 0.2, 0.2]),
-        np.array([0.0, 0.3, 0.2, 0.1, 0.0]),
-        np.array([1.2, 1.5, 1.4, 1.3, 1.2]),
-        change_times=[2.0],
+        latency,
+        node_ids=["n1", "n2"],
+        ce_seconds=np.array([[0.0, 0.3, 0.2, 0.1, 0.0], [0.0, 0.1, 0.0, 0.0, 0.0]]),
+        bottleneck=["n1", "n1", "n2", "n1", "n1"],
+        sources=["s"],
+        rates=np.array([[5.0, 12.0, 5.0, 0.0, 10.0]]),
+        x_range=(0.0, 5.0),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def test_overview_panels_share_one_time_axis() -> None:
+    fig = _panels(
+        Clock(),
+        changes=[figures.Span(2.0, 2.0, "(version 2)")],
+        violations=[(figures.Span(1.0, 2.0, "q1 above 0.4 s"), 0.4)],
         uirevision="keep",
     )
-    names = [t.name for t in fig.data]
-    assert "measured max" in names and "estimated Mace" in names
-    band = fig.data[1]
-    assert band.fill == "tonexty"
-    assert list(fig.data[0].y) == [1.2, 1.5, 1.4, 1.3, 1.2]
-    assert fig.layout.uirevision == "keep"
-    assert [s.x0 for s in fig.layout.shapes] == [2.0]
+    layout = fig["layout"]
+    # one x axis: every panel's y axis is anchored to it, and no trace names another
+    assert [layout[f"yaxis{k}"]["anchor"] for k in ("", "2", "3", "4")] == ["x"] * 4
+    assert all("xaxis" not in trace for trace in fig["data"])
+    assert {trace.get("yaxis") for trace in fig["data"]} == {"y", "y2", "y3", "y4"}
+    assert layout["xaxis"]["range"] == [0.0, 5.0]
+    assert layout["xaxis"]["title"]["text"] == "time since run start (s)"
+    names = [trace["name"] for trace in fig["data"]]
+    assert {"measured max", "estimated Mace", "predicted Mace", "s"} <= set(names)
+    band = next(t for t in fig["data"] if t.get("fill") == "tonexty")
+    np.testing.assert_array_equal(band["y"], [0.0, 0.3, 0.2, 0.1, 0.0])
+    # the change is a dashed line across all panels, the violation a shaded range
+    line = next(s for s in layout["shapes"] if s["type"] == "line")
+    assert (line["x0"], line["yref"]) == (2.0, "paper")
+    rect = next(s for s in layout["shapes"] if s["type"] == "rect")
+    assert (rect["x0"], rect["x1"], rect["yref"]) == (1.0, 2.0, "paper")
+    violated = next(t for t in fig["data"] if t["name"] == "objective violated")
+    assert violated["y"][:3] == [0.4, 0.4, 0.4] and violated["text"][0] == "q1 above 0.4 s"
+    # the bottleneck strip marks n1 where the estimate is positive (1, 3) and n2 at 2
+    strip = {t["name"]: list(t["x"]) for t in fig["data"] if t.get("yaxis") == "y4"}
+    assert strip == {"n1": [1.0, 3.0], "n2": [2.0]}
+    assert layout["uirevision"] == "keep"
+
+
+def test_overview_panels_on_the_wall_clock() -> None:
+    fig = _panels(Clock(start=1_795_000_000.0, wall=True))
+    axis = fig["layout"]["xaxis"]
+    assert axis["type"] == "date" and axis["title"]["text"] == "wall clock (UTC)"
+    # milliseconds since the epoch: a date axis reads them as UTC
+    assert axis["range"] == [1_795_000_000_000.0, 1_795_000_005_000.0]
+    measured = next(t for t in fig["data"] if t["name"] == "measured max")
+    assert list(measured["x"])[1] == 1_795_000_001_000.0
 
 
 def test_estimate_comparison_is_a_plain_figure_with_both_curves() -> None:

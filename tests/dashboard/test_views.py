@@ -12,6 +12,7 @@ from dashboard import views, whatif_view
 from dashboard.data import Database, RunCache
 from dashboard.errors import ViewError
 from dashboard.figures import share_color
+from dashboard.timeaxis import Clock, TimeRange
 from estimator.errors import MaceError, ScenarioError
 from estimator.whatif import WhatIfEngine
 from storage import scenarios
@@ -44,10 +45,65 @@ def test_nodes_view_rejects_unknown_node(cache: RunCache) -> None:
 
 
 def test_report_view_violations(cache: RunCache) -> None:
+    # measured q1 max [0.3, 1.2, 1.0, -, 0.4]: above 1.0 s in subinterval 1 only (1.0 is not)
     _, _, violating = views.report_view(cache.get("small"), {"q1": 1.0}, "q1")
-    assert violating == [1]
+    assert violating == [views.Violation("q1", 1.0, 2.0, 1.2, 1.0, 1)]
+    assert views.violations_summary("q1", 1.0, violating, Clock()) == (
+        "q1: above its objective of 1 s in 1 subinterval, 1 range: t = 1–2 s, 1 s, peak 1.2 s"
+    )
+    wall = Clock(start=1_795_000_000.0, wall=True)
+    assert violating[0].text(wall) == "11:06:41–11:06:42 UTC, 1 s, peak 1.2 s"
     _, _, none = views.report_view(cache.get("small"), {}, "q2")
     assert none == []
+    assert views.violations_summary("q2", None, none, Clock()) == "q2: no objective set"
+
+
+def test_violations_of_every_query_in_time_order(cache: RunCache) -> None:
+    run = cache.get("small")
+    # q2 [0.1, 0.5, 0.2, -, 0.15] above 0.12 in 1-2 and in 4
+    found = views.violations(run, {"q1": 0.35, "q2": 0.12})
+    assert [(v.query, v.start, v.end, v.peak, v.subintervals) for v in found] == [
+        ("q1", 1.0, 3.0, 1.2, 2),
+        ("q2", 1.0, 3.0, 0.5, 2),
+        ("q1", 4.0, 5.0, 0.4, 1),
+        ("q2", 4.0, 5.0, 0.15, 1),
+    ]
+    view = views.overview(run, TimeRange(None, 3.5, 5.0), objectives={"q1": 0.35, "q2": 0.12})
+    assert [(v.query, v.start) for v in view.violations] == [("q1", 4.0), ("q2", 4.0)]
+    rows = views.violation_rows(view)
+    assert rows[0] == {
+        "query": "q2",
+        "range": "t = 4–5 s",
+        "duration": 1.0,
+        "peak": 0.15,
+        "objective": 0.12,
+    }
+    assert views.violations_note({"q1": 0.35}, len(rows)) == "2 violations in the shown range."
+    assert views.violations_note({}, 0).startswith("No objective set for this run")
+
+
+def test_overview_shows_a_custom_range_and_the_wall_clock(tmp_path: Path) -> None:
+    from tests.dashboard.builders import SMALL_TOPOLOGY, write_small_run
+
+    db = tmp_path / "wall.duckdb"
+    write_small_run(db, document={**SMALL_TOPOLOGY, "origin": 1_795_000_000.0})
+    run = RunCache(Database(db)).get("small")
+    view = views.overview(run, TimeRange(None, 1.0, 3.0), clock="wall")
+    axis = view.figure["layout"]["xaxis"]
+    assert axis["range"] == [1_795_000_001_000.0, 1_795_000_003_000.0]  # ms, UTC
+    assert axis["title"]["text"] == "wall clock (UTC)"
+    # the worst case of the range only: measured [1.2, 1.0] in subintervals 1 and 2
+    assert view.measured_wc == 1.2
+    assert view.bottleneck.endswith("at 11:06:42 UTC)")
+    since = views.overview(run, TimeRange(None, 1.0, 3.0), clock="since")
+    assert since.figure["layout"]["xaxis"]["range"] == [1.0, 3.0]
+    # a range after the newest data falls back to the whole run, and says so
+    late = views.overview(run, TimeRange(None, 60.0, 90.0), clock="since")
+    assert late.figure["layout"]["xaxis"]["range"] == [0.0, 5.0]
+    assert "starts after the newest data" in late.range_note
+    # a click on the wall-clock axis names its time as a date
+    click = {"points": [{"x": "2026-11-18 11:06:43.5"}]}
+    assert views.clicked_point("small", click, view.clock) == {"run": "small", "time": 3.5}
 
 
 def test_cache_reloads_after_new_data(cache: RunCache, small_db: Path) -> None:
@@ -121,7 +177,7 @@ def test_placement_versions_split_loads_and_mark_changes(tmp_path: Path) -> None
     n1 = 0.1 * s + np.where(np.arange(5) >= 2, 0.2 * s, 0.0)
     np.testing.assert_allclose(run.node_dlts[0], n1, atol=1e-12)
     view = views.overview(run, "all")
-    assert [shape.x0 for shape in view.figure.layout.shapes if shape.type == "line"] == [2.0]
+    assert [s["x0"] for s in view.figure["layout"]["shapes"] if s["type"] == "line"] == [2.0]
     # q1 spans n1 and n2 from interval 2 on, so its Mace is the larger of the two there
     analysis = views.analyses(run).estimated
     np.testing.assert_allclose(
@@ -245,39 +301,6 @@ def test_saved_scenario_keeps_its_added_query(cache: RunCache) -> None:
     assert stored.scenario == data
 
 
-@pytest.mark.parametrize(
-    ("relayout", "kept"),
-    [
-        (None, {}),
-        ({"autosize": True}, {}),
-        ({"xaxis.range[0]": 1.5, "xaxis.range[1]": 2.5}, {"xaxis": [1.5, 2.5]}),
-        (
-            {"xaxis.range": [1, 2], "yaxis.range": [0, 5]},
-            {"xaxis": [1.0, 2.0], "yaxis": [0.0, 5.0]},
-        ),
-        ({"xaxis.autorange": True, "yaxis.range": [0, 5]}, {"yaxis": [0.0, 5.0]}),  # x reset
-        ({"xaxis.range": ["a", 2]}, {}),  # a forged payload is ignored
-        ({"xaxis.range": [True, 2]}, {}),
-        ({"xaxis.range": [1, 2, 3]}, {}),
-    ],
-)
-def test_kept_zoom_reads_the_users_axis_ranges(relayout: object, kept: object) -> None:
-    from dashboard.views import kept_zoom
-
-    assert kept_zoom(relayout) == kept  # type: ignore[arg-type]
-
-
-def test_zoom_is_kept_across_resize_events_and_dropped_on_reset() -> None:
-    zoomed = views.zoom_after({"xaxis.range[0]": 1.5, "xaxis.range[1]": 2.5}, {})
-    assert zoomed == {"xaxis": [1.5, 2.5]}
-    # the explanation below the chart changed height: Plotly reports an autosize only
-    assert views.zoom_after({"autosize": True}, zoomed) == zoomed
-    assert views.zoom_after(None, zoomed) == zoomed
-    both = views.zoom_after({"yaxis.range": [0, 5]}, zoomed)
-    assert both == {"xaxis": [1.5, 2.5], "yaxis": [0.0, 5.0]}
-    assert views.zoom_after({"xaxis.autorange": True}, both) == {"yaxis": [0.0, 5.0]}
-
-
 def test_explanation_of_the_worst_and_of_a_chosen_subinterval(shifting_db: Path) -> None:
     run = RunCache(Database(shifting_db)).get("shift")
     # hand-computed in builders.SHIFTING_CPU
@@ -354,9 +377,9 @@ def test_a_click_selects_the_subinterval_of_its_run(shifting_db: Path) -> None:
     assert views.selected_interval(run, None) is None
     assert views.selected_interval(run, {"run": "shift", "time": 99.0}) == 4
     assert views.clicked_point("shift", {"points": []}) is None
-    # the explained busy period is shaded on the latency chart
-    shapes = views.overview(run, "all", "mace", 4).figure.layout.shapes
-    assert [(s.x0, s.x1) for s in shapes if s.type == "rect"] == [(3.5, 4.0)]
+    # the explained busy period (subinterval 4, [4 s, 5 s)) is shaded on the latency panel
+    shapes = views.overview(run, "all", "mace", 4).figure["layout"]["shapes"]
+    assert [(s["x0"], s["x1"]) for s in shapes if s["type"] == "rect"] == [(4.0, 5.0)]
 
 
 def test_a_placement_change_is_marked_and_verified(tmp_path: Path) -> None:
@@ -376,9 +399,11 @@ def test_a_placement_change_is_marked_and_verified(tmp_path: Path) -> None:
     assert row["predicted_wc_after"] == pytest.approx(2.0)
     assert (row["measured_wc_before"], row["measured_wc_after"]) == (1.2, 1.0)
     assert row["measured_change"] == pytest.approx(-1 / 6, abs=1e-4)
-    marker = next(t for t in view.figure.data if t.name == "placement change")
-    assert list(marker.x) == [2.0]
-    assert marker.text == ("(version 1: b n2 → n1): predicted +125% worst case, measured −17%",)
+    marker = next(t for t in view.figure["data"] if t["name"] == "placement change")
+    assert list(marker["x"]) == [2.0]
+    assert marker["text"] == [
+        "at t = 2 s (version 1: b n2 → n1): predicted +125% worst case, measured −17%"
+    ]
 
 
 def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
@@ -414,8 +439,8 @@ def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
     assert training == (25, 40)
     refit = views.overview(run, "all", training=training)
     assert refit.drift == () and refit.training == (25, 40)
-    line = next(t for t in refit.figure.data if t.name == "predicted Mace (refit)")
-    assert np.allclose(line.y[26:], 0.5 * (np.arange(26, 40) - DRIFT_FROM + 1))
+    line = next(t for t in refit.figure["data"] if t["name"] == "predicted Mace (refit)")
+    assert np.allclose(line["y"][26:], 0.5 * (np.arange(26, 40) - DRIFT_FROM + 1))
     assert "model refit on t = 25–40 s" in views.model_note(run, refit, True)
     assert views.stored_training(run, (25, 90)) == (25, 40)
     assert views.stored_training(run, (40, 90)) is None

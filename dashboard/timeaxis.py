@@ -1,0 +1,299 @@
+"""Time on the Overview: seconds since the run's start, or the wall clock in UTC.
+
+A run's ``origin`` is the time at which its subinterval 0 starts. Live runs (``mace
+demo``, ``simulate --live``) and engine runs (Flink) take it from the wall clock, as
+seconds since the Unix epoch; a simulated batch run starts at 0. An origin at or after
+:data:`EPOCH_FLOOR` is a wall-clock start: only then is the wall clock offered.
+
+Wall-clock time is shown in UTC, always labelled so: the server cannot know the
+viewer's timezone, and one zone for everyone who shares a link (and for the server's
+logs and the alerts' webhooks) is the honest choice. Internally every time is seconds
+since the run's start; this module converts to and from what the axis, the range
+picker and the lists show. Pure functions: no Dash, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dashboard.errors import ViewError
+
+EPOCH_FLOOR = 946_684_800.0
+"""2000-01-01T00:00:00Z: an origin at or after it is a wall-clock start."""
+SINCE = "since"
+WALL = "wall"
+ZONE = "UTC"
+PRESETS: dict[str, float | None] = {"5m": 300.0, "1h": 3600.0, "all": None}
+PRESET_LABELS = {"5m": "last 5 minutes", "1h": "last hour", "all": "all"}
+DEFAULT_PRESET = "all"
+_CLOCK_TEXT = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:\.\d*)?)$")  # [h:]mm:ss
+_TIME_OF_DAY = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d*)?))?$")  # hh:mm[:ss]
+
+
+def wall_start(origin: float | None) -> float | None:
+    """The run's start as seconds since the epoch, or None when it has no wall clock."""
+    if origin is None or not math.isfinite(origin) or origin < EPOCH_FLOOR:
+        return None
+    return float(origin)
+
+
+def _datetime64(epoch_seconds: Any) -> np.ndarray:
+    millis = np.round(np.asarray(epoch_seconds, dtype=float) * 1000.0)
+    return millis.astype("int64").astype("datetime64[ms]")
+
+
+def _seconds_text(value: float) -> str:
+    """Seconds without trailing zeros: 12, 12.5, 0.25."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+@dataclass(frozen=True)
+class Clock:
+    """How times are shown: since the run's start, or on the wall clock (UTC) when the
+    run has a wall-clock ``start`` (epoch seconds) and ``wall`` is chosen."""
+
+    start: float | None = None
+    wall: bool = False
+
+    @classmethod
+    def of(cls, origin: float | None, choice: str | None) -> Clock:
+        """The clock for a run with ``origin`` when the user chose ``choice``; a run
+        without a wall-clock start always shows time since its start."""
+        start = wall_start(origin)
+        return cls(start, start is not None and choice == WALL)
+
+    @property
+    def title(self) -> str:
+        return f"wall clock ({ZONE})" if self.wall else "time since run start (s)"
+
+    @property
+    def hoverformat(self) -> str:
+        return f"%H:%M:%S.%L {ZONE}" if self.wall else ".1f"
+
+    def axis(self, seconds: Any) -> np.ndarray:
+        """Axis values of ``seconds`` since the start: the seconds themselves, or on the
+        wall clock milliseconds since the epoch, which a Plotly date axis reads as UTC
+        (half the bytes of date strings, on every point of every trace)."""
+        values = np.asarray(seconds, dtype=float)
+        if not self.wall:
+            return values
+        assert self.start is not None
+        return np.round((self.start + values) * 1000.0)
+
+    def seconds(self, value: Any) -> float | None:
+        """Seconds since the start of an axis value: a number, or on a wall-clock axis a
+        date string (``relayoutData``, ``clickData``); None if it is neither."""
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int | float):
+            return float(value) if math.isfinite(value) and not self.wall else None
+        if not isinstance(value, str) or not self.wall or self.start is None:
+            return None
+        try:
+            stamp = np.datetime64(value.strip().replace(" ", "T"), "ms")
+        except ValueError:
+            return None
+        if np.isnat(stamp):
+            return None
+        return float(stamp.astype("int64")) / 1000.0 - self.start
+
+    def _time_of_day(self, seconds: float) -> str:
+        assert self.start is not None
+        text = str(_datetime64(self.start + seconds)).split("T", 1)[1]
+        return text.removesuffix(".000")
+
+    def point(self, seconds: float) -> str:
+        """One time as a person reads it: "12:03:04 UTC" or "t = 12 s"."""
+        if not self.wall:
+            return f"t = {_seconds_text(seconds)} s"
+        return f"{self._time_of_day(seconds)} {ZONE}"
+
+    def span(self, start: float, end: float) -> str:
+        """A time range: "12:03:04–12:03:19 UTC" or "t = 12–27 s"."""
+        if not self.wall:
+            return f"t = {_seconds_text(start)}\u2013{_seconds_text(end)} s"
+        return f"{self._time_of_day(start)}\u2013{self._time_of_day(end)} {ZONE}"
+
+    def text(self, seconds: float) -> str:
+        """A time as the range picker shows (and reads) it: seconds, or the UTC date
+        and time of day."""
+        if not self.wall:
+            return _seconds_text(seconds)
+        assert self.start is not None
+        return str(_datetime64(self.start + seconds)).replace("T", " ").removesuffix(".000")
+
+    def parse(self, text: Any, field: str) -> float:
+        """Seconds since the start typed into the range picker's ``field``: a number of
+        seconds or [h:]mm:ss since the start, or on the wall clock a UTC time of day (on
+        the run's first day) or a date and time; ViewError with the expected form."""
+        raw = "" if text is None else str(text).strip()
+        if not raw:
+            raise ViewError(f"time range: enter the {field} time")
+        if self.wall:
+            return self._parse_wall(raw, field)
+        try:
+            value = float(raw)
+        except ValueError:
+            match = _CLOCK_TEXT.match(raw)
+            if match is None:
+                raise ViewError(
+                    f"time range: {field} {raw!r} is not a time since the start: enter "
+                    "seconds (e.g. 90) or minutes:seconds (e.g. 1:30)"
+                ) from None
+            hours, minutes, secs = match.groups()
+            value = int(hours or 0) * 3600 + int(minutes) * 60 + float(secs)
+        if not math.isfinite(value):
+            raise ViewError(f"time range: {field} {raw!r} is not a finite number of seconds")
+        return value
+
+    def _parse_wall(self, raw: str, field: str) -> float:
+        assert self.start is not None
+        expected = (
+            f"time range: {field} {raw!r} is not a {ZONE} time: enter a time of day "
+            "(e.g. 12:03:04) or a date and time (e.g. 2026-11-22 12:03:04)"
+        )
+        match = _TIME_OF_DAY.match(raw)
+        if match is not None:
+            hours, minutes, secs = match.groups()
+            clock = int(hours) * 3600 + int(minutes) * 60 + float(secs or 0)
+            if int(hours) > 23 or int(minutes) > 59 or float(secs or 0) >= 60:
+                raise ViewError(expected)
+            midnight = math.floor(self.start / 86_400) * 86_400
+            return midnight + clock - self.start
+        value = self.seconds(raw)
+        if value is None or not re.match(r"^\d{4}-\d{2}-\d{2}", raw):
+            raise ViewError(expected)
+        return value
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    """The Overview's time range: a preset (the latest ``preset`` seconds, or all) or a
+    fixed ``[start, end]`` in seconds since the run's start."""
+
+    preset: str | None = DEFAULT_PRESET
+    start: float | None = None
+    end: float | None = None
+
+    @property
+    def custom(self) -> bool:
+        return self.preset is None
+
+    def store(self) -> dict[str, Any]:
+        """The page store's form of the range."""
+        if self.custom:
+            return {"from": self.start, "to": self.end}
+        return {"preset": self.preset}
+
+    @classmethod
+    def from_store(cls, data: Mapping[str, Any] | None) -> TimeRange:
+        """The range in the page store (anything malformed: the default)."""
+        if not isinstance(data, Mapping):
+            return cls()
+        start, end = _finite(data.get("from")), _finite(data.get("to"))
+        if start is not None and end is not None and 0 <= start < end:
+            return cls(None, start, end)
+        preset = data.get("preset")
+        return cls(preset if preset in PRESETS else DEFAULT_PRESET)
+
+    def query(self) -> dict[str, str | None]:
+        """URL parameters of the range (None: the parameter is removed)."""
+        if self.custom:
+            assert self.start is not None and self.end is not None
+            return {"range": None, "from": _seconds_text(self.start), "to": _seconds_text(self.end)}
+        preset = None if self.preset == DEFAULT_PRESET else self.preset
+        return {"range": preset, "from": None, "to": None}
+
+    @classmethod
+    def from_query(cls, params: Mapping[str, Any]) -> TimeRange:
+        """The range a URL names (``?range=5m`` or ``?from=120&to=300``, seconds since the
+        run's start); unknown or invalid values are ignored (the default range)."""
+        start, end = _finite(_text(params.get("from"))), _finite(_text(params.get("to")))
+        if start is not None and end is not None and 0 <= start < end:
+            return cls(None, start, end)
+        preset = _text(params.get("range"))
+        return cls(preset if preset in PRESETS else DEFAULT_PRESET)
+
+
+def _text(value: Any) -> Any:
+    """A query parameter's value (Dash passes one string; parse_qs gives a list)."""
+    if isinstance(value, list | tuple):
+        return value[0] if value else None
+    return value
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def relayout_range(relayout: Mapping[str, Any] | None, clock: Clock) -> TimeRange | None:
+    """The range a zoom or pan on the Overview's panels chose (they share one x axis):
+    a fixed range, the whole run after a double-click (autorange), or None for events
+    about something else (``{"autosize": true}`` when the page resized)."""
+    if not relayout:
+        return None
+    if relayout.get("xaxis.autorange"):
+        return TimeRange("all")
+    bounds: Sequence[Any] = relayout.get("xaxis.range") or [
+        relayout.get("xaxis.range[0]"),
+        relayout.get("xaxis.range[1]"),
+    ]
+    if not isinstance(bounds, Sequence) or isinstance(bounds, str) or len(bounds) != 2:
+        return None
+    start, end = (clock.seconds(b) for b in bounds)
+    if start is None or end is None or not start < end:
+        return None
+    return TimeRange(None, max(0.0, start), end) if end > 0 else None
+
+
+def picked_range(clock: Clock, start_text: Any, end_text: Any, length: float) -> TimeRange:
+    """The range typed into the picker, checked against a run of ``length`` seconds so
+    far (the end may lie ahead: a live run fills it); ViewError says what is wrong."""
+    start = clock.parse(start_text, "start")
+    end = clock.parse(end_text, "end")
+    if start < 0:
+        raise ViewError(
+            f"time range: the start ({clock.text(start)}) is before the run's start "
+            f"({clock.text(0.0)})"
+        )
+    if not start < end:
+        raise ViewError(
+            f"time range: the start ({clock.text(start)}) must be before the end "
+            f"({clock.text(end)})"
+        )
+    if start >= length:
+        raise ViewError(
+            f"time range: the start ({clock.text(start)}) is after the newest data "
+            f"({clock.text(length)})"
+        )
+    return TimeRange(None, start, end)
+
+
+def window(
+    time_range: TimeRange, intervals: int, subinterval: float
+) -> tuple[slice, tuple[float, float]]:
+    """The subintervals a range shows and the axis range in seconds since the start (a
+    fixed range keeps its bounds, also beyond the newest data; a preset spans the
+    subintervals it shows, up to the end of the newest)."""
+    length = intervals * subinterval
+    if time_range.custom:
+        assert time_range.start is not None and time_range.end is not None
+        first = min(max(0, math.floor(time_range.start / subinterval)), max(intervals - 1, 0))
+        stop = min(intervals, max(first + 1, math.ceil(time_range.end / subinterval)))
+        return slice(first, stop), (time_range.start, time_range.end)
+    seconds = PRESETS[time_range.preset or DEFAULT_PRESET]
+    count = intervals if seconds is None else max(1, round(seconds / subinterval))
+    first = max(0, intervals - count)
+    return slice(first, intervals), (first * subinterval, length)
