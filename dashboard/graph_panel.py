@@ -1,20 +1,20 @@
 """The operator graph's panel, shared by the pages that show it: a colour-mode selector,
 a Fit button, the Cytoscape graph (fitted on every draw, zoom bounded) and a legend.
 
-Pages lay it out with :func:`panel` and wire three thin callbacks: their data to the
-graph's ``elements`` (:class:`dashboard.operator_graph.Graph`), the mode
-to the ``stylesheet`` and legend (:func:`styled`), and Fit to the ``layout``
-(:func:`refit`).
+Pages lay it out with :func:`panel`, feed their data to the graph's ``elements``
+(:class:`dashboard.operator_graph.Graph`) and call :func:`wire` for the two callbacks
+every graph has: the mode to the ``stylesheet`` and legend (:func:`styled`), and Fit to
+the ``layout`` (:func:`refit`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import dash_bootstrap_components as dbc
 import dash_cytoscape as cyto
-from dash import html
+from dash import Input, Output, html
 
 from dashboard import operator_graph
 from dashboard.operator_graph import LegendItem
@@ -83,6 +83,31 @@ def styled(
 def refit(clicks: int | None) -> dict[str, Any]:
     """The layout again (a new object, so the graph lays out and fits again)."""
     return {**operator_graph.LAYOUT, "fits": clicks or 0}
+
+
+def wire(
+    callback: Callable[..., Callable[[Callable[..., Any]], Any]],
+    graph_id: str,
+    mode_id: str,
+    legend_id: str,
+    fit_id: str,
+    modes: Sequence[str],
+) -> None:
+    """Register the panel's colour-mode and Fit callbacks with ``callback`` (the page's
+    ``dash.callback``, or a tab's :class:`dashboard.whatif.common.CallbackSet`)."""
+
+    @callback(
+        Output(graph_id, "stylesheet"),
+        Output(legend_id, "children"),
+        Input(mode_id, "value"),
+        Input(graph_id, "elements"),
+    )
+    def colours(mode: str | None, elements: list[dict[str, Any]] | None) -> tuple:
+        return styled(mode, elements, modes)
+
+    @callback(Output(graph_id, "layout"), Input(fit_id, "n_clicks"), prevent_initial_call=True)
+    def fit(clicks: int | None) -> dict[str, Any]:
+        return refit(clicks)
 
 
 GAP = {"marginRight": "1.2em", "whiteSpace": "nowrap", "display": "inline-block"}

@@ -802,24 +802,14 @@ def explain(
     return view.headline, note, bool(note), view.figure, elements, view.source_rows, key
 
 
-@dash.callback(
-    Output(ids.OV_BLAME_GRAPH, "stylesheet"),
-    Output(ids.OV_GRAPH_LEGEND, "children"),
-    Input(ids.OV_GRAPH_MODE, "value"),
-    Input(ids.OV_BLAME_GRAPH, "elements"),
+graph_panel.wire(
+    dash.callback,
+    ids.OV_BLAME_GRAPH,
+    ids.OV_GRAPH_MODE,
+    ids.OV_GRAPH_LEGEND,
+    ids.OV_GRAPH_FIT,
+    GRAPH_MODES,
 )
-def graph_colours(mode: str | None, elements: list[dict[str, Any]] | None) -> tuple:
-    """The operator graph's colours and legend for the chosen mode."""
-    return graph_panel.styled(mode, elements, GRAPH_MODES)
-
-
-@dash.callback(
-    Output(ids.OV_BLAME_GRAPH, "layout"),
-    Input(ids.OV_GRAPH_FIT, "n_clicks"),
-    prevent_initial_call=True,
-)
-def graph_fit(clicks: int | None) -> dict[str, Any]:
-    return graph_panel.refit(clicks)
 
 
 @dash.callback(

@@ -441,24 +441,14 @@ def _saved_options(saved: list[scenarios.SavedScenario]) -> list[dict[str, str]]
     ]
 
 
-@callbacks.callback(
-    Output(ids.WI_GRAPH, "stylesheet"),
-    Output(ids.WI_GRAPH_LEGEND, "children"),
-    Input(ids.WI_GRAPH_MODE, "value"),
-    Input(ids.WI_GRAPH, "elements"),
+graph_panel.wire(
+    callbacks.callback,
+    ids.WI_GRAPH,
+    ids.WI_GRAPH_MODE,
+    ids.WI_GRAPH_LEGEND,
+    ids.WI_GRAPH_FIT,
+    GRAPH_MODES,
 )
-def graph_colours(mode: str | None, elements: list[dict[str, Any]] | None) -> tuple:
-    """The operator graph's colours and legend for the chosen mode."""
-    return graph_panel.styled(mode, elements, GRAPH_MODES)
-
-
-@callbacks.callback(
-    Output(ids.WI_GRAPH, "layout"),
-    Input(ids.WI_GRAPH_FIT, "n_clicks"),
-    prevent_initial_call=True,
-)
-def graph_fit(clicks: int | None) -> dict[str, Any]:
-    return graph_panel.refit(clicks)
 
 
 @callbacks.callback(
