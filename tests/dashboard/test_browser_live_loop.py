@@ -32,17 +32,20 @@ RUN = "loop"
 
 
 def _versions(db: Path) -> int:
+    """Placement versions of the run stored with statistics (0 before its first rows)."""
     con = connect(db)
     try:
         runs = {r.run_id for r in reads.list_runs(con)}
-        return len(reads.placement_versions(con, RUN)) if RUN in runs else 0
+        if RUN not in runs or reads.interval_range(con, RUN) is None:
+            return 0
+        return len(reads.placement_versions(con, RUN))
     finally:
         con.close()
 
 
 def _ingest_until(landing: Path, db: Path, spark, versions: int, timeout: float) -> None:  # type: ignore[no-untyped-def]
-    """Ingest the landing folder again and again until the run has ``versions`` placement
-    versions stored (the simulator keeps writing meanwhile)."""
+    """Ingest the landing folder again and again until the run has statistics and
+    ``versions`` placement versions stored (the simulator keeps writing meanwhile)."""
     deadline = time.monotonic() + timeout
     while True:
         ingest_once(landing, db, spark)
@@ -93,10 +96,12 @@ def test_apply_on_the_live_system_shows_up_as_a_change_on_the_overview(
         simulator.join(timeout=30)
     dash_duo.wait_for_page(url=f"{dash_duo.server_url}/?run={RUN}")
     graph = f"#{ids.OV_LATENCY}"
-    until(
-        lambda: "change" in [e.text for e in dash_duo.find_elements(f"{graph} .annotation-text")],
-        timeout=30,
+    # read in one script: the live refresh redraws the chart every second
+    annotations = (
+        f"return Array.from(document.querySelectorAll('{graph} .annotation-text'))"
+        ".map(e => e.textContent);"
     )
+    until(lambda: "change" in (dash_duo.driver.execute_script(annotations) or []), timeout=30)
     table = f"#{ids.OV_CHANGES_TABLE}"
     dash_duo.wait_for_contains_text(table, f"a: {before} → {target}", timeout=30)
     assert dash_duo.get_logs() == []

@@ -7,6 +7,7 @@ one computed in memory from the simulator's raw executions, and ``mace report
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,8 @@ def test_burst_estimate_from_the_store_equals_the_one_from_raw_executions(
     assert ingest_once(landing, db, spark).rows_quarantined == 0
     con = connect(db, read_only=True)
     try:
-        run = load_run(con, "bursty")
+        # the profile is read on first use, through a connection of its own
+        run = load_run(con, "bursty", lambda: closing(connect(db, read_only=True)))
     finally:
         con.close()
 
