@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +51,15 @@ from estimator.evaluator import epsilon, estimate
 from estimator.fitting import fit_operator_stats
 from estimator.mace import Estimate, estimate_from_dlts
 from estimator.model import Topology, topology_from_dict, version_starts
-from estimator.origins import operator_fine_work, operator_latency, sink_latency
-from estimator.pathaware import machine_paths, path_aware_from_dlts, stage_rows
-from estimator.runs import measured_node_dlts
+from estimator.pathaware import (
+    Detail,
+    estimate_origin,
+    machine_paths,
+    path_aware_from_dlts,
+    stage_rows,
+)
+from estimator.propagation import build_load_model, port_load
+from estimator.runs import input_matrix, measured_node_dlts
 from simulator.plan import POLICIES
 from simulator.run import Result, simulate
 from simulator.workloads import (
@@ -426,10 +432,19 @@ def held_out_run(
     for q in predicted_rows:
         predicted_rows[q][n:] = False
     burst_pred = burst_from_profile(predicted, profile, predicted_rows, rows)
+    origin_pred = estimate_origin.apply(
+        fitted,
+        predicted,
+        Detail(
+            node_fine=fine.dlts[:n].reshape(n, intervals, sub_buckets),
+            port_work=port_load(fitted, build_load_model(fitted, measured.counts)),
+        ),
+    )
     row["prediction"] = {
         "training_share": training_share,
         "mace_error_wc": _error(predicted.worst_case, lat_wc),
         "burst_error_wc": _error(burst_pred.worst_case, lat_wc),
+        "origin_error_wc": _error(origin_pred.worst_case, lat_wc),
     }
     return row
 
@@ -437,13 +452,10 @@ def held_out_run(
 def per_origin_estimate(
     base: Estimate, topology: Topology, fine: np.ndarray, stats: pd.DataFrame
 ) -> Estimate:
-    """The per-origin prototype (:mod:`estimator.origins`) as an Estimate: per query the
-    latency of its sinks, the system the largest of them, band [Mace, series + 2w/k + eps]."""
-    port_fine = operator_fine_work(topology, fine, stats, topology.placement)
-    per_query = sink_latency(topology, operator_latency(topology, port_fine, topology.placement))
-    series = np.max(np.vstack(list(per_query.values())), axis=0)
-    width = 2 * topology.subinterval / fine.shape[2] + base.epsilon
-    return replace(base, series=series, upper=series + width, per_query=per_query)
+    """The registered per-origin estimator (``--estimator origin``) from the stored data:
+    the node profile and the operator_stats CPU of every port."""
+    port_work = input_matrix(topology, stats, base.series.size)
+    return estimate_origin.apply(topology, base, Detail(node_fine=fine, port_work=port_work))
 
 
 def held_out(duration: float, sub_buckets: int, seeds: Iterable[int]) -> dict[str, Any]:
@@ -800,14 +812,16 @@ def held_out_tables(study: dict[str, Any]) -> str:
 
 
 def origins_table(study: dict[str, Any]) -> str:
-    """The per-origin prototype against the others, per held-out run."""
+    """The per-origin estimator against the others, per held-out run."""
     out = [
         _row(["seed/nodes", "Mace", "path", "burst", "per-origin", "worst query: burst / "
-              "per-origin", "per-origin <= Lat"]),
-        _row(["---"] * 7),
+              "per-origin", "per-origin <= Lat", "band [Mace, per-origin + 2w/k + eps]: "
+              "coverage, median width", "predicted per-origin"]),
+        _row(["---"] * 9),
     ]  # fmt: skip
     for key, r in study["runs"].items():
         b, o = r["burst"], r["origins"]
+        predicted = r["prediction"].get("origin_error_wc")
         out.append(
             _row(
                 [
@@ -815,6 +829,8 @@ def origins_table(study: dict[str, Any]) -> str:
                     *(_pct(r[name]["error_wc"]) for name in ("mace", "path", "burst", "origins")),
                     f"{_pct(b['worst_query_error'])} / {_pct(o['worst_query_error'])}",
                     f"{100 * o['estimate_le_latency']:.0f}%",
+                    f"{100 * o['coverage']:.1f}%, {o['median_width']:.2f} s",
+                    "-" if predicted is None else _pct(predicted),
                 ]
             )
         )

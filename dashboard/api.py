@@ -25,7 +25,8 @@ def register_api(app: dash.Dash) -> None:
 
 
 def _report() -> flask.Response:
-    """``?run=ID&estimator=mace|path&training_share=0.1``; every parameter optional."""
+    """``?run=ID&estimator=NAME&training_share=0.1`` (NAME a registered estimator);
+    every parameter optional."""
     context: DashboardContext = flask.current_app.config[CONFIG_KEY]
     args = flask.request.args
     estimator = args.get("estimator", "mace")

@@ -10,7 +10,7 @@ version (see :func:`storage.dashboard_reads.data_version`) changes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,13 @@ import pandas as pd
 from dashboard.errors import ViewError
 from estimator.arrivals import Arrivals, arrivals_window
 from estimator.model import Topology, version_starts
-from estimator.runs import estimated_operator_dlts, node_loads, node_profile_matrix
+from estimator.pathaware import NODE_FINE, PORT_WORK, Detail
+from estimator.runs import (
+    estimated_operator_dlts,
+    estimated_port_dlts,
+    node_loads,
+    node_profile_matrix,
+)
 from storage import reads
 from storage.dashboard_reads import data_version
 from storage.db import connect
@@ -67,8 +73,8 @@ class QueryLatency:
 
 class LazyProfile:
     """A run's sub-bucket profile, read from the store the first time it is asked for.
-    Only the burst-aware estimator uses it, and reading it costs about as much as the
-    rest of the run, so the other estimators never pay for it."""
+    Only the burst-aware and per-origin estimators use it, and reading it costs about as
+    much as the rest of the run, so the other estimators never pay for it."""
 
     def __init__(self, read: Callable[[], np.ndarray | None]):
         self._read = read
@@ -106,6 +112,25 @@ class RunData:
         """Nodes x intervals x sub-buckets of CPU-seconds (the stored node_profile), read
         on first use; None for a run measured by counters or ingested without one."""
         return None if self.profile is None else self.profile.get()
+
+    def port_work(self) -> np.ndarray:
+        """The estimated work of every operator input port (inputs x intervals): measured
+        CPU per port, or offered work for a run measured by counters."""
+        return estimated_port_dlts(
+            self.topology,
+            stats=self.operator_stats,
+            counts=self.arrivals.for_topology(self.topology),
+            counters=self.info.counters,
+            intervals=self.intervals,
+        )
+
+    def detail(self, uses: Collection[str]) -> Detail:
+        """The parts of the run's finer work that an estimator ``uses``: the stored node
+        profile (read on first use) and :meth:`port_work`."""
+        return Detail(
+            node_fine=self.node_profile if NODE_FINE in uses else None,
+            port_work=self.port_work() if PORT_WORK in uses else None,
+        )
 
     @property
     def intervals(self) -> int:

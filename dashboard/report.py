@@ -34,11 +34,13 @@ import numpy as np
 
 from dashboard.data import RunData
 from estimator.drift import refit
-from estimator.pathaware import estimator_by_name
+from estimator.fitting import training_window
+from estimator.pathaware import PORT_WORK, Detail, estimator_by_name
 from estimator.runs import (
     DEFAULT_TRAINING_SHARE,
     RunAnalysis,
     analyse,
+    fitted_port_dlts,
     node_loads,
     predicted_operator_dlts,
 )
@@ -72,11 +74,12 @@ def analyses(
 
 
 def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
-    """The latency estimated by ``estimator`` from the run's measured node DLTS (and its
-    stored sub-bucket profile, which the burst-aware estimator uses)."""
+    """The latency estimated by ``estimator`` from the run's measured node DLTS (and the
+    finer work it uses: the stored sub-bucket profile, the work of each operator port)."""
     placements = [v.placement for v in run.versions]
-    profile = run.node_profile if estimator_by_name(estimator).profiled is not None else None
-    return analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator, profile)
+    chosen = estimator_by_name(estimator)
+    detail = run.detail(chosen.uses) if chosen.detailed is not None else None
+    return analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator, detail)
 
 
 def predicted_analysis(
@@ -94,10 +97,17 @@ def predicted_analysis(
         op_dlts = predicted_operator_dlts(
             run.topology, run.operator_stats, counts, run.intervals, share
         )
+        window = training_window(run.intervals, share) if run.intervals else None
     else:
         op_dlts = refit(run.topology, run.operator_stats, counts, training)
+        window = training
     loads = node_loads(run.topology, op_dlts, placements, run.version_starts)
-    return analyse(run.topology, loads, placements, run.version_starts, estimator)
+    detail = None
+    if PORT_WORK in estimator_by_name(estimator).uses:
+        detail = Detail(
+            port_work=fitted_port_dlts(run.topology, run.operator_stats, counts, window)
+        )
+    return analyse(run.topology, loads, placements, run.version_starts, estimator, detail)
 
 
 def _summary(series: np.ndarray) -> dict[str, float | None]:

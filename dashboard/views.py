@@ -36,10 +36,16 @@ from estimator.drift import (
 from estimator.errors import ModelError
 from estimator.fitting import training_window
 from estimator.model import version_at
-from estimator.pathaware import ESTIMATOR_LABELS
+from estimator.pathaware import ESTIMATOR_LABELS, PORT_WORK, Detail, estimator_by_name
 from estimator.pathblame import PathBlame, path_blame
 from estimator.placement.planning import HostsTimeline, hosts_over_time
-from estimator.runs import DEFAULT_TRAINING_SHARE, RunAnalysis, analyse, node_loads
+from estimator.runs import (
+    DEFAULT_TRAINING_SHARE,
+    RunAnalysis,
+    analyse,
+    fitted_port_dlts,
+    node_loads,
+)
 from estimator.verification import ChangeCheck, verify_changes
 from estimator.whatif import MAX_CAPACITY, RunInputs, parse_positive
 from storage.alerts import StoredAlert
@@ -423,9 +429,16 @@ def refit_analyses(run: RunData, estimator: str, training: tuple[int, int]) -> R
     dlts = run.operator_dlts.copy()
     dlts[:, start:] = refit(run.topology, run.operator_stats, counts, training)[:, start:]
     loads = node_loads(run.topology, dlts, placements, run.version_starts)
+    detail = None
+    if PORT_WORK in estimator_by_name(estimator).uses:
+        port_work = run.port_work()
+        port_work[:, start:] = fitted_port_dlts(run.topology, run.operator_stats, counts, training)[
+            :, start:
+        ]
+        detail = Detail(port_work=port_work)
     return RunAnalyses(
         estimated_analysis(run, estimator),
-        analyse(run.topology, loads, placements, run.version_starts, estimator),
+        analyse(run.topology, loads, placements, run.version_starts, estimator, detail),
     )
 
 

@@ -120,6 +120,16 @@ class Topology:
         return tuple(sum(o.cost) for o in self.operators)
 
     @cached_property
+    def input_offsets(self) -> tuple[int, ...]:
+        """Rows of the operators' input ports, one per (operator, port) in topology order:
+        operator j's ports are rows ``input_offsets[j]`` .. ``input_offsets[j + 1] - 1``
+        (the layout of per-port work, e.g. :func:`estimator.runs.input_matrix`)."""
+        out = [0]
+        for op in self.operators:
+            out.append(out[-1] + len(op.inputs))
+        return tuple(out)
+
+    @cached_property
     def operator_by_id(self) -> dict[str, Operator]:
         return {o.id: o for o in self.operators}
 

@@ -10,30 +10,43 @@ only the work that passes through it later.
 
 The model. Time runs in steps of d = w / k (the sub-buckets of :mod:`estimator.burst`);
 bucket s is the stimulus sub-bucket [s d, (s + 1) d). Operator o has x_o(s), its work
-of bucket s, and x_{o<-u}(s) of it on the ports fed by u. Work fed by a source is
-available at the start of step s; work fed by operator u arrives as u is served: per
-unit of u's bucket-s work served, x_{o<-u}(s) / x_u(s), never more than x_{o<-u}(s) in
-all. Every step, each node serves C d of the work present on its operators, oldest
-stimulus bucket first (stimulus-time scheduling) and, within a bucket, operators in
-topological order; passes over the nodes repeat until nothing more can be served in
-the step, so work handed on within a step is served in it (from where the node's clock
-stands: a piece can finish up to a step before it would have arrived, never idling the
-node; an earlier version made each piece wait for its arrival, and that idle time
-overestimated a saturated chain by 30%). f_o(s) is the time operator o served the last
-of its bucket-s work; the latency of bucket s at o is max(0, f_o(s) - (s + 1) d), that
-of subinterval p the largest over its k buckets; a query's is the largest over its
-sinks (the operators whose outputs leave the system), a node's over its operators.
+of bucket s, and x_{o<-u}(s) of it on the ports fed by u. Work fed by a source (or by
+an operator with no work in that bucket) is available at the start of step s; work
+fed by operator u arrives as u is served: per unit of u's bucket-s work served,
+x_{o<-u}(s) / x_u(s), never more than x_{o<-u}(s) in all. Every step, each node
+serves C d of the work present on its operators, oldest stimulus bucket first
+(stimulus-time scheduling) and, within a bucket, operators in topological order;
+passes over the nodes repeat until nothing more can be served in the step, so work
+handed on within a step is served in it (from where the node's clock stands: a piece
+can finish up to a step before it would have arrived, never idling the node; a
+version that made each piece wait for its arrival overestimated a saturated chain by
+30%). f_o(s) is the time operator o served the last of its bucket-s work; the
+latency of bucket s at o is max(0, f_o(s) - (s + 1) d), that of subinterval p the
+largest over its k buckets; a query's is the largest over its sinks (the operators
+whose outputs leave the system), the system's the largest over the queries.
 
-Where x_o(s) comes from. The stored profile is per node (``node_profile``);
-:func:`operator_fine_work` splits a node's sub-bucket work over its operators and
-their ports in proportion to their CPU in the subinterval (``operator_stats``).
+Where x_o(s) comes from. The work of each operator input port per subinterval
+(``port_work``, inputs x D in the rows of :attr:`Topology.input_offsets`: the
+measured ``operator_stats`` CPU of a stored run, or the model's load of a
+prediction) is spread over the subinterval's k buckets like the work of the node
+the operator runs on (``node_fine``, the stored ``node_profile``): x = port work x
+node_fine(p, j) / node CPU(p). Without a profile every bucket gets 1/k of it (the
+paper's A-2 inside the subinterval).
 
-Properties (tested against plain loops): with every operator fed by a source it is
-the burst-aware peak backlog / C (the Lindley recursion at sub-bucket resolution,
-where every bucket has work); on a two-node tandem it is within one step of a fluid
-replay at a much finer time step. On simulated runs it follows the measured latency
-(docs/accuracy.md). Cost: operators x steps x backlog window; a
-prototype measured in docs/accuracy.md, not part of any registered estimator.
+State. :func:`origin_latency` replays bucket by bucket and keeps, per operator and
+input port, only the buckets that are still pending somewhere (a ring over the
+window from the oldest bucket any node still serves to the current one, grown when
+a backlog outgrows it): memory operators x window, not operators x D x k. A
+subinterval where no work is pending and no node's work of any bucket exceeds C d is
+skipped (everything is served in its own step: latency 0).
+
+Properties (tested against plain loops, ``tests/estimator/test_origins.py``): it
+equals the replay holding every bucket (the prototype); with every operator fed by a
+source it is the burst-aware peak backlog / C (the Lindley recursion at sub-bucket
+resolution, where every bucket has work); on a two-node tandem it is within one step
+of a fluid replay at a much finer time step. It is *not* a lower bound (a piece
+handed on within a step is served up to a step early), and not monotone in the
+load in general (see the tests). Cost: docs/accuracy.md (``bench_burst.py``).
 """
 
 from __future__ import annotations
@@ -41,231 +54,251 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
 from numba import njit
 
+from estimator.errors import ModelError
 from estimator.model import Topology
 
 
-def operator_fine_work(
+def origin_latency(
     topology: Topology,
-    node_fine: np.ndarray,
-    cpu: pd.DataFrame,
-    placement: Mapping[str, str],
+    port_work: np.ndarray,
+    node_fine: np.ndarray | None,
+    sub_buckets: int,
+    placement: Mapping[str, str] | None = None,
 ) -> np.ndarray:
-    """Work per operator port, subinterval and sub-bucket ((operators x max ports) x D x k,
-    topology order): each node's sub-bucket work split over the ports of its operators
-    in proportion to their CPU in the subinterval (``cpu`` holds operator_stats rows
-    ``operator, port, interval, cpu_seconds``)."""
-    n, intervals, _ = node_fine.shape
-    ops = topology.operator_ids
-    ports = max(len(o.inputs) for o in topology.operators)
-    index = {o: j for j, o in enumerate(ops)}
-    node_of = np.array([topology.node_ids.index(placement[o]) for o in ops], dtype=np.int64)
-    per_port = np.zeros((len(ops), ports, intervals))
-    if not cpu.empty:
-        rows = cpu["operator"].map(index)
-        when = cpu["interval"].to_numpy(dtype=np.int64)
-        keep = rows.notna().to_numpy() & (when >= 0) & (when < intervals)
-        np.add.at(
-            per_port,
-            (
-                rows[keep].to_numpy(dtype=np.int64),
-                cpu["port"].to_numpy(dtype=np.int64)[keep],
-                when[keep],
-            ),
-            cpu["cpu_seconds"].to_numpy(dtype=float)[keep],
-        )
-    node_cpu = np.zeros((n, intervals))
-    np.add.at(node_cpu, node_of, per_port.sum(axis=1))
-    total = node_cpu[node_of]  # (ops, D)
-    share = np.divide(
-        per_port, total[:, None, :], out=np.zeros_like(per_port), where=total[:, None, :] > 0
+    """Latency per query (rows in ``topology.queries``) and subinterval, seconds.
+
+    ``port_work`` is CPU-seconds per operator input port and subinterval (inputs x D,
+    rows of :attr:`Topology.input_offsets`); ``node_fine`` the CPU-seconds of each node
+    (topology order) per subinterval and sub-bucket (nodes x D x k), or None for an
+    even spread over ``sub_buckets``. Operators run where ``placement`` (default the
+    topology's) puts them."""
+    where = placement or topology.placement
+    inputs = topology.input_offsets[-1]
+    work = np.ascontiguousarray(port_work, dtype=float)
+    if work.ndim != 2 or work.shape[0] != inputs:
+        raise ModelError(f"per-origin: port work of shape {work.shape}, expected ({inputs}, D)")
+    intervals = work.shape[1]
+    nodes = len(topology.node_ids)
+    if node_fine is None:
+        fine = np.zeros((0, 0, 0))
+        k = sub_buckets
+    else:
+        fine = np.ascontiguousarray(node_fine, dtype=float)
+        if fine.ndim != 3 or fine.shape[:2] != (nodes, intervals):
+            raise ModelError(
+                f"per-origin: profile of shape {fine.shape}, expected ({nodes}, {intervals}, k)"
+            )
+        k = fine.shape[2]
+    if k < 1:
+        raise ModelError(f"per-origin: sub_buckets must be at least 1, got {k}")
+    index = topology.operator_index
+    ops = len(index)
+    offsets = np.array(topology.input_offsets, dtype=np.int64)
+    row_op = np.repeat(np.arange(ops, dtype=np.int64), np.diff(offsets))
+    row_up = np.array(
+        [index.get(u, -1) for op in topology.operators for u in op.inputs], dtype=np.int64
     )
-    return share[:, :, :, None] * node_fine[node_of][:, None, :, :]
-
-
-def per_origin_latency(
-    topology: Topology,
-    port_fine: np.ndarray,
-    placement: Mapping[str, str],
-) -> np.ndarray:
-    """Latency per node and subinterval (nodes x D, seconds): the largest of
-    :func:`operator_latency` over the node's operators."""
-    per_op = operator_latency(topology, port_fine, placement)
-    node_of = np.array([topology.node_ids.index(placement[o]) for o in topology.operator_ids])
-    out = np.zeros((len(topology.node_ids), per_op.shape[1]))
-    np.maximum.at(out, node_of, per_op)
-    return out
-
-
-def sink_latency(topology: Topology, per_operator: np.ndarray) -> dict[str, np.ndarray]:
-    """Per query, the largest :func:`operator_latency` over its sinks (operators no other
-    operator reads): the latency of its outputs."""
-    read = {u for op in topology.operators for u in op.inputs}
-    rows = {o: j for j, o in enumerate(topology.operator_ids)}
-    return {
-        q: per_operator[[rows[o] for o in topology.operators_of_query(q) if o not in read]].max(
-            axis=0
-        )
-        for q in topology.queries
-    }
-
-
-def operator_latency(
-    topology: Topology,
-    port_fine: np.ndarray,
-    placement: Mapping[str, str],
-) -> np.ndarray:
-    """Latency per operator and subinterval (operators x D, seconds): the time the
-    operator served the last of its work of each sub-bucket, less the sub-bucket's end,
-    the largest over the subinterval's sub-buckets; from the work of every operator port
-    per subinterval and sub-bucket (:func:`operator_fine_work`)."""
-    ops = topology.operator_ids
-    index = {o: j for j, o in enumerate(ops)}
-    nodes = topology.node_ids
-    _, _, intervals, k = port_fine.shape
-    buckets = intervals * k
-    flat = port_fine.reshape(len(ops), -1, buckets)
-    work = flat.sum(axis=1)  # (ops, buckets)
-    from_sources = np.zeros((len(ops), buckets))
-    edge_up, edge_down, owed = [], [], []
-    for j, op in enumerate(topology.operators):
-        for port, upstream in enumerate(op.inputs):
-            if upstream in index:
-                edge_up.append(index[upstream])
-                edge_down.append(j)
-                owed.append(flat[j, port])
-            else:
-                from_sources[j] += flat[j, port]
-    up = np.array(edge_up, dtype=np.int64)
-    owed_matrix = np.array(owed).reshape(len(edge_up), buckets)
-    ratio = np.divide(owed_matrix, work[up], out=np.zeros_like(owed_matrix), where=work[up] > 0)
-    # work from an operator that has none of that bucket arrives as from a source
-    np.add.at(
-        from_sources, np.array(edge_down, dtype=np.int64), np.where(work[up] > 0, 0, owed_matrix)
-    )
-    owed_matrix = np.where(work[up] > 0, owed_matrix, 0.0)
-    order = _topological(topology, index)
-    node_of = np.array([nodes.index(placement[o]) for o in ops], dtype=np.int64)
-    by_node = np.concatenate([order[node_of[order] == i] for i in range(len(nodes))])
-    node_start = np.searchsorted(node_of[by_node], np.arange(len(nodes) + 1))
-    out_order = np.argsort(up, kind="stable")
-    out_start = np.searchsorted(up[out_order], np.arange(len(ops) + 1))
-    caps = np.array([topology.capacity_by_node[n] for n in nodes], dtype=float)
-    delta = topology.subinterval / k
-    finish = _fluid_pass(
-        from_sources,
-        np.ascontiguousarray(ratio[out_order]),
-        np.ascontiguousarray(owed_matrix[out_order]),
-        np.array(edge_down, dtype=np.int64)[out_order],
-        out_start,
+    out_rows = np.argsort(np.where(row_up < 0, ops, row_up), kind="stable").astype(np.int64)
+    out_start = np.searchsorted(np.where(row_up < 0, ops, row_up)[out_rows], np.arange(ops + 1))
+    node_of = np.array([topology.node_index[where[o]] for o in topology.operator_ids])
+    order = np.array([index[o] for o in topology.topological_order], dtype=np.int64)
+    by_node = np.concatenate([order[node_of[order] == i] for i in range(nodes)])
+    node_start = np.searchsorted(node_of[by_node], np.arange(nodes + 1))
+    query_row = {q: r for r, q in enumerate(topology.queries)}
+    sink_query = np.full(ops, -1, dtype=np.int64)
+    for o in topology.sinks:
+        sink_query[index[o]] = query_row[topology.operator_by_id[o].query]
+    caps = np.array([n.capacity for n in topology.nodes], dtype=float)
+    return _replay(
+        work,
+        row_op,
+        row_up,
+        offsets,
+        out_rows,
+        out_start.astype(np.int64),
+        fine,
+        k,
+        node_of.astype(np.int64),
         by_node,
-        node_start,
-        node_of,
+        node_start.astype(np.int64),
         caps,
-        delta,
-        float(work.sum()),
+        topology.subinterval / k,
+        sink_query,
+        len(query_row),
     )
-    ends = (np.arange(buckets) + 1) * delta
-    wait = np.maximum(finish - ends[None, :], 0.0)
-    return wait.reshape(len(ops), intervals, k).max(axis=2)
 
 
-def _topological(topology: Topology, index: Mapping[str, int]) -> np.ndarray:
-    """Operator rows in an order where every operator comes after its upstream ones."""
-    placed: list[int] = []
-    seen: set[str] = set()
-    pending = list(topology.operators)
-    while pending:
-        rest = []
-        for op in pending:
-            if all(u in seen or u not in index for u in op.inputs):
-                placed.append(index[op.id])
-                seen.add(op.id)
-            else:
-                rest.append(op)
-        pending = rest
-    return np.array(placed, dtype=np.int64)
-
-
-@njit(cache=True)
-def _fluid_pass(
-    from_sources: np.ndarray,
-    ratio: np.ndarray,
-    owed: np.ndarray,
-    edge_down: np.ndarray,
+@njit(cache=True, nogil=True)
+def _replay(
+    port_work: np.ndarray,
+    row_op: np.ndarray,
+    row_up: np.ndarray,
+    offsets: np.ndarray,
+    out_rows: np.ndarray,
     out_start: np.ndarray,
+    node_fine: np.ndarray,
+    k: int,
+    node_of: np.ndarray,
     by_node: np.ndarray,
     node_start: np.ndarray,
-    node_of: np.ndarray,
     capacity: np.ndarray,
     delta: float,
-    total_work: float,
+    sink_query: np.ndarray,
+    queries: int,
 ) -> np.ndarray:
-    ops, buckets = from_sources.shape
+    rows, intervals = port_work.shape
+    ops = offsets.size - 1
     n = capacity.size
-    pending = np.zeros((ops, buckets))
-    finish = np.full((ops, buckets), -np.inf)
+    buckets = intervals * k
+    even = node_fine.shape[0] == 0
+    out = np.zeros((queries, intervals))
+    total_work = 0.0
+    for r in range(rows):
+        for p in range(intervals):
+            total_work += port_work[r, p]
+    tolerance = 1e-12 * max(total_work, 1.0)
+    # the pending window [lo, step] lives in rings of `size` buckets (slot = bucket % size)
+    size = 16
+    pending = np.zeros((ops, size))
+    owed = np.zeros((rows, size))
+    ratio = np.zeros((rows, size))
     first = np.zeros(n, dtype=np.int64)
     clock = np.zeros(n)
-    tolerance = 1e-12 * max(total_work, 1.0)
+    dirty = np.zeros(n, dtype=np.bool_)
+    node_cpu = np.zeros(n)
+    scale = np.zeros((n, k))
+    fine = np.zeros(rows)
+    op_work = np.zeros(ops)
     remaining = 0.0
-    # each step serves min(C d, what is left) on some node: a bound that only guards the loop
+    # each step past the last bucket serves min(C d, what is left) on some node
     limit = buckets + n * (int(np.ceil(total_work / (capacity.min() * delta))) + 2)
     step = 0
     while step < limit:
         if step >= buckets and remaining <= tolerance:
             break
-        start, end = step * delta, (step + 1) * delta
-        if step < buckets:
-            for o in range(ops):
-                if from_sources[o, step] > 0.0:
-                    pending[o, step] += from_sources[o, step]
-                    remaining += from_sources[o, step]
-        clock[:] = start
-        top = min(step, buckets - 1)
-        for _ in range(ops + 1):  # passes until nothing more is served in this step
-            progressed = False
+        if step < buckets and step % k == 0:
+            p = step // k
+            node_cpu[:] = 0.0
+            for r in range(rows):
+                node_cpu[node_of[row_op[r]]] += port_work[r, p]
+            quiet = remaining <= tolerance
             for i in range(n):
+                for j in range(k):
+                    if even:
+                        scale[i, j] = 1.0 / k
+                    elif node_cpu[i] > 0.0:
+                        scale[i, j] = node_fine[i, p, j] / node_cpu[i]
+                    else:
+                        scale[i, j] = 0.0
+                    if node_cpu[i] * scale[i, j] > capacity[i] * delta * (1.0 + 1e-12):
+                        quiet = False
+            if quiet:
+                # everything of p is served in its own step: no latency, nothing left
+                remaining = 0.0
+                for i in range(n):
+                    first[i] = step + k
+                step += k
+                continue
+        lo = step
+        for i in range(n):
+            lo = min(lo, first[i])
+        if step - lo + 1 > size:
+            grown = 2 * size
+            while step - lo + 1 > grown:
+                grown *= 2
+            new_pending = np.zeros((ops, grown))
+            new_owed = np.zeros((rows, grown))
+            new_ratio = np.zeros((rows, grown))
+            for b in range(lo, step):
+                new_pending[:, b % grown] = pending[:, b % size]
+                new_owed[:, b % grown] = owed[:, b % size]
+                new_ratio[:, b % grown] = ratio[:, b % size]
+            pending, owed, ratio, size = new_pending, new_owed, new_ratio, grown
+        end = (step + 1) * delta
+        if step < buckets:
+            slot = step % size
+            j = step % k
+            op_work[:] = 0.0
+            for r in range(rows):
+                i = node_of[row_op[r]]
+                fine[r] = port_work[r, step // k] * scale[i, j]
+                op_work[row_op[r]] += fine[r]
+            for o in range(ops):
+                pending[o, slot] = 0.0
+            for r in range(rows):
+                o, u = row_op[r], row_up[r]
+                owed[r, slot] = 0.0
+                ratio[r, slot] = 0.0
+                if fine[r] <= 0.0:
+                    continue
+                if u < 0 or op_work[u] <= 0.0:
+                    pending[o, slot] += fine[r]
+                    remaining += fine[r]
+                    dirty[node_of[o]] = True
+                else:
+                    owed[r, slot] = fine[r]
+                    ratio[r, slot] = fine[r] / op_work[u]
+        top = min(step, buckets - 1)
+        clock[:] = step * delta
+        for _ in range(ops + 1):  # passes until no node has work it has not looked at
+            visited = False
+            for i in range(n):
+                if not dirty[i]:
+                    continue
+                dirty[i] = False
+                visited = True
                 s = first[i]
                 while s <= top and clock[i] < end:
+                    slot = s % size
                     for idx in range(node_start[i], node_start[i + 1]):
                         o = by_node[idx]
-                        amount = pending[o, s]
+                        amount = pending[o, slot]
                         if amount <= 0.0 or clock[i] >= end:
                             continue
                         served = min(amount, (end - clock[i]) * capacity[i])
                         left = amount - served
-                        pending[o, s] = left if left > tolerance else 0.0
-                        remaining -= amount - pending[o, s]
+                        pending[o, slot] = left if left > tolerance else 0.0
+                        remaining -= amount - pending[o, slot]
                         done = clock[i] + served / capacity[i]
                         clock[i] = done
-                        if served > tolerance:
-                            finish[o, s] = max(finish[o, s], done)
-                        progressed = True
+                        q = sink_query[o]
+                        if q >= 0 and served > tolerance:
+                            late = done - (s + 1) * delta
+                            if late > out[q, s // k]:
+                                out[q, s // k] = late
                         for e in range(out_start[o], out_start[o + 1]):
-                            sent = min(served * ratio[e, s], owed[e, s])
+                            r = out_rows[e]
+                            sent = min(served * ratio[r, slot], owed[r, slot])
                             if sent <= 0.0:
                                 continue
-                            owed[e, s] -= sent
-                            d = edge_down[e]
-                            pending[d, s] += sent
+                            owed[r, slot] -= sent
+                            d = row_op[r]
+                            pending[d, slot] += sent
                             remaining += sent
-                            if s < first[node_of[d]]:
-                                first[node_of[d]] = s
+                            nd = node_of[d]
+                            dirty[nd] = True
+                            if s < first[nd]:
+                                first[nd] = s
                     s += 1
-            if not progressed:
+            if not visited:
                 break
         for i in range(n):
             while first[i] < top:
+                slot = first[i] % size
                 empty = True
                 for idx in range(node_start[i], node_start[i + 1]):
-                    if pending[by_node[idx], first[i]] > 0.0:
+                    if pending[by_node[idx], slot] > 0.0:
                         empty = False
                         break
                 if not empty:
                     break
                 first[i] += 1
+            # a node with work left serves on in the next step
+            for idx in range(node_start[i], node_start[i + 1]):
+                if pending[by_node[idx], first[i] % size] > 0.0:
+                    dirty[i] = True
+                    break
         step += 1
-    return finish
+    return out

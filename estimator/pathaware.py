@@ -47,7 +47,7 @@ but can miss the wait of the return trip.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -260,11 +260,14 @@ def _burst(topology: Topology, base: Estimate) -> Estimate:
     return _burst_with(topology, base, even_profile(base.dlts, service))
 
 
-def _burst_profiled(topology: Topology, base: Estimate, fine_work: np.ndarray) -> Estimate:
+def _burst_detailed(topology: Topology, base: Estimate, detail: Detail) -> Estimate:
     """The burst-aware estimate from the measured work of each node per subinterval and
-    sub-bucket (nodes in topology order x D x k CPU-seconds, the stored node_profile)."""
+    sub-bucket (``detail.node_fine``, the stored node_profile); :func:`_burst` without."""
     from estimator.burst import burst_profile
 
+    fine_work = detail.node_fine
+    if fine_work is None:
+        return _burst(topology, base)
     nodes, intervals = len(topology.node_ids), base.dlts.shape[1]
     if fine_work.ndim != 3 or fine_work.shape[:2] != (nodes, intervals):
         raise ModelError(
@@ -290,9 +293,67 @@ def stage_rows(query_paths: Mapping[str, Sequence[Path]]) -> list[tuple[int, ...
     return sorted({tuple(s.resource for s in p) for ps in query_paths.values() for p in ps})
 
 
+def _origin(topology: Topology, base: Estimate) -> Estimate:
+    """The per-origin estimate without the work of each operator port (a what-if or
+    verification path that has node loads only): Mace's series with the bursty-arrival
+    band [Mace, Mace + 2w + eps], as burst-aware without a profile."""
+    width = 2 * base.subinterval + base.epsilon
+    return replace(base, upper=base.series + width)
+
+
+def _origin_detailed(topology: Topology, base: Estimate, detail: Detail) -> Estimate:
+    """The per-origin replay (:mod:`estimator.origins`) from the work of each operator
+    port (``detail.port_work``), spread inside each subinterval like its node's measured
+    profile (``detail.node_fine``) or evenly over SUB_BUCKETS sub-buckets without one.
+
+    ``series`` and ``per_query`` are the replay's (per query: its sinks; not a lower
+    bound, not never-below-Mace); ``lower`` and the bottleneck stay Mace's; ``upper`` is
+    max(series, Mace) + 2w/k + eps with a profile, + 2w + eps without (the bursts inside
+    a subinterval are then unknown). Links are not replayed (nodes only)."""
+    from estimator.burst import SUB_BUCKETS
+    from estimator.origins import origin_latency
+
+    if detail.port_work is None or base.series.size == 0:
+        return _origin(topology, base)
+    latency = origin_latency(topology, detail.port_work, detail.node_fine, SUB_BUCKETS)
+    intervals = base.series.size
+    latency = latency[:, :intervals]
+    series = latency.max(axis=0) if latency.shape[0] else np.zeros(intervals)
+    # the profile's sub-buckets bound the bursts inside a subinterval; without it, w does
+    step = base.subinterval if detail.node_fine is None else base.subinterval / latency_k(detail)
+    return replace(
+        base,
+        series=series,
+        upper=np.maximum(series, base.series) + 2 * step + base.epsilon,
+        per_query={q: latency[r] for r, q in enumerate(topology.queries) if q in base.per_query},
+    )
+
+
+def latency_k(detail: Detail) -> int:
+    """The sub-buckets of ``detail``'s node profile (1 without one)."""
+    return 1 if detail.node_fine is None else int(detail.node_fine.shape[2])
+
+
 def _mace(topology: Topology, base: Estimate) -> Estimate:
     """Mace as in the paper: the base estimate itself."""
     return base
+
+
+@dataclass(frozen=True)
+class Detail:
+    """Work finer than the node DLTS that a refinement may use (each part optional).
+
+    ``node_fine``: CPU-seconds per node (topology order), subinterval and sub-bucket
+    (nodes x D x k, the stored ``node_profile``); ``port_work``: CPU-seconds per
+    operator input port and subinterval (inputs x D in the rows of
+    :attr:`Topology.input_offsets`: measured ``operator_stats``, or a model's load)."""
+
+    node_fine: np.ndarray | None = None
+    port_work: np.ndarray | None = None
+
+
+NODE_FINE = "node_fine"
+PORT_WORK = "port_work"
 
 
 @dataclass(frozen=True)
@@ -304,25 +365,34 @@ class Estimator:
     estimator's Estimate under ``topology.placement``. Every estimator starts from
     Mace, so one cached Mace evaluation serves all of them, and a run analysis can
     apply the refinement per placement version. Calling the estimator evaluates a
-    topology and arrival series from scratch. ``profiled(topology, base, work)``, when
-    set, is the refinement given the measured work of each node per subinterval and
-    sub-bucket (nodes x D x k, the stored ``node_profile``); :meth:`apply` picks it.
+    topology and arrival series from scratch. ``detailed(topology, base, detail)``,
+    when set, is the refinement given finer work (:class:`Detail`); ``uses`` names the
+    parts of it the estimator reads (:data:`NODE_FINE`, :data:`PORT_WORK`), so that a
+    caller computes or reads only those; :meth:`apply` picks the refinement.
+    ``band`` names the upper edge of the estimator's band (the lower edge is Mace).
     """
 
     label: str
     refine: Callable[[Topology, Estimate], Estimate]
-    profiled: Callable[[Topology, Estimate, np.ndarray], Estimate] | None = None
+    band: str
+    detailed: Callable[[Topology, Estimate, Detail], Estimate] | None = None
+    uses: frozenset[str] = frozenset()
 
     def __call__(self, topology: Topology, arrivals: Arrivals | np.ndarray) -> Estimate:
-        return self.refine(topology, mace_estimate(topology, arrivals))
+        base = mace_estimate(topology, arrivals)
+        if PORT_WORK not in self.uses:
+            return self.refine(topology, base)
+        from estimator.propagation import build_load_model, port_load
 
-    def apply(
-        self, topology: Topology, base: Estimate, profile: np.ndarray | None = None
-    ) -> Estimate:
-        """The refinement of ``base``, from the sub-bucket ``profile`` when there is one
-        and this estimator uses it."""
-        if profile is not None and self.profiled is not None:
-            return self.profiled(topology, base, profile)
+        counts = arrivals.for_topology(topology) if isinstance(arrivals, Arrivals) else arrivals
+        model = build_load_model(topology, counts)
+        return self.apply(topology, base, Detail(port_work=port_load(topology, model)))
+
+    def apply(self, topology: Topology, base: Estimate, detail: Detail | None = None) -> Estimate:
+        """The refinement of ``base``, from ``detail`` when there is one and this
+        estimator uses it."""
+        if detail is not None and self.detailed is not None:
+            return self.detailed(topology, base, detail)
         return self.refine(topology, base)
 
     @property
@@ -331,22 +401,41 @@ class Estimator:
         return "MaceWC" if self.refine is _mace else f"{self.label} WC"
 
 
-estimate_mace = Estimator("Mace", _mace)
+estimate_mace = Estimator("Mace", _mace, "Mace + w + eps")
 """Mace as in the paper (the default estimator)."""
 
-estimate_path_aware = Estimator("path-aware", _path_aware)
+estimate_path_aware = Estimator("path-aware", _path_aware, "path-aware + w + eps")
 """Model DLTS from the arrivals (as :func:`estimator.evaluator.estimate`), then the
 path-aware fluid tandem estimate over the placement's machine paths."""
 
-estimate_burst = Estimator("burst-aware", _burst, _burst_profiled)
+estimate_burst = Estimator(
+    "burst-aware",
+    _burst,
+    "max(burst-aware, path sum) + 2w/k + eps",
+    _burst_detailed,
+    frozenset({NODE_FINE}),
+)
 """Mace refined by the arrival profile inside each subinterval (:mod:`estimator.burst`):
 from the stored ``node_profile`` of a run ingested from per-event records; equal to
 Mace's series without one (predictions, counter-measured runs)."""
+
+estimate_origin = Estimator(
+    "per-origin",
+    _origin,
+    "per-origin + 2w/k + eps",
+    _origin_detailed,
+    frozenset({NODE_FINE, PORT_WORK}),
+)
+"""The per-origin fluid replay of the operators (:mod:`estimator.origins`): from the work
+of every operator port (measured, or the model's) spread like the stored
+``node_profile`` inside each subinterval, evenly without one; Mace's series where only
+node loads are known."""
 
 ESTIMATORS: dict[str, Estimator] = {
     "mace": estimate_mace,
     "path": estimate_path_aware,
     "burst": estimate_burst,
+    "origin": estimate_origin,
 }
 """The estimator registry: every layer picks an estimator by name from here."""
 

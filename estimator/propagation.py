@@ -109,3 +109,16 @@ def bind(coefficients: Coefficients, source_counts: np.ndarray) -> LoadModel:
 def build_load_model(topology: Topology, source_counts: np.ndarray) -> LoadModel:
     """Propagate ``source_counts`` (rows in ``topology.source_ids`` order) through the DAG."""
     return bind(compile_topology(topology), source_counts)
+
+
+def port_load(topology: Topology, model: LoadModel) -> np.ndarray:
+    """Work per operator input port and subinterval (inputs x D, the rows of
+    :attr:`Topology.input_offsets`): each port's cost times its input series."""
+    rows = [
+        cost * model.port_input[j][q]
+        for j, op in enumerate(topology.operators)
+        for q, cost in enumerate(op.cost)
+    ]
+    if not rows:
+        return np.zeros((0, model.intervals))
+    return np.vstack(rows) @ model.basis

@@ -20,8 +20,8 @@ from estimator.evaluator import epsilon
 from estimator.fitting import fit_operator_stats, training_window
 from estimator.mace import estimate_from_dlts
 from estimator.model import Topology
-from estimator.pathaware import estimator_by_name
-from estimator.propagation import build_load_model
+from estimator.pathaware import Detail, estimator_by_name
+from estimator.propagation import LoadModel, build_load_model, port_load
 
 DEFAULT_TRAINING_SHARE = 0.1
 
@@ -80,6 +80,37 @@ def operator_matrix(
     return np.bincount(cells, weights=values, minlength=shape[0] * intervals).reshape(shape)
 
 
+def input_matrix(
+    topology: Topology, frame: pd.DataFrame, intervals: int, column: str = "cpu_seconds"
+) -> np.ndarray:
+    """Operator input ports (rows of :attr:`Topology.input_offsets`) x intervals from rows
+    of ``operator, port, interval, <column>`` (rows of unknown operators or ports, or
+    outside [0, intervals), are left out; cells add up)."""
+    offsets = np.array(topology.input_offsets, dtype=np.int64)
+    shape = (int(offsets[-1]), intervals)
+    if frame.empty:
+        return np.zeros(shape)
+    ops = pd.Index(topology.operator_ids).get_indexer(pd.Index(frame["operator"]))
+    ports = frame["port"].to_numpy(dtype=np.int64)
+    cols = frame["interval"].to_numpy(dtype=np.int64)
+    known = ops >= 0
+    width = np.where(known, np.diff(offsets)[np.where(known, ops, 0)], 0)
+    keep = known & (ports >= 0) & (ports < width) & (cols >= 0) & (cols < intervals)
+    cells = (offsets[ops[keep]] + ports[keep]) * intervals + cols[keep]
+    values = frame[column].to_numpy(dtype=float)[keep]
+    return np.bincount(cells, weights=values, minlength=shape[0] * intervals).reshape(shape)
+
+
+def operator_sums(topology: Topology, port_work: np.ndarray) -> np.ndarray:
+    """Operators x intervals: the sum over each operator's input ports of ``port_work``."""
+    offsets = topology.input_offsets
+    out = np.zeros((len(topology.operator_ids), port_work.shape[1]))
+    for j in range(len(offsets) - 1):
+        for row in range(offsets[j], offsets[j + 1]):
+            out[j] += port_work[row]
+    return out
+
+
 def node_loads(
     topology: Topology,
     operator_dlts: np.ndarray,
@@ -112,33 +143,44 @@ def measured_node_dlts(
     return node_loads(topology, operator_matrix(topology, cpu, intervals), placements, starts)
 
 
-def offered_operator_dlts(
+def offered_port_dlts(
     topology: Topology, operator_stats: pd.DataFrame, counts: np.ndarray, intervals: int
 ) -> np.ndarray:
-    """Operator DLTS of a run measured by counters: the work offered to each operator per
-    interval, its measured input arrivals times its cost fitted over the whole run.
+    """Work offered to each operator input port per interval (inputs x intervals, rows of
+    :attr:`Topology.input_offsets`) of a run measured by counters: the port's measured
+    arrivals times its cost fitted over the whole run.
 
-    An operator's arrivals on a port are its upstream operator's measured outputs (or
-    the source's measured arrivals, rows of ``counts`` in ``topology.source_ids``
-    order) in that interval. Busy time sampled by wall clock cannot show a backlog: a
-    saturated subtask is busy 100% of every second whatever arrives, so the measured
-    busy time of an overloaded operator equals its capacity and its CE stays near 0.
-    The arrivals do show it (docs/flink.md)."""
+    A port's arrivals are its upstream operator's measured outputs (or the source's
+    measured arrivals, rows of ``counts`` in ``topology.source_ids`` order) in that
+    interval. Busy time sampled by wall clock cannot show a backlog: a saturated subtask
+    is busy 100% of every second whatever arrives, so the measured busy time of an
+    overloaded operator equals its capacity and its CE stays near 0. The arrivals do
+    show it (docs/flink.md)."""
     fitted = topology
     if not operator_stats.empty:
         fitted = fit_operator_stats(topology, operator_stats).topology
     outputs = operator_matrix(topology, operator_stats, intervals, column="events_out")
     source_row = {s: k for k, s in enumerate(topology.source_ids)}
     op_row = {o: k for k, o in enumerate(topology.operator_ids)}
-    out = np.zeros((len(topology.operator_ids), intervals))
-    for k, op in enumerate(fitted.operators):
+    out = np.zeros((topology.input_offsets[-1], intervals))
+    row = 0
+    for op in fitted.operators:
         for port, upstream in enumerate(op.inputs):
             if upstream in source_row:
                 arriving = counts[source_row[upstream], :intervals]
             else:
                 arriving = outputs[op_row[upstream]]
-            out[k, : arriving.size] += op.cost[port] * arriving
+            out[row, : arriving.size] = op.cost[port] * arriving
+            row += 1
     return out
+
+
+def offered_operator_dlts(
+    topology: Topology, operator_stats: pd.DataFrame, counts: np.ndarray, intervals: int
+) -> np.ndarray:
+    """Operator DLTS of a run measured by counters: :func:`offered_port_dlts` summed over
+    each operator's ports."""
+    return operator_sums(topology, offered_port_dlts(topology, operator_stats, counts, intervals))
 
 
 def estimated_operator_dlts(
@@ -157,6 +199,17 @@ def estimated_operator_dlts(
     if counters:
         return offered_operator_dlts(topology, stats, counts, intervals)
     return operator_matrix(topology, cpu, intervals)
+
+
+def estimated_port_dlts(
+    topology: Topology, *, stats: pd.DataFrame, counts: np.ndarray, counters: bool, intervals: int
+) -> np.ndarray:
+    """:func:`estimated_operator_dlts` per operator input port (inputs x intervals): the
+    measured CPU of each port (``operator_stats.cpu_seconds``), or the work offered to it
+    for a run measured by counters."""
+    if counters:
+        return offered_port_dlts(topology, stats, counts, intervals)
+    return input_matrix(topology, stats, intervals)
 
 
 def query_hosts(
@@ -213,11 +266,11 @@ def analyse(
     placements: Sequence[Mapping[str, str]],
     starts: Sequence[int],
     estimator: str = "mace",
-    profile: np.ndarray | None = None,
+    detail: Detail | None = None,
 ) -> RunAnalysis:
     """CE, Mace, bottleneck, bounds and per-query series for node loads of a run, with
     the registered ``estimator`` applied in each placement version's segment (from the
-    measured sub-bucket ``profile`` of the same loads when given, nodes x D x k)."""
+    finer ``detail`` of the same loads when given: the node profile, the port work)."""
     chosen = estimator_by_name(estimator)
     caps = np.array([n.capacity for n in topology.nodes], dtype=float)
     intervals = node_dlts.shape[1]
@@ -235,7 +288,7 @@ def analyse(
     for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
         if lo == hi:
             continue
-        refined = chosen.apply(topology.with_placement(placement), base, profile)
+        refined = chosen.apply(topology.with_placement(placement), base, detail)
         series[lo:hi] = refined.series[lo:hi]
         for query in per_query:
             per_query[query][lo:hi] = refined.per_query[query][lo:hi]
@@ -275,7 +328,29 @@ def fitted_operator_dlts(
     """Operator DLTS predicted from arrivals ``counts`` with costs and selectivities
     fitted on the ``window`` [start, stop) of ``operator_stats`` (``None`` or no
     statistics: the topology's own costs)."""
+    return fitted_model(topology, operator_stats, counts, window)[1].operator_dlts()
+
+
+def fitted_port_dlts(
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    counts: np.ndarray,
+    window: tuple[int, int] | None,
+) -> np.ndarray:
+    """:func:`fitted_operator_dlts` per operator input port (inputs x intervals)."""
+    fitted, model = fitted_model(topology, operator_stats, counts, window)
+    return port_load(fitted, model)
+
+
+def fitted_model(
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    counts: np.ndarray,
+    window: tuple[int, int] | None,
+) -> tuple[Topology, LoadModel]:
+    """The topology with costs and selectivities fitted on ``window`` of
+    ``operator_stats`` (as is without), and its load model for ``counts``."""
     fitted = topology
     if not operator_stats.empty and window is not None:
         fitted = fit_operator_stats(topology, operator_stats, window).topology
-    return build_load_model(fitted, counts).operator_dlts()
+    return fitted, build_load_model(fitted, counts)

@@ -25,7 +25,8 @@ import pandas as pd
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
 from estimator.model import Topology
-from estimator.runs import analyse, fitted_operator_dlts, node_loads, segments
+from estimator.pathaware import PORT_WORK, Detail, estimator_by_name
+from estimator.runs import analyse, fitted_operator_dlts, fitted_port_dlts, node_loads, segments
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,10 @@ def _predicted_series(
         return np.full(intervals, np.nan)
     dlts = fitted_operator_dlts(topology, operator_stats, counts, window)
     loads = node_loads(topology, dlts, placements, starts)
-    return analyse(topology, loads, placements, starts, estimator).estimate
+    detail = None
+    if PORT_WORK in estimator_by_name(estimator).uses:
+        detail = Detail(port_work=fitted_port_dlts(topology, operator_stats, counts, window))
+    return analyse(topology, loads, placements, starts, estimator, detail).estimate
 
 
 def _worst(series: np.ndarray, period: tuple[int, int]) -> float:

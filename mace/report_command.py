@@ -44,8 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--estimator",
         choices=sorted(ESTIMATORS),
         default="mace",
-        help="mace (default): the paper's estimate; path: the path-aware estimate, which "
-        "adds up backlogs along machine paths (see docs/accuracy.md)",
+        help="a registered estimator: "
+        + ", ".join(f"{name} ({e.label})" for name, e in ESTIMATORS.items())
+        + "; default mace, the paper's (see docs/accuracy.md)",
     )
     fmt = report.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print one JSON object")
@@ -134,7 +135,7 @@ def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
     con = connect_to_read(db)  # opened once: every read below shares it
     try:
         chosen = choose_run([r.run_id for r in reads.list_runs(con)], run_id)
-        # the sub-bucket profile is read only if the burst-aware estimator asks for it
+        # the sub-bucket profile is read only if the chosen estimator asks for it
         return load_run(con, chosen, lambda: closing(connect_to_read(db))), objectives(con, chosen)
     finally:
         con.close()

@@ -267,7 +267,11 @@ def test_a_third_registered_estimator_in_the_run_analysis(
             per_query={q: s + 1.0 for q, s in base.per_query.items()},
         )
 
-    monkeypatch.setitem(pathaware.ESTIMATORS, "plus1", pathaware.Estimator("plus-one", plus_one))
+    monkeypatch.setitem(
+        pathaware.ESTIMATORS,
+        "plus1",
+        pathaware.Estimator("plus-one", plus_one, "plus-one + w + eps"),
+    )
     run = cache.get("small")
     mace = views.analyses(run).estimated
     third = views.analyses(run, estimator="plus1").estimated

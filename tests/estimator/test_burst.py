@@ -20,7 +20,13 @@ from estimator.burst import (
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
 from estimator.mace import cumulative_excess, estimate_from_dlts
-from estimator.pathaware import ESTIMATORS, estimator_by_name, machine_paths, stage_rows
+from estimator.pathaware import (
+    ESTIMATORS,
+    Detail,
+    estimator_by_name,
+    machine_paths,
+    stage_rows,
+)
 from estimator.runs import analyse
 from tests.estimator.helpers import chain
 
@@ -189,8 +195,8 @@ def test_a_run_analysis_uses_the_measured_profile_for_burst_only() -> None:
     fine[0, 2] = [2.0, 0.0, 0.0, 0.0]  # a burst early in subinterval 2 on n1
     dlts = fine.sum(axis=2)
     placements, starts = [topology.placement], (0,)
-    mace = analyse(topology, dlts, placements, starts, "mace", fine)
-    burst = analyse(topology, dlts, placements, starts, "burst", fine)
+    mace = analyse(topology, dlts, placements, starts, "mace", Detail(node_fine=fine))
+    burst = analyse(topology, dlts, placements, starts, "burst", Detail(node_fine=fine))
     even = analyse(topology, dlts, placements, starts, "burst")
     np.testing.assert_allclose(mace.estimate, analyse(topology, dlts, placements, starts).estimate)
     np.testing.assert_allclose(even.estimate, mace.estimate)  # no profile: Mace's series
@@ -204,4 +210,4 @@ def test_a_run_analysis_uses_the_measured_profile_for_burst_only() -> None:
         np.testing.assert_allclose(burst.per_query[query], direct.per_query[query])
     assert burst.estimate[2] > mace.estimate[2] + 0.5
     with pytest.raises(ModelError, match="profile of shape"):
-        analyse(topology, dlts, placements, starts, "burst", fine[:, :5])
+        analyse(topology, dlts, placements, starts, "burst", Detail(node_fine=fine[:, :5]))

@@ -142,7 +142,7 @@ def test_paths_fold_revisits_and_include_link_stages() -> None:
 
 
 def test_registry_and_unknown_name() -> None:
-    assert set(ESTIMATORS) == {"mace", "path", "burst"}
+    assert set(ESTIMATORS) == {"mace", "path", "burst", "origin"}
     assert estimator_by_name("path") is estimate_path_aware
     with pytest.raises(ModelError, match="unknown estimator 'fluid'"):
         estimator_by_name("fluid")

@@ -155,7 +155,11 @@ def test_a_third_registered_estimator_just_works(monkeypatch: pytest.MonkeyPatch
             per_query={q: s + 1.0 for q, s in base.per_query.items()},
         )
 
-    monkeypatch.setitem(pathaware.ESTIMATORS, "plus1", pathaware.Estimator("plus-one", plus_one))
+    monkeypatch.setitem(
+        pathaware.ESTIMATORS,
+        "plus1",
+        pathaware.Estimator("plus-one", plus_one, "plus-one + w + eps"),
+    )
     topology = chain()
     mace = evaluate_scenario(topology, ARRIVALS, Scenario(placement={"filter": "n2"}))
     third = evaluate_scenario(

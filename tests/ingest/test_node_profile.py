@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 from dashboard.data import load_run
 from dashboard.report import estimated_analysis
 from estimator.burst import SUB_BUCKETS, sub_bucket_work
+from estimator.pathaware import Detail
 from estimator.runs import analyse
 from ingest.job import ingest_once
 from mace.cli import main
@@ -56,7 +57,9 @@ def test_burst_estimate_from_the_store_equals_the_one_from_raw_executions(
     assert run.node_profile is not None
     np.testing.assert_allclose(run.node_profile, fine, atol=1e-9)
     np.testing.assert_allclose(run.node_dlts, fine.sum(axis=2), atol=1e-9)
-    expected = analyse(topology, fine.sum(axis=2), [topology.placement], (0,), "burst", fine)
+    expected = analyse(
+        topology, fine.sum(axis=2), [topology.placement], (0,), "burst", Detail(node_fine=fine)
+    )
     stored = estimated_analysis(run, "burst")
     np.testing.assert_allclose(stored.estimate, expected.estimate, atol=1e-9)
     for query, series in expected.per_query.items():

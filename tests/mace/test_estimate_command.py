@@ -29,7 +29,11 @@ def test_a_third_registered_estimator_names_its_worst_case(
     """Figure 3 (w = 2 s): Mace 1, 5, 3, 2, 4 with eps 3.25 (tests/estimator/test_figure3.py),
     so plus-one's worst case is 6 at subinterval 1, its upper bound 5 + 2 + 3.25 + 1 and
     the lower bound stays Mace's 5."""
-    monkeypatch.setitem(pathaware.ESTIMATORS, "plus1", pathaware.Estimator("plus-one", _plus_one))
+    monkeypatch.setitem(
+        pathaware.ESTIMATORS,
+        "plus1",
+        pathaware.Estimator("plus-one", _plus_one, "plus-one + w + eps"),
+    )
     topology, arrivals = figure3_dir / "topology.yaml", figure3_dir / "arrivals.csv"
     status = main(["estimate", str(topology), "--arrivals", str(arrivals), "--estimator", "plus1"])
     assert status == 0
