@@ -1,4 +1,5 @@
-"""Benchmark the burst-aware estimator against Mace's full evaluation, in the same run.
+"""Benchmark the burst-aware and per-origin estimators against Mace's full evaluation,
+in the same run.
 
 Prints one JSON line with, as medians: ``mace_eval_s`` (arrivals to Mace, bottlenecks
 and per-query figures, as in bench_estimator.py), ``burst_eval_s`` (Mace's evaluation
@@ -7,7 +8,12 @@ estimate``/``report`` would pay once ingestion stores the profile), ``burst_refi
 (the refinement alone) and ``ratio`` (burst_eval_s / mace_eval_s). ``fine_eval_s``
 is one evaluation at w / k from arrivals binned per sub-bucket plus the profile
 reduction: the cost of a *prediction* with the burst profile (arrivals per sub-bucket
-through the fitted model).
+through the fitted model). ``origin_eval_s`` is Mace's evaluation plus the per-origin
+replay from the stored data (the node profile and the work of every operator port, as
+``mace report --estimator origin`` has them), ``origin_replay_s`` the replay alone,
+``origin_even_s`` the replay without a profile (a prediction) and ``origin_ratio``
+origin_eval_s / mace_eval_s; ``backlogged_share`` is the share of subintervals where
+Mace is above 0 (the replay skips only subintervals with nothing pending anywhere).
 
     python benchmarks/bench_burst.py --ops 4000 --nodes 400 --intervals 3600
 """
@@ -20,9 +26,11 @@ import json
 import numpy as np
 
 from benchmarks.bench_estimator import median_seconds, on_off_arrivals, random_topology
-from estimator.burst import SUB_BUCKETS, burst_from_profile, burst_profile
+from estimator.burst import SUB_BUCKETS, BurstProfile, burst_from_profile, burst_profile
 from estimator.evaluator import PlacementEvaluator
-from estimator.propagation import bind, compile_topology
+from estimator.mace import Estimate
+from estimator.pathaware import Detail, estimate_origin
+from estimator.propagation import bind, compile_topology, port_load
 
 
 def main() -> None:
@@ -53,27 +61,43 @@ def main() -> None:
     }
     caps = np.array([topology.capacity_by_node[n] for n in node_ids])
 
-    def mace() -> object:
+    def mace() -> Estimate:
         return PlacementEvaluator(topology, bind(coefficients, counts)).estimate()
 
-    def fine_profile() -> object:
+    n = len(node_ids)
+
+    def fine_work() -> np.ndarray:
         fine = PlacementEvaluator(fine_topology, bind(coefficients, fine_counts)).estimate()
-        n = len(node_ids)
-        return burst_profile(
-            fine.dlts[:n].reshape(n, args.intervals, k), caps * topology.subinterval
-        )
+        return fine.dlts[:n].reshape(n, args.intervals, k)
+
+    def fine_profile() -> BurstProfile:
+        return burst_profile(fine_work(), caps * topology.subinterval)
 
     profile = fine_profile()
     base = mace()
+    stored = Detail(
+        node_fine=fine_work(), port_work=port_load(topology, bind(coefficients, counts))
+    )
+    predicted = Detail(port_work=stored.port_work)
+
+    def origin_replay() -> object:
+        return estimate_origin.apply(topology, base, stored)
+
+    def origin() -> object:
+        return estimate_origin.apply(topology, mace(), stored)
+
+    def origin_even() -> object:
+        return estimate_origin.apply(topology, base, predicted)
 
     def refine() -> object:
-        return burst_from_profile(base, profile, query_rows)  # type: ignore[arg-type]
+        return burst_from_profile(base, profile, query_rows)
 
     def burst() -> object:
-        return burst_from_profile(mace(), profile, query_rows)  # type: ignore[arg-type]
+        return burst_from_profile(mace(), profile, query_rows)
 
     mace()
     burst()
+    origin_replay()
     result = {
         "ops": args.ops,
         "nodes": args.nodes,
@@ -83,8 +107,13 @@ def main() -> None:
         "burst_eval_s": median_seconds(burst, args.repeats),
         "burst_refine_s": median_seconds(refine, args.repeats),
         "fine_eval_s": median_seconds(fine_profile, max(1, args.repeats // 3)),
+        "origin_eval_s": median_seconds(origin, max(1, args.repeats // 3)),
+        "origin_replay_s": median_seconds(origin_replay, max(1, args.repeats // 3)),
+        "origin_even_s": median_seconds(origin_even, max(1, args.repeats // 3)),
+        "backlogged_share": float(np.mean(base.series > 0)),
     }
     result["ratio"] = result["burst_eval_s"] / result["mace_eval_s"]
+    result["origin_ratio"] = result["origin_eval_s"] / result["mace_eval_s"]
     print(json.dumps(result))
 
 

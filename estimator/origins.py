@@ -130,6 +130,10 @@ def origin_latency(
     )
 
 
+BLOCK = 64
+"""Ring slots per block: a node's scan skips a block where none of its operators has work."""
+
+
 @njit(cache=True, nogil=True)
 def _replay(
     port_work: np.ndarray,
@@ -159,11 +163,15 @@ def _replay(
         for p in range(intervals):
             total_work += port_work[r, p]
     tolerance = 1e-12 * max(total_work, 1.0)
-    # the pending window [lo, step] lives in rings of `size` buckets (slot = bucket % size)
-    size = 16
+    # The pending window [lo, step] lives in rings of `size` buckets (slot = bucket % size,
+    # size a multiple of BLOCK); per node, `busy` counts its operators with work in a slot
+    # and `blocks` its busy slots in a block of BLOCK slots, so scans skip empty stretches.
+    size = BLOCK
     pending = np.zeros((ops, size))
     owed = np.zeros((rows, size))
     ratio = np.zeros((rows, size))
+    busy = np.zeros((n, size), dtype=np.int32)
+    blocks = np.zeros((n, size // BLOCK), dtype=np.int32)
     first = np.zeros(n, dtype=np.int64)
     clock = np.zeros(n)
     dirty = np.zeros(n, dtype=np.bool_)
@@ -211,11 +219,18 @@ def _replay(
             new_pending = np.zeros((ops, grown))
             new_owed = np.zeros((rows, grown))
             new_ratio = np.zeros((rows, grown))
+            new_busy = np.zeros((n, grown), dtype=np.int32)
+            new_blocks = np.zeros((n, grown // BLOCK), dtype=np.int32)
             for b in range(lo, step):
                 new_pending[:, b % grown] = pending[:, b % size]
                 new_owed[:, b % grown] = owed[:, b % size]
                 new_ratio[:, b % grown] = ratio[:, b % size]
+                new_busy[:, b % grown] = busy[:, b % size]
+                for i in range(n):
+                    if busy[i, b % size] > 0:
+                        new_blocks[i, (b % grown) // BLOCK] += 1
             pending, owed, ratio, size = new_pending, new_owed, new_ratio, grown
+            busy, blocks = new_busy, new_blocks
         end = (step + 1) * delta
         if step < buckets:
             slot = step % size
@@ -227,6 +242,10 @@ def _replay(
                 op_work[row_op[r]] += fine[r]
             for o in range(ops):
                 pending[o, slot] = 0.0
+            for i in range(n):
+                if busy[i, slot] > 0:  # a slot is reused only once nothing is left in it
+                    blocks[i, slot // BLOCK] -= 1
+                    busy[i, slot] = 0
             for r in range(rows):
                 o, u = row_op[r], row_up[r]
                 owed[r, slot] = 0.0
@@ -234,9 +253,14 @@ def _replay(
                 if fine[r] <= 0.0:
                     continue
                 if u < 0 or op_work[u] <= 0.0:
+                    i = node_of[o]
+                    if pending[o, slot] <= 0.0:
+                        busy[i, slot] += 1
+                        if busy[i, slot] == 1:
+                            blocks[i, slot // BLOCK] += 1
                     pending[o, slot] += fine[r]
                     remaining += fine[r]
-                    dirty[node_of[o]] = True
+                    dirty[i] = True
                 else:
                     owed[r, slot] = fine[r]
                     ratio[r, slot] = fine[r] / op_work[u]
@@ -252,6 +276,12 @@ def _replay(
                 s = first[i]
                 while s <= top and clock[i] < end:
                     slot = s % size
+                    if busy[i, slot] == 0:
+                        if slot % BLOCK == 0 and blocks[i, slot // BLOCK] == 0:
+                            s += BLOCK
+                        else:
+                            s += 1
+                        continue
                     for idx in range(node_start[i], node_start[i + 1]):
                         o = by_node[idx]
                         amount = pending[o, slot]
@@ -259,7 +289,13 @@ def _replay(
                             continue
                         served = min(amount, (end - clock[i]) * capacity[i])
                         left = amount - served
-                        pending[o, slot] = left if left > tolerance else 0.0
+                        if left > tolerance:
+                            pending[o, slot] = left
+                        else:
+                            pending[o, slot] = 0.0
+                            busy[i, slot] -= 1
+                            if busy[i, slot] == 0:
+                                blocks[i, slot // BLOCK] -= 1
                         remaining -= amount - pending[o, slot]
                         done = clock[i] + served / capacity[i]
                         clock[i] = done
@@ -275,9 +311,13 @@ def _replay(
                                 continue
                             owed[r, slot] -= sent
                             d = row_op[r]
+                            nd = node_of[d]
+                            if pending[d, slot] <= 0.0:
+                                busy[nd, slot] += 1
+                                if busy[nd, slot] == 1:
+                                    blocks[nd, slot // BLOCK] += 1
                             pending[d, slot] += sent
                             remaining += sent
-                            nd = node_of[d]
                             dirty[nd] = True
                             if s < first[nd]:
                                 first[nd] = s
@@ -285,20 +325,13 @@ def _replay(
             if not visited:
                 break
         for i in range(n):
-            while first[i] < top:
+            while first[i] < top and busy[i, first[i] % size] == 0:
                 slot = first[i] % size
-                empty = True
-                for idx in range(node_start[i], node_start[i + 1]):
-                    if pending[by_node[idx], slot] > 0.0:
-                        empty = False
-                        break
-                if not empty:
-                    break
-                first[i] += 1
-            # a node with work left serves on in the next step
-            for idx in range(node_start[i], node_start[i + 1]):
-                if pending[by_node[idx], first[i] % size] > 0.0:
-                    dirty[i] = True
-                    break
+                if slot % BLOCK == 0 and blocks[i, slot // BLOCK] == 0:
+                    first[i] = min(first[i] + BLOCK, top)
+                else:
+                    first[i] += 1
+            if busy[i, first[i] % size] > 0:  # work left: the node serves on next step
+                dirty[i] = True
         step += 1
     return out

@@ -34,8 +34,8 @@ from estimator.evaluator import PlacementEvaluator
 from estimator.fitting import fit_operator_stats
 from estimator.mace import Estimate
 from estimator.model import Topology, topology_from_dict
-from estimator.pathaware import Estimator, estimator_by_name
-from estimator.propagation import LoadModel, build_load_model
+from estimator.pathaware import PORT_WORK, Detail, Estimator, estimator_by_name
+from estimator.propagation import LoadModel, build_load_model, port_load
 
 MAX_RATE_SCALE = 1000.0
 MAX_SUBINTERVAL_FACTOR = 3600
@@ -180,8 +180,12 @@ def _worst(series: np.ndarray | None) -> float:
 
 def _evaluate(evaluator: PlacementEvaluator, estimator: Estimator) -> Estimate:
     """The one evaluation of a deployment: Mace from its placement evaluator, then
-    refined by the chosen estimator."""
-    return estimator.refine(evaluator.topology, evaluator.estimate())
+    refined by the chosen estimator (with the model's work per operator port if it
+    uses it)."""
+    detail = None
+    if PORT_WORK in estimator.uses:
+        detail = Detail(port_work=port_load(evaluator.topology, evaluator.model))
+    return estimator.apply(evaluator.topology, evaluator.estimate(), detail)
 
 
 def _chosen(estimator: str) -> Estimator:

@@ -155,7 +155,7 @@ def test_the_compact_kernel_equals_the_replay_holding_every_bucket(
 
 def test_a_long_backlog_grows_the_window_and_quiet_subintervals_are_skipped() -> None:
     """A chain over two nodes overloaded for 20 subintervals (about 100 buckets pending,
-    past the initial ring of 16), drained, then quiet: the kernel equals the plain loop throughout,
+    past the initial ring of 64), drained, then quiet: the kernel equals the plain loop throughout,
     and the quiet tail (nothing pending) is 0."""
     topology = _chain()
     intervals, k = 50, 8
