@@ -95,34 +95,38 @@ def origin_latency(
         raise ModelError(f"per-origin: sub_buckets must be at least 1, got {k}")
     index = topology.operator_index
     ops = len(index)
-    offsets = np.array(topology.input_offsets, dtype=np.int64)
-    row_op = np.repeat(np.arange(ops, dtype=np.int64), np.diff(offsets))
-    row_up = np.array(
-        [index.get(u, -1) for op in topology.operators for u in op.inputs], dtype=np.int64
-    )
-    out_rows = np.argsort(np.where(row_up < 0, ops, row_up), kind="stable").astype(np.int64)
-    out_start = np.searchsorted(np.where(row_up < 0, ops, row_up)[out_rows], np.arange(ops + 1))
     node_of = np.array([topology.node_index[where[o]] for o in topology.operator_ids])
+    # inside the kernel operators are numbered node by node, in topological order within
+    # a node: a node's operators are a contiguous stretch of every per-operator row
     order = np.array([index[o] for o in topology.topological_order], dtype=np.int64)
     by_node = np.concatenate([order[node_of[order] == i] for i in range(nodes)])
-    node_start = np.searchsorted(node_of[by_node], np.arange(nodes + 1))
+    renumber = np.empty(ops, dtype=np.int64)
+    renumber[by_node] = np.arange(ops)
+    node_start = np.searchsorted(node_of[by_node], np.arange(nodes + 1)).astype(np.int64)
+    offsets = np.array(topology.input_offsets, dtype=np.int64)
+    row_op = renumber[np.repeat(np.arange(ops, dtype=np.int64), np.diff(offsets))]
+    row_up = np.array(
+        [renumber[index[u]] if u in index else -1 for op in topology.operators for u in op.inputs],
+        dtype=np.int64,
+    )
+    key = np.where(row_up < 0, ops, row_up)
+    out_rows = np.argsort(key, kind="stable").astype(np.int64)
+    out_start = np.searchsorted(key[out_rows], np.arange(ops + 1)).astype(np.int64)
     query_row = {q: r for r, q in enumerate(topology.queries)}
     sink_query = np.full(ops, -1, dtype=np.int64)
     for o in topology.sinks:
-        sink_query[index[o]] = query_row[topology.operator_by_id[o].query]
+        sink_query[renumber[index[o]]] = query_row[topology.operator_by_id[o].query]
     caps = np.array([n.capacity for n in topology.nodes], dtype=float)
     return _replay(
         work,
         row_op,
         row_up,
-        offsets,
         out_rows,
-        out_start.astype(np.int64),
+        out_start,
         fine,
         k,
-        node_of.astype(np.int64),
-        by_node,
-        node_start.astype(np.int64),
+        node_of[by_node].astype(np.int64),
+        node_start,
         caps,
         topology.subinterval / k,
         sink_query,
@@ -133,19 +137,20 @@ def origin_latency(
 BLOCK = 64
 """Ring slots per block: a node's scan skips a block where none of its operators has work."""
 
+RECEIVED = 8
+"""Buckets a node that has served all it had in a step remembers receiving afterwards."""
+
 
 @njit(cache=True, nogil=True)
 def _replay(
     port_work: np.ndarray,
     row_op: np.ndarray,
     row_up: np.ndarray,
-    offsets: np.ndarray,
     out_rows: np.ndarray,
     out_start: np.ndarray,
     node_fine: np.ndarray,
     k: int,
     node_of: np.ndarray,
-    by_node: np.ndarray,
     node_start: np.ndarray,
     capacity: np.ndarray,
     delta: float,
@@ -153,7 +158,7 @@ def _replay(
     queries: int,
 ) -> np.ndarray:
     rows, intervals = port_work.shape
-    ops = offsets.size - 1
+    ops = node_of.size
     n = capacity.size
     buckets = intervals * k
     even = node_fine.shape[0] == 0
@@ -167,17 +172,21 @@ def _replay(
     # size a multiple of BLOCK); per node, `busy` counts its operators with work in a slot
     # and `blocks` its busy slots in a block of BLOCK slots, so scans skip empty stretches.
     size = BLOCK
-    pending = np.zeros((ops, size))
-    owed = np.zeros((rows, size))
-    ratio = np.zeros((rows, size))
+    pending = np.zeros((size, ops))
+    owed = np.zeros((size, rows))
+    ratio = np.zeros((size, rows))
     busy = np.zeros((n, size), dtype=np.int32)
     blocks = np.zeros((n, size // BLOCK), dtype=np.int32)
     first = np.zeros(n, dtype=np.int64)
     clock = np.zeros(n)
     dirty = np.zeros(n, dtype=np.bool_)
+    emptied = np.zeros(n, dtype=np.bool_)
+    received = np.zeros(n, dtype=np.int64)
+    inbox = np.zeros((n, RECEIVED), dtype=np.int64)
     node_cpu = np.zeros(n)
     scale = np.zeros((n, k))
     fine = np.zeros(rows)
+    column = np.zeros(rows)
     op_work = np.zeros(ops)
     remaining = 0.0
     # each step past the last bucket serves min(C d, what is left) on some node
@@ -190,7 +199,8 @@ def _replay(
             p = step // k
             node_cpu[:] = 0.0
             for r in range(rows):
-                node_cpu[node_of[row_op[r]]] += port_work[r, p]
+                column[r] = port_work[r, p]
+                node_cpu[node_of[row_op[r]]] += column[r]
             quiet = remaining <= tolerance
             for i in range(n):
                 for j in range(k):
@@ -216,15 +226,15 @@ def _replay(
             grown = 2 * size
             while step - lo + 1 > grown:
                 grown *= 2
-            new_pending = np.zeros((ops, grown))
-            new_owed = np.zeros((rows, grown))
-            new_ratio = np.zeros((rows, grown))
+            new_pending = np.zeros((grown, ops))
+            new_owed = np.zeros((grown, rows))
+            new_ratio = np.zeros((grown, rows))
             new_busy = np.zeros((n, grown), dtype=np.int32)
             new_blocks = np.zeros((n, grown // BLOCK), dtype=np.int32)
             for b in range(lo, step):
-                new_pending[:, b % grown] = pending[:, b % size]
-                new_owed[:, b % grown] = owed[:, b % size]
-                new_ratio[:, b % grown] = ratio[:, b % size]
+                new_pending[b % grown] = pending[b % size]
+                new_owed[b % grown] = owed[b % size]
+                new_ratio[b % grown] = ratio[b % size]
                 new_busy[:, b % grown] = busy[:, b % size]
                 for i in range(n):
                     if busy[i, b % size] > 0:
@@ -238,34 +248,35 @@ def _replay(
             op_work[:] = 0.0
             for r in range(rows):
                 i = node_of[row_op[r]]
-                fine[r] = port_work[r, step // k] * scale[i, j]
+                fine[r] = column[r] * scale[i, j]
                 op_work[row_op[r]] += fine[r]
-            for o in range(ops):
-                pending[o, slot] = 0.0
+            pending[slot] = 0.0
             for i in range(n):
                 if busy[i, slot] > 0:  # a slot is reused only once nothing is left in it
                     blocks[i, slot // BLOCK] -= 1
                     busy[i, slot] = 0
             for r in range(rows):
                 o, u = row_op[r], row_up[r]
-                owed[r, slot] = 0.0
-                ratio[r, slot] = 0.0
+                owed[slot, r] = 0.0
+                ratio[slot, r] = 0.0
                 if fine[r] <= 0.0:
                     continue
                 if u < 0 or op_work[u] <= 0.0:
                     i = node_of[o]
-                    if pending[o, slot] <= 0.0:
+                    if pending[slot, o] <= 0.0:
                         busy[i, slot] += 1
                         if busy[i, slot] == 1:
                             blocks[i, slot // BLOCK] += 1
-                    pending[o, slot] += fine[r]
+                    pending[slot, o] += fine[r]
                     remaining += fine[r]
                     dirty[i] = True
                 else:
-                    owed[r, slot] = fine[r]
-                    ratio[r, slot] = fine[r] / op_work[u]
+                    owed[slot, r] = fine[r]
+                    ratio[slot, r] = fine[r] / op_work[u]
         top = min(step, buckets - 1)
         clock[:] = step * delta
+        emptied[:] = False
+        received[:] = 0
         for _ in range(ops + 1):  # passes until no node has work it has not looked at
             visited = False
             for i in range(n):
@@ -273,30 +284,56 @@ def _replay(
                     continue
                 dirty[i] = False
                 visited = True
+                # a node that served everything it had this step scans only the buckets
+                # it received since (a trickle from a slow upstream node is one bucket)
+                listed = emptied[i] and received[i] <= RECEIVED
+                count = received[i]
+                if listed:
+                    for a in range(1, count):  # insertion sort of a few buckets
+                        value, b = inbox[i, a], a - 1
+                        while b >= 0 and inbox[i, b] > value:
+                            inbox[i, b + 1] = inbox[i, b]
+                            b -= 1
+                        inbox[i, b + 1] = value
+                received[i] = 0
+                cursor = 0
                 s = first[i]
-                while s <= top and clock[i] < end:
+                while clock[i] < end:
+                    if listed:
+                        if cursor >= count:
+                            break
+                        s = inbox[i, cursor]
+                        cursor += 1
+                        if cursor > 1 and s == inbox[i, cursor - 2]:
+                            continue
+                    elif s > top:
+                        break
                     slot = s % size
                     if busy[i, slot] == 0:
-                        if slot % BLOCK == 0 and blocks[i, slot // BLOCK] == 0:
-                            s += BLOCK
-                        else:
-                            s += 1
+                        if not listed:
+                            if blocks[i, slot // BLOCK] == 0:
+                                s = (s // BLOCK + 1) * BLOCK  # slots and buckets align
+                            else:
+                                s += 1
                         continue
-                    for idx in range(node_start[i], node_start[i + 1]):
-                        o = by_node[idx]
-                        amount = pending[o, slot]
-                        if amount <= 0.0 or clock[i] >= end:
+                    unseen = busy[i, slot]  # operators with work here not yet reached
+                    for o in range(node_start[i], node_start[i + 1]):
+                        if unseen == 0 or clock[i] >= end:
+                            break
+                        amount = pending[slot, o]
+                        if amount <= 0.0:
                             continue
+                        unseen -= 1
                         served = min(amount, (end - clock[i]) * capacity[i])
                         left = amount - served
                         if left > tolerance:
-                            pending[o, slot] = left
+                            pending[slot, o] = left
                         else:
-                            pending[o, slot] = 0.0
+                            pending[slot, o] = 0.0
                             busy[i, slot] -= 1
                             if busy[i, slot] == 0:
                                 blocks[i, slot // BLOCK] -= 1
-                        remaining -= amount - pending[o, slot]
+                        remaining -= amount - pending[slot, o]
                         done = clock[i] + served / capacity[i]
                         clock[i] = done
                         q = sink_query[o]
@@ -306,29 +343,37 @@ def _replay(
                                 out[q, s // k] = late
                         for e in range(out_start[o], out_start[o + 1]):
                             r = out_rows[e]
-                            sent = min(served * ratio[r, slot], owed[r, slot])
+                            sent = min(served * ratio[slot, r], owed[slot, r])
                             if sent <= 0.0:
                                 continue
-                            owed[r, slot] -= sent
+                            owed[slot, r] -= sent
                             d = row_op[r]
                             nd = node_of[d]
-                            if pending[d, slot] <= 0.0:
+                            if pending[slot, d] <= 0.0:
                                 busy[nd, slot] += 1
                                 if busy[nd, slot] == 1:
                                     blocks[nd, slot // BLOCK] += 1
-                            pending[d, slot] += sent
+                                if nd == i:  # a later operator of this node, same bucket
+                                    unseen += 1
+                            pending[slot, d] += sent
                             remaining += sent
                             dirty[nd] = True
                             if s < first[nd]:
                                 first[nd] = s
-                    s += 1
+                            if received[nd] < RECEIVED:
+                                inbox[nd, received[nd]] = s
+                                received[nd] += 1
+                            else:
+                                received[nd] = RECEIVED + 1  # too many: scan instead
+                    if not listed:
+                        s += 1
+                emptied[i] = clock[i] < end
             if not visited:
                 break
         for i in range(n):
             while first[i] < top and busy[i, first[i] % size] == 0:
-                slot = first[i] % size
-                if slot % BLOCK == 0 and blocks[i, slot // BLOCK] == 0:
-                    first[i] = min(first[i] + BLOCK, top)
+                if blocks[i, (first[i] % size) // BLOCK] == 0:
+                    first[i] = min((first[i] // BLOCK + 1) * BLOCK, top)
                 else:
                     first[i] += 1
             if busy[i, first[i] % size] > 0:  # work left: the node serves on next step
