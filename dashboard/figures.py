@@ -143,6 +143,7 @@ class LatencySeries:
     predicted: np.ndarray
     label: str = "Mace"
     predicted_name: str | None = None
+    band: str = "Mace + w + eps"  # the upper edge of the estimator's band
 
 
 def pool_columns(matrix: Any, times: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -239,7 +240,7 @@ def overview_panels(
     # 1. latency: the band (SVG scatter: WebGL traces do not fill between traces)
     label = latency.label
     for values, name, fill in (
-        (latency.upper, f"upper bound ({label} + w + eps)", None),
+        (latency.upper, f"upper bound ({latency.band})", None),
         (latency.lower, "lower bound (Mace)", "tonexty"),
     ):
         index, picked = decimate_max(values)
@@ -248,7 +249,7 @@ def overview_panels(
             {
                 "type": "scatter",
                 "mode": "lines",
-                "name": f"bounds [Mace, {label} + w + eps]" if fill else name,
+                "name": f"bounds [Mace, {latency.band}]" if fill else name,
                 "x": x(times[index]),
                 "y": picked,
                 "yaxis": "y",

@@ -3,7 +3,7 @@
 For each query and for the whole system, across the run's intervals:
 
 - *estimated*: the estimator's series from the measured DLTS
-  (``operator_stats.cpu_seconds``): Mace by default, or the path-aware one;
+  (``operator_stats.cpu_seconds``): Mace by default, or another registered one;
 - *predicted*: the same estimator from the arrivals alone, with costs and
   selectivities fitted on a training window (default the first 10% of the run);
 - *measured*: the measured maximum latency per interval (``lat_max``), over
@@ -18,7 +18,8 @@ stored latency objective and ``compliance`` the share of measured intervals
 whose max latency meets it. The system objective is the strictest query
 objective and its compliance the share of intervals where every query with an
 objective meets it; ``bound_coverage`` is the share of measured intervals whose
-max latency lies inside [Mace, estimate + w + eps].
+max latency lies inside the estimator's band [Mace, upper] (``Estimator.band``:
+Mace + w + eps for Mace, per-origin + 2w/k + eps for per-origin, docs/accuracy.md).
 """
 
 from __future__ import annotations

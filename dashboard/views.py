@@ -263,6 +263,7 @@ def overview(
             predicted=result.predicted.estimate[part],
             label=label,
             predicted_name=None if training is None else f"predicted {label} (refit)",
+            band=estimator_by_name(estimator).band,
         ),
         node_ids=est.node_ids,
         ce_seconds=est.ce_seconds[:, part],

@@ -188,13 +188,17 @@ def _replay(
     fine = np.zeros(rows)
     column = np.zeros(rows)
     op_work = np.zeros(ops)
-    remaining = 0.0
-    # each step past the last bucket serves min(C d, what is left) on some node
-    limit = buckets + n * (int(np.ceil(total_work / (capacity.min() * delta))) + 2)
+    remaining = 0.0  # work present on the operators
+    offered = 0.0  # all work of the buckets replayed so far
+    limit = -1
     step = 0
-    while step < limit:
+    while limit < 0 or step < limit:
         if step >= buckets and remaining <= tolerance:
             break
+        if step == buckets:
+            # each step from here serves min(C d, what is left) on some node: a bound
+            # that only guards the loop
+            limit = buckets + n * (int(np.ceil(offered / (capacity.min() * delta))) + 2)
         if step < buckets and step % k == 0:
             p = step // k
             node_cpu[:] = 0.0
@@ -261,6 +265,7 @@ def _replay(
                 ratio[slot, r] = 0.0
                 if fine[r] <= 0.0:
                     continue
+                offered += fine[r]
                 if u < 0 or op_work[u] <= 0.0:
                     i = node_of[o]
                     if pending[slot, o] <= 0.0:

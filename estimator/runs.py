@@ -30,10 +30,11 @@ DEFAULT_TRAINING_SHARE = 0.1
 class RunAnalysis:
     """System and per-query estimate per interval, with CE/C per node and the bound width.
 
-    ``estimate`` is the series of ``estimator`` (Mace, or e.g. the path-aware series,
-    never below Mace) and ``upper`` that estimate + w + eps; ``lower`` (Theorem 3's
-    lower bound, Mace itself), ``ce_seconds`` and ``bottleneck`` are Mace's whatever
-    the estimator; ``per_query`` holds the estimator's per-query series and
+    ``estimate`` is the series of ``estimator`` (Mace, or a registered refinement) and
+    ``upper`` the upper edge of its band (:attr:`Estimator.band`: Mace + w + eps for
+    Mace, per-origin + 2w/k + eps for per-origin, ...); ``lower`` (Theorem 3's lower
+    bound, Mace itself), ``ce_seconds`` and ``bottleneck`` are Mace's whatever the
+    estimator; ``per_query`` holds the estimator's per-query series and
     ``per_query_lower`` each query's Mace (its lower bound).
     """
 
@@ -49,7 +50,8 @@ class RunAnalysis:
     per_query_lower: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def query_upper(self, query: str) -> np.ndarray:
-        """The upper bound of ``query``'s latency: its estimate + w + eps."""
+        """The upper bound of ``query``'s latency: its estimate plus the width the band
+        adds to the system's estimate (w + eps for Mace)."""
         return self.per_query[query] + (self.upper - self.estimate)
 
     @property
@@ -284,12 +286,14 @@ def analyse(
         query_hosts(topology, placements, starts, intervals),
     )
     series = base.series.copy()
+    upper = base.upper.copy()
     per_query = {q: s.copy() for q, s in base.per_query.items()}
     for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
         if lo == hi:
             continue
         refined = chosen.apply(topology.with_placement(placement), base, detail)
         series[lo:hi] = refined.series[lo:hi]
+        upper[lo:hi] = refined.upper[lo:hi]
         for query in per_query:
             per_query[query][lo:hi] = refined.per_query[query][lo:hi]
     return RunAnalysis(
@@ -298,7 +302,7 @@ def analyse(
         estimate=series,
         bottleneck=base.bottleneck_index,
         lower=base.lower,
-        upper=series + topology.subinterval + eps,
+        upper=upper,
         epsilon=eps,
         per_query=per_query,
         estimator=estimator,

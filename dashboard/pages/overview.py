@@ -160,7 +160,9 @@ def layout(**query: Any) -> html.Div:
                         _card(
                             "bound coverage (measured inside the bounds)",
                             ids.OV_KPI_COVERAGE,
-                            "Share of measured subintervals inside [Mace, estimated + w + eps].\n"
+                            "Share of measured subintervals inside the estimator's band "
+                            "[Mace, estimated + w + eps] (burst-aware and per-origin: "
+                            "+ 2w/k + eps; the chart's legend names it).\n"
                             + _explain("Mace", "w", "eps"),
                         ),
                         md=3,

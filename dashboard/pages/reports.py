@@ -45,11 +45,16 @@ def layout(**_: Any) -> html.Div:
                     term("measured"),
                     ": max latency per subinterval at the sinks. WC: worst case. Compliance: "
                     "share of measured subintervals meeting the objective; bound coverage: "
-                    "share of measured subintervals inside [Mace, estimated + ",
+                    "share of measured subintervals inside the estimator's band [Mace, "
+                    "estimated + ",
                     term("w"),
                     " + ",
                     term("eps"),
-                    "].",
+                    "] (burst-aware and per-origin: + 2",
+                    term("w"),
+                    "/k + ",
+                    term("eps"),
+                    ", docs/accuracy.md).",
                 ],
                 className="text-muted",
             ),

@@ -15,11 +15,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimator.burst import burst_from_profile, burst_profile
+from estimator.burst import SUB_BUCKETS, burst_from_profile, burst_profile
 from estimator.mace import estimate_from_dlts
 from estimator.model import Topology, topology_from_dict
 from estimator.origins import origin_latency
-from estimator.pathaware import Detail, estimate_origin
+from estimator.pathaware import Detail, estimate_burst, estimate_origin
+from estimator.runs import analyse
 from tests.estimator.test_burst import loop_peaks
 
 
@@ -359,3 +360,34 @@ def test_a_query_is_as_late_as_its_sinks() -> None:
     topology = _chain()
     port = np.array([[2.0], [1.0]])
     np.testing.assert_allclose(origin_latency(topology, port, None, 1), [[0.5]])
+
+
+def test_a_run_analysis_carries_each_estimators_own_band() -> None:
+    """``analyse`` keeps the band the estimator documents: Mace + w + eps for Mace,
+    max(per-origin, Mace) + 2w/k + eps for per-origin with a profile (+ 2w + eps
+    without), the burst-aware band for burst; the lower edge stays Mace."""
+    topology = _chain()
+    port = np.array([[1.6, 1.6, 0.2, 0.0], [1.2, 1.2, 0.3, 0.0]])
+    k = 4
+    fine = np.zeros((2, 4, k))
+    fine[:, :, 0] = port  # every subinterval's work arrives in its first quarter
+    dlts = port  # one operator per node: the node's DLTS is its port's work
+    detail = Detail(node_fine=fine, port_work=port)
+    eps = 0.01 + 0.01
+    mace = analyse(topology, dlts, [topology.placement], (0,), "mace", detail)
+    origin = analyse(topology, dlts, [topology.placement], (0,), "origin", detail)
+    even = analyse(topology, dlts, [topology.placement], (0,), "origin", Detail(port_work=port))
+    burst = analyse(topology, dlts, [topology.placement], (0,), "burst", detail)
+    np.testing.assert_allclose(mace.upper, mace.estimate + 1.0 + eps)
+    series = origin_latency(topology, port, fine, k).max(axis=0)
+    np.testing.assert_allclose(origin.estimate, series)
+    np.testing.assert_allclose(origin.upper, np.maximum(series, mace.estimate) + 2 / k + eps)
+    even_series = origin_latency(topology, port, None, SUB_BUCKETS).max(axis=0)
+    np.testing.assert_allclose(even.upper, np.maximum(even_series, mace.estimate) + 2 + eps)
+    base = estimate_from_dlts(
+        dlts, np.ones(2), topology.node_ids, 1.0, eps, {"q": np.ones(2, bool)}
+    )
+    np.testing.assert_allclose(burst.upper, estimate_burst.apply(topology, base, detail).upper)
+    for analysis in (origin, even, burst):
+        np.testing.assert_allclose(analysis.lower, mace.estimate)
+    assert origin.upper[0] != mace.upper[0]  # the bands differ

@@ -182,3 +182,44 @@ def test_report_changes_of_a_run_with_a_placement_change(
     text = capsys.readouterr().out
     assert "subinterval 2 (b n2->n1): predicted 0.8882 -> 2.0000 s (+125%)" in text
     assert "measured 1.2000 -> 1.0000 s (-17%)" in text
+
+
+def test_report_per_origin_estimate_and_its_band(
+    tandem_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--estimator origin`` on a run without a stored profile: the replay of the
+    measured CPU of every operator port spread evenly over the sub-buckets, per query at
+    its sinks; bound coverage counts the measured max latency inside the per-origin band
+    [Mace, max(per-origin, Mace) + 2w + eps] (no profile: the bursts are unknown)."""
+    from contextlib import closing
+
+    import numpy as np
+
+    from dashboard.data import load_run
+    from estimator.burst import SUB_BUCKETS
+    from estimator.origins import origin_latency
+    from estimator.runs import input_matrix
+    from storage.db import connect_to_read
+
+    argv = ["report", "--db", str(tandem_db), "--estimator", "origin", "--json"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    with closing(connect_to_read(tandem_db)) as con:
+        run = load_run(con, "tandem")
+    topology = run.topology
+    port = input_matrix(topology, run.operator_stats, run.intervals)
+    latency = origin_latency(topology, port, None, SUB_BUCKETS)
+    for row, query in enumerate(topology.queries):
+        assert report["queries"][query]["estimated_wc"] == pytest.approx(latency[row].max())
+    measured = run.measured_system().lat_max
+    ce = run.node_dlts.copy()  # Mace: the largest CE/C (capacities 1, no backlog over w)
+    backlog = np.zeros(ce.shape[0])
+    for p in range(ce.shape[1]):
+        backlog = np.maximum(backlog + run.node_dlts[:, p] - 1.0, 0.0)
+        ce[:, p] = backlog
+    mace = ce.max(axis=0)
+    eps = 0.1 + 0.2  # n1 hosts a (0.1) and c (0.1): 0.1; n2 hosts b: 0.2
+    upper = np.maximum(latency.max(axis=0), mace) + 2 * 1.0 + eps
+    seen = np.isfinite(measured)
+    inside = (measured[seen] >= mace[seen] - 1e-9) & (measured[seen] <= upper[seen] + 1e-9)
+    assert report["system"]["bound_coverage"] == pytest.approx(inside.mean())
