@@ -117,7 +117,9 @@ def origin_latency(
     for o in topology.sinks:
         sink_query[renumber[index[o]]] = query_row[topology.operator_by_id[o].query]
     caps = np.array([n.capacity for n in topology.nodes], dtype=float)
-    return _replay(
+    # ring slots the state may take: pending (operators) plus owed and ratio (input ports)
+    max_slots = max(BLOCK, MAX_STATE_BYTES // (8 * (ops + 2 * len(row_op))))
+    out, window = _replay(
         work,
         row_op,
         row_up,
@@ -131,8 +133,20 @@ def origin_latency(
         topology.subinterval / k,
         sink_query,
         len(query_row),
+        max_slots,
     )
+    if window > 0:
+        raise ModelError(
+            f"per-origin: a backlog window of {window * topology.subinterval / k:g} s "
+            f"({window} sub-buckets) needs more than {MAX_STATE_BYTES / 2**30:g} GiB of "
+            "replay state; use the burst or mace estimator for this run"
+        )
+    return out
 
+
+MAX_STATE_BYTES = 4 * 2**30
+"""The largest replay state (operators and ports x backlog window): a clear error past it
+rather than a process that runs out of memory."""
 
 BLOCK = 64
 """Ring slots per block: a node's scan skips a block where none of its operators has work."""
@@ -156,7 +170,8 @@ def _replay(
     delta: float,
     sink_query: np.ndarray,
     queries: int,
-) -> np.ndarray:
+    max_slots: int,
+) -> tuple[np.ndarray, int]:
     rows, intervals = port_work.shape
     ops = node_of.size
     n = capacity.size
@@ -230,6 +245,8 @@ def _replay(
             grown = 2 * size
             while step - lo + 1 > grown:
                 grown *= 2
+            if grown > max_slots:
+                return out, step - lo + 1
             new_pending = np.zeros((grown, ops))
             new_owed = np.zeros((grown, rows))
             new_ratio = np.zeros((grown, rows))
@@ -384,4 +401,4 @@ def _replay(
             if busy[i, first[i] % size] > 0:  # work left: the node serves on next step
                 dirty[i] = True
         step += 1
-    return out
+    return out, 0

@@ -12,10 +12,12 @@ newer work first)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from estimator.burst import SUB_BUCKETS, burst_from_profile, burst_profile
+from estimator.errors import ModelError
 from estimator.mace import estimate_from_dlts
 from estimator.model import Topology, topology_from_dict
 from estimator.origins import origin_latency
@@ -391,3 +393,15 @@ def test_a_run_analysis_carries_each_estimators_own_band() -> None:
     for analysis in (origin, even, burst):
         np.testing.assert_allclose(analysis.lower, mace.estimate)
     assert origin.upper[0] != mace.upper[0]  # the bands differ
+
+
+def test_a_backlog_past_the_state_limit_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay state grows with the backlog window; past MAX_STATE_BYTES the estimator
+    says so instead of running the process out of memory."""
+    from estimator import origins
+
+    monkeypatch.setattr(origins, "MAX_STATE_BYTES", 64 * 8 * 4)  # 64 slots of 2 ops, 1 port
+    port = np.zeros((2, 50))
+    port[:, :20] = 1.6  # about 100 buckets pending at the peak
+    with pytest.raises(ModelError, match=r"per-origin: a backlog window of .* use the burst"):
+        origin_latency(_chain(), port, None, 8)
