@@ -369,7 +369,8 @@ class Estimator:
     when set, is the refinement given finer work (:class:`Detail`); ``uses`` names the
     parts of it the estimator reads (:data:`NODE_FINE`, :data:`PORT_WORK`), so that a
     caller computes or reads only those; :meth:`apply` picks the refinement.
-    ``band`` names the upper edge of the estimator's band (the lower edge is Mace).
+    ``band`` names the upper edge of the estimator's band (the lower edge is Mace), as
+    the chart's legend shows it; the refinement computes it as ``Estimate.upper``.
     """
 
     label: str
@@ -411,7 +412,7 @@ path-aware fluid tandem estimate over the placement's machine paths."""
 estimate_burst = Estimator(
     "burst-aware",
     _burst,
-    "max(burst-aware, path sum) + 2w/k + eps",
+    "max(burst-aware, path sum) + 2w/k + eps, k = 1 without a profile",
     _burst_detailed,
     frozenset({NODE_FINE}),
 )
@@ -422,7 +423,7 @@ Mace's series without one (predictions, counter-measured runs)."""
 estimate_origin = Estimator(
     "per-origin",
     _origin,
-    "per-origin + 2w/k + eps",
+    "max(per-origin, Mace) + 2w/k + eps, k = 1 without a profile",
     _origin_detailed,
     frozenset({NODE_FINE, PORT_WORK}),
 )

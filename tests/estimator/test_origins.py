@@ -405,3 +405,25 @@ def test_a_backlog_past_the_state_limit_is_a_clear_error(monkeypatch: pytest.Mon
     port[:, :20] = 1.6  # about 100 buckets pending at the peak
     with pytest.raises(ModelError, match=r"per-origin: a backlog window of .* use the burst"):
         origin_latency(_chain(), port, None, 8)
+
+
+def test_from_arrivals_and_in_what_if_it_replays_the_models_port_work() -> None:
+    """``mace estimate --estimator origin`` and What-if have arrivals, not measurements:
+    the replay runs on the model's load per port, spread evenly, with the band
+    max(per-origin, Mace) + 2w + eps."""
+    from estimator.arrivals import Arrivals
+    from estimator.propagation import build_load_model, port_load
+    from estimator.whatif import Scenario, evaluate_scenario
+
+    topology = _chain()
+    arrivals = Arrivals(("s0",), np.array([[160.0, 160.0, 20.0, 0.0, 0.0]]))
+    port = port_load(topology, build_load_model(topology, arrivals.for_topology(topology)))
+    expected = origin_latency(topology, port, None, SUB_BUCKETS).max(axis=0)
+    direct = estimate_origin(topology, arrivals)
+    np.testing.assert_allclose(direct.series, expected)
+    assert direct.worst_case > 1.0  # a backlog that a tandem replay sees
+    np.testing.assert_allclose(
+        direct.upper, np.maximum(expected, direct.lower) + 2.0 + direct.epsilon
+    )
+    scenario = evaluate_scenario(topology, arrivals, Scenario(), estimator="origin")
+    np.testing.assert_allclose(scenario.estimate.series, expected)
