@@ -9,11 +9,13 @@ version (see :func:`storage.dashboard_reads.data_version`) changes.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import duckdb
 import numpy as np
@@ -65,6 +67,9 @@ class QueryLatency:
     outputs: np.ndarray
 
 
+Derived = TypeVar("Derived")
+
+
 class LazyProfile:
     """A run's sub-bucket profile, read from the store the first time it is asked for.
     Only the burst-aware estimator uses it, and reading it costs about as much as the
@@ -100,6 +105,19 @@ class RunData:
     busy: np.ndarray
     latency: dict[str, QueryLatency]
     profile: LazyProfile | None = None
+    _derived: dict[Hashable, Any] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def derived(self, key: Hashable, compute: Callable[[], Derived]) -> Derived:
+        """``compute()``, computed once per loaded run and ``key``: an estimate, a fitted
+        model or a drift check of this data never changes, and ingestion that adds rows
+        makes a new RunData. Callers must not modify what they get back. (Two threads
+        asking at once may both compute it; the first result is kept.)"""
+        try:
+            return self._derived[key]
+        except KeyError:
+            return self._derived.setdefault(key, compute())
 
     @property
     def node_profile(self) -> np.ndarray | None:

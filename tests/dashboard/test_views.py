@@ -36,12 +36,16 @@ def test_overview_kpis(cache: RunCache) -> None:
         views.overview(cache.get("small"), "forever")
 
 
-def test_nodes_view_rejects_unknown_node(cache: RunCache) -> None:
-    heat, dlts, _, _ = views.nodes_view(cache.get("small"), "n2", "all")
+def test_nodes_views_reject_unknown_node(cache: RunCache) -> None:
+    heat, _ = views.nodes_run_view(cache.get("small"), "all", "n2")
+    dlts, _, outline = views.node_view(cache.get("small"), "n2", "all")
+    assert outline == [heat.layout.shapes[0].to_plotly_json()]  # the same outline, patched in
     np.testing.assert_allclose(heat.data[0].z[1], [0, 0.8, 0.55, 0, 0.5], atol=1e-12)
     np.testing.assert_allclose(dlts.data[0].y, [1.75, 3.6, 1.5, 0, 3.0], atol=1e-12)
     with pytest.raises(ViewError, match="unknown node 'zz'"):
-        views.nodes_view(cache.get("small"), "zz", "all")
+        views.node_view(cache.get("small"), "zz", "all")
+    with pytest.raises(ViewError, match="unknown node 'zz'"):
+        views.nodes_run_view(cache.get("small"), "all", "zz")
 
 
 def test_report_view_violations(cache: RunCache) -> None:
@@ -464,7 +468,7 @@ def test_a_click_on_a_heatmap_row_names_its_node() -> None:
 
 def test_nodes_view_outlines_the_chosen_node(cache: RunCache) -> None:
     run = cache.get("small")
-    heat, *_ = views.nodes_view(run, "n2", "all")
+    heat, _ = views.nodes_run_view(run, "all", "n2")
     (outline,) = heat.layout.shapes
     # category rows in node order: n1 is row 0, n2 row 1
     assert (outline.y0, outline.y1, outline.xref) == (0.5, 1.5, "x domain")
