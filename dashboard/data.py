@@ -10,7 +10,9 @@ version (see :func:`storage.dashboard_reads.data_version`) changes.
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -279,28 +281,41 @@ def latency_rollup(rows: pd.DataFrame, *, by_query: bool = True, factor: int = 1
 
 
 class RunCache:
-    """Runs loaded from a database, reloaded when ingestion changed them."""
+    """Runs loaded from a database, reloaded when ingestion changed them. A run is loaded
+    by one thread at a time: the callbacks of one page load ask for the same run at once,
+    and the others wait for that load instead of repeating it."""
 
     def __init__(self, database: Database, max_runs: int = 4):
         self.database = database
         self._runs: dict[str, RunData] = {}
         self._max = max_runs
         self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
+        self._loaded_at: dict[str, float] = {}
 
     def run_ids(self) -> list[reads.RunInfo]:
         with self.database.cursor() as cur:
             return reads.list_runs(cur)
 
     def get(self, run_id: str) -> RunData:
+        asked = time.monotonic()
         with self.database.cursor() as cur:
             version = data_version(cur, run_id)
+        with self._lock:
+            loading = self._loading.setdefault(run_id, threading.Lock())
+        with loading:
             with self._lock:
                 cached = self._runs.get(run_id)
-            if cached is not None and cached.version == version:
+                loaded_at = self._loaded_at.get(run_id, -math.inf)
+            # a load begun after this thread read ``version`` holds data at least as new
+            if cached is not None and (cached.version == version or loaded_at >= asked):
                 return cached
-            run = load_run(cur, run_id, self.database.cursor)
-        with self._lock:
-            self._runs[run_id] = run
-            while len(self._runs) > self._max:
-                self._runs.pop(next(iter(self._runs)))
+            begun = time.monotonic()
+            with self.database.cursor() as cur:
+                run = load_run(cur, run_id, self.database.cursor)
+            with self._lock:
+                self._runs[run_id] = run
+                self._loaded_at[run_id] = begun
+                while len(self._runs) > self._max:
+                    self._runs.pop(next(iter(self._runs)))
         return run

@@ -118,6 +118,49 @@ def test_cache_reloads_after_new_data(cache: RunCache, small_db: Path) -> None:
     assert cache.get("small") is not first
 
 
+def test_callbacks_asking_for_a_run_at_once_load_it_once(
+    cache: RunCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from dashboard import data
+
+    loads = []
+    real = data.load_run
+
+    def slow_load(*args: Any, **kwargs: Any) -> Any:
+        loads.append(threading.get_ident())
+        time.sleep(0.3)  # long enough for every other thread to arrive meanwhile
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(data, "load_run", slow_load)
+    got: list[Any] = []
+    threads = [threading.Thread(target=lambda: got.append(cache.get("small"))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(loads) == 1
+    assert len(got) == 4 and all(run is got[0] for run in got)
+    with cache.database.cursor() as cur:  # new data: the next ask loads again
+        cur.execute("DELETE FROM latency_stats WHERE interval = 4")
+    assert cache.get("small") is not got[0] and len(loads) == 2
+
+
+def test_derived_values_are_computed_once_per_loaded_run(cache: RunCache) -> None:
+    run = cache.get("small")
+    calls = []
+    first = run.derived("k", lambda: calls.append(1) or [1.0])
+    assert run.derived("k", lambda: calls.append(1) or [2.0]) is first and calls == [1]
+    estimated = views.estimated_analysis(run, "path")
+    assert views.estimated_analysis(run, "path") is estimated
+    assert views.estimated_analysis(run, "mace") is not estimated
+    with cache.database.cursor() as cur:
+        cur.execute("DELETE FROM latency_stats WHERE interval = 4")
+    assert views.estimated_analysis(cache.get("small"), "path") is not estimated
+
+
 def test_whatif_edits_and_messages(cache: RunCache) -> None:
     engine = WhatIfEngine()
     inputs = whatif_view.inputs_for_run(engine, cache.get("small"))
