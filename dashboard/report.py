@@ -77,10 +77,16 @@ def analyses(
 def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
     """The latency estimated by ``estimator`` from the run's measured node DLTS (and the
     finer work it uses: the stored sub-bucket profile, the work of each operator port)."""
-    placements = [v.placement for v in run.versions]
-    chosen = estimator_by_name(estimator)
-    detail = run.detail(chosen.uses) if chosen.detailed is not None else None
-    return analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator, detail)
+
+    def compute() -> RunAnalysis:
+        placements = [v.placement for v in run.versions]
+        chosen = estimator_by_name(estimator)
+        detail = run.detail(chosen.uses) if chosen.detailed is not None else None
+        return analyse(
+            run.topology, run.node_dlts, placements, run.version_starts, estimator, detail
+        )
+
+    return run.derived(("estimated", estimator), compute)
 
 
 def predicted_analysis(
@@ -94,21 +100,39 @@ def predicted_analysis(
     given (a refit, e.g. on :func:`estimator.drift.recent_window`)."""
     placements = [v.placement for v in run.versions]
     counts = run.arrivals.for_topology(run.topology)
-    if training is None:
-        op_dlts = predicted_operator_dlts(
-            run.topology, run.operator_stats, counts, run.intervals, share
-        )
-        window = training_window(run.intervals, share) if run.intervals else None
-    else:
-        op_dlts = refit(run.topology, run.operator_stats, counts, training)
+
+    def fitted_loads() -> np.ndarray:
+        if training is None:
+            op_dlts = predicted_operator_dlts(
+                run.topology, run.operator_stats, counts, run.intervals, share
+            )
+        else:
+            op_dlts = refit(run.topology, run.operator_stats, counts, training)
+        return node_loads(run.topology, op_dlts, placements, run.version_starts)
+
+    def fitted_ports() -> np.ndarray:
         window = training
-    loads = node_loads(run.topology, op_dlts, placements, run.version_starts)
-    detail = None
-    if PORT_WORK in estimator_by_name(estimator).uses:
-        detail = Detail(
-            port_work=fitted_port_dlts(run.topology, run.operator_stats, counts, window)
-        )
-    return analyse(run.topology, loads, placements, run.version_starts, estimator, detail)
+        if window is None and run.intervals:
+            window = training_window(run.intervals, share)
+        return fitted_port_dlts(run.topology, run.operator_stats, counts, window)
+
+    def compute() -> RunAnalysis:
+        loads = run.derived(("predicted loads", share, training), fitted_loads)
+        detail = None
+        if PORT_WORK in estimator_by_name(estimator).uses:
+            ports = run.derived(("predicted port work", share, training), fitted_ports)
+            detail = Detail(port_work=ports)
+        return analyse(run.topology, loads, placements, run.version_starts, estimator, detail)
+
+    return run.derived(("predicted", share, estimator, training), compute)
+
+
+def change_checks(run: RunData, estimator: str = "mace") -> tuple[ChangeCheck, ...]:
+    """Every placement change of the run verified with ``estimator``
+    (:func:`estimator.verification.verify_changes`), once per loaded run."""
+    return run.derived(
+        ("changes", estimator), lambda: tuple(verify_changes(run, estimator=estimator))
+    )
 
 
 def _summary(series: np.ndarray) -> dict[str, float | None]:
@@ -212,7 +236,7 @@ def build_report(
     system["bound_coverage"] = bound_coverage(
         system_measured, result.estimated.lower, result.estimated.upper
     )
-    checks = verify_changes(run, estimator=result.predicted.estimator)
+    checks = change_checks(run, result.predicted.estimator)
     return {
         "run": run.info.run_id,
         "queries": queries,
