@@ -7,7 +7,9 @@ every interaction goes through Dash's renderer (``dash_clientside.set_props``, a
 or a choice does), so the callbacks and their bodies are exactly the browser's. A wrapper
 around the callback endpoint records each callback's start and end. An interaction's
 time is from the first callback it fired starting to the last one ending, once the page
-is quiet again: server time, without the network and the drawing.
+is quiet again (``median_s``: what the user waits for, with the browser's drawing between
+the callbacks of a chain), and the time in which at least one of its callbacks ran on the
+server (``median_busy_s``: the server's own share).
 
 Measured: Overview first paint (every callback fired on load), estimator switch, run
 switch, node switch on Nodes, capacity change and capacity validation (a refused value)
@@ -48,7 +50,7 @@ from storage.reads import list_runs
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-QUIET = 1.0  # seconds without a callback: the interaction is over
+QUIET = 1.5  # seconds without a callback: the interaction is over
 
 
 def free_port() -> int:
@@ -112,11 +114,24 @@ class Recorder:
         return {
             "callbacks": len(calls),
             "server_s": max(c[1] for c in calls) - min(c[0] for c in calls),
+            "busy_s": busy_time([(c[0], c[1]) for c in calls]),
             "cpu_s": sum(c[3] for c in calls),  # the request threads' own CPU time
             "slowest_callback_s": max(c[1] - c[0] for c in calls),
             "slowest": max(calls, key=lambda c: c[1] - c[0])[2][:60],
             "window": (min(c[0] for c in calls), max(c[1] for c in calls)),
         }
+
+
+def busy_time(spans: list[tuple[float, float]]) -> float:
+    """How long at least one of ``spans`` was running: the server's own time in an
+    interaction, without the gaps in which the browser drew an answer and sent the next
+    request of a chain."""
+    total, reach = 0.0, -float("inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
 
 
 class Lateness:
@@ -254,6 +269,7 @@ def summary(samples: dict[str, list[dict[str, Any]]], spark: SparkWatch | None) 
         entry: dict[str, Any] = {
             "n": len(times),
             "median_s": statistics.median(times) if times else None,
+            "median_busy_s": statistics.median(r["busy_s"] for r in runs if "busy_s" in r),
             "median_cpu_s": statistics.median(r["cpu_s"] for r in runs if "cpu_s" in r),
             "max_s": max(times) if times else None,
             "callbacks": statistics.median(r["callbacks"] for r in runs),
