@@ -252,14 +252,20 @@ def test_on_one_node_more_work_never_lowers_any_estimate(
     case: tuple[Topology, np.ndarray, np.ndarray | None, int], data: st.DataObject
 ) -> None:
     """One node serves its pieces in a fixed priority (stimulus bucket, then topological
-    order), so adding work to any operator port, subinterval or sub-bucket can only
-    delay every piece: every query's estimate is monotone in the load."""
+    order), so adding work to any operator port in a subinterval can only delay every
+    piece: every query's estimate is monotone in the load. The node profile holds the
+    same CPU as the ports (as stored profiles do) and grows with the same shape, so the
+    other operators' work keeps its sub-buckets: a profile that changes shape, or holds
+    more than the ports, moves or rescales their work, and that is not more load."""
     topology, port, fine, k = case
     document = topology.to_dict()
     document["nodes"] = document["nodes"][:1]
     document["placement"] = {o: "n0" for o in topology.operator_ids}
     topology = topology_from_dict(document)
-    fine = None if fine is None else fine[:1]
+    if fine is not None:  # the node's profile holds the same CPU as its ports' work
+        shape, work = fine[0], port.sum(axis=0)[:, None]
+        sums = shape.sum(axis=1, keepdims=True)
+        fine = np.where(sums > 0, shape / np.where(sums > 0, sums, 1.0) * work, work / k)[None]
     extra = data.draw(st.floats(0.01, 2.0))
     row = data.draw(st.integers(0, port.shape[0] - 1))
     p = data.draw(st.integers(0, port.shape[1] - 1))
@@ -268,7 +274,11 @@ def test_on_one_node_more_work_never_lowers_any_estimate(
     more_fine = None
     if fine is not None:
         more_fine = fine.copy()
-        more_fine[0, p, data.draw(st.integers(0, k - 1))] += extra
+        total = fine[0, p].sum()
+        if total > 0:
+            more_fine[0, p] *= (total + extra) / total
+        else:
+            more_fine[0, p] += extra / k
     before = origin_latency(topology, port, fine, k)
     after = origin_latency(topology, more_port, more_fine, k)
     assert np.all(after >= before - 1e-9)
