@@ -161,7 +161,29 @@ def pool_columns(matrix: Any, times: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 YL_OR_RD = [[k / 8, color] for k, color in enumerate(plotly.colors.sequential.YlOrRd)]
-"""Light yellow (no backlog) to dark red, as the Nodes page's heatmap."""
+"""Light yellow (no backlog) to dark red: the CE/C heatmaps on a light page."""
+DARK_PLOT = "#1b1f24"
+"""The plot background of a dark page (theme.js)."""
+DARK_HEAT = [
+    [k / 8, color]
+    for k, color in enumerate([DARK_PLOT, *plotly.colors.sequential.YlOrRd[::-1][:-1]])
+]
+"""The same hues the other way on a dark page: no backlog is the background, a growing
+backlog glows from dark red to yellow (pale yellow cells would outshine everything)."""
+SELECTED_ROW = "#1f77b4"
+"""The outline of the chosen node's row: blue reads on both colour scales."""
+
+
+def heat_axis(colorbar: Mapping[str, Any]) -> dict[str, Any]:
+    """Layout entries of a CE/C heatmap (its trace names ``coloraxis``): the light
+    colour scale, and in ``meta.dark`` the layout entries theme.js applies on a dark
+    page (the figure is built once, for both)."""
+    return {
+        "coloraxis": {"colorscale": YL_OR_RD, "cmin": 0.0, "colorbar": dict(colorbar)},
+        "meta": {"dark": {"coloraxis.colorscale": DARK_HEAT}},
+    }
+
+
 DIGITS = 4
 """Decimals sent to the browser (0.1 ms of latency): the hover shows three."""
 PANEL_GAP = 34  # pixels between two panels (room for a panel's title)
@@ -391,18 +413,7 @@ def overview_panels(
             "x": x(heat_times),
             "y": nodes,
             "yaxis": "y2",
-            # plotly.js's own "YlOrRd" runs from red to yellow: name the colours
-            "colorscale": YL_OR_RD,
-            "zmin": 0.0,
-            "showscale": True,
-            "colorbar": {
-                "title": {"text": "CE/C (s)", "side": "right"},
-                "y": (low + high) / 2,
-                "len": high - low,
-                "thickness": 12,
-                "x": 1.01,
-                "xanchor": "left",
-            },
+            "coloraxis": "coloraxis",
             "hovertemplate": "CE/C of %{y}: %{z:.3f} s<extra></extra>",
             "name": "CE/C",
             "showlegend": False,
@@ -512,6 +523,17 @@ def overview_panels(
         },
         "shapes": shapes,
         "annotations": annotations,
+        # plotly.js's own "YlOrRd" runs from red to yellow: the scales name their colours
+        **heat_axis(
+            {
+                "title": {"text": "CE/C (s)", "side": "right"},
+                "y": (low + high) / 2,
+                "len": high - low,
+                "thickness": 12,
+                "x": 1.01,
+                "xanchor": "left",
+            }
+        ),
     }
     for key in ("yaxis", "yaxis2", "yaxis3", "yaxis4"):
         layout[key]["anchor"] = "x"
@@ -648,9 +670,7 @@ def ce_heatmap(
             z=matrix,
             x=times,
             y=list(node_ids),
-            colorscale="YlOrRd",
-            colorbar={"title": "CE/C (s)"},
-            zmin=0.0,
+            coloraxis="coloraxis",
             hovertemplate="node %{y} at t = %{x:.1f} s<br>estimated CE/C: %{z:.3f} s"
             "<extra></extra>",
         )
@@ -659,6 +679,7 @@ def ce_heatmap(
         fig, "Estimated cumulative excess per node (CE/C)", "node", "heatmap", hovermode="closest"
     )
     fig.update_yaxes(type="category")
+    fig.update_layout(heat_axis({"title": {"text": "CE/C (s)"}}))
     if selected is not None and selected in node_ids:
         row = list(node_ids).index(selected)
         fig.add_shape(
@@ -668,7 +689,7 @@ def ce_heatmap(
             x1=1,
             y0=row - 0.5,
             y1=row + 0.5,
-            line={"color": "#222", "width": 2},
+            line={"color": SELECTED_ROW, "width": 3},
         )
     return fig
 
