@@ -406,6 +406,14 @@ def overview_panels(
     # 2. CE/C per node
     matrix, heat_times = pool_columns(ce_seconds, times)
     low, high = domains[1]
+    heat_bar = {
+        "title": {"text": "CE/C (s)", "side": "right"},
+        "y": (low + high) / 2,
+        "len": high - low,
+        "thickness": 12,
+        "x": 1.01,
+        "xanchor": "left",
+    }
     data.append(
         {
             "type": "heatmap",
@@ -524,16 +532,7 @@ def overview_panels(
         "shapes": shapes,
         "annotations": annotations,
         # plotly.js's own "YlOrRd" runs from red to yellow: the scales name their colours
-        **heat_axis(
-            {
-                "title": {"text": "CE/C (s)", "side": "right"},
-                "y": (low + high) / 2,
-                "len": high - low,
-                "thickness": 12,
-                "x": 1.01,
-                "xanchor": "left",
-            }
-        ),
+        **heat_axis(heat_bar),
     }
     for key in ("yaxis", "yaxis2", "yaxis3", "yaxis4"):
         layout[key]["anchor"] = "x"

@@ -148,14 +148,14 @@ class Clock:
 
     def axis(self, seconds: Any) -> np.ndarray:
         """Axis values of ``seconds`` since the start: the seconds themselves, or on the
-        wall clock milliseconds since the epoch of the zone's time of day, which a
-        Plotly date axis shows as they are (half the bytes of date strings, on every
-        point of every trace)."""
+        wall clock the date and time of day in the clock's zone as text, which a Plotly
+        date axis shows as it is (it would read a number of milliseconds in the
+        browser's own zone, whatever the clock says)."""
         values = np.asarray(seconds, dtype=float)
         if not self.wall:
             return values
         assert self.start is not None
-        return np.round(self._local(self.start + values) * 1000.0)
+        return np.datetime_as_string(_datetime64(self._local(self.start + values)), unit="ms")
 
     def seconds(self, value: Any) -> float | None:
         """Seconds since the start of an axis value: a number, or on a wall-clock axis a

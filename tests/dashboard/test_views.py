@@ -90,7 +90,7 @@ def test_overview_shows_a_custom_range_and_the_wall_clock(tmp_path: Path) -> Non
     run = RunCache(Database(db)).get("small")
     view = views.overview(run, TimeRange(None, 1.0, 3.0), clock="wall")
     axis = view.figure["layout"]["xaxis"]
-    assert axis["range"] == [1_795_000_001_000.0, 1_795_000_003_000.0]  # ms, UTC
+    assert axis["range"] == ["2026-11-18T11:06:41.000", "2026-11-18T11:06:43.000"]  # UTC
     assert axis["title"]["text"] == "wall clock (UTC)"
     # the worst case of the range only: measured [1.2, 1.0] in subintervals 1 and 2
     assert view.measured_wc == 1.2
@@ -528,3 +528,9 @@ def test_the_ce_heatmaps_have_a_dark_colour_scale(cache: RunCache) -> None:
     assert trace.coloraxis == "coloraxis"
     strip = next(t for t in panels["data"] if t["type"] == "heatmap")
     assert strip["coloraxis"] == "coloraxis" and "colorscale" not in strip
+    # the Overview's colour bar stands beside its strip
+    bar, (low, high) = (
+        panels["layout"]["coloraxis"]["colorbar"],
+        panels["layout"]["yaxis2"]["domain"],
+    )
+    assert (bar["y"], bar["len"]) == (pytest.approx((low + high) / 2), pytest.approx(high - low))
