@@ -150,12 +150,13 @@ class Clock:
         """Axis values of ``seconds`` since the start: the seconds themselves, or on the
         wall clock the date and time of day in the clock's zone as text, which a Plotly
         date axis shows as it is (it would read a number of milliseconds in the
-        browser's own zone, whatever the clock says)."""
+        browser's own zone, whatever the clock says); seconds and milliseconds only
+        where they are not 0, to keep the figures small."""
         values = np.asarray(seconds, dtype=float)
         if not self.wall:
             return values
         assert self.start is not None
-        return np.datetime_as_string(_datetime64(self._local(self.start + values)), unit="ms")
+        return np.datetime_as_string(_datetime64(self._local(self.start + values)), unit="auto")
 
     def seconds(self, value: Any) -> float | None:
         """Seconds since the start of an axis value: a number, or on a wall-clock axis a
