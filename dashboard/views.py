@@ -358,7 +358,8 @@ def change_rows(
     clock = clock or Clock()
     return [
         {
-            "time": clock.cell(float(run.times[c.interval])),
+            # a change may lie ahead of the data (applied, not yet measured)
+            "time": clock.cell(c.interval * run.subinterval),
             "interval": c.interval,
             "version": c.version,
             "moved": ", ".join(f"{op}: {old} \u2192 {new}" for op, old, new in c.moved),

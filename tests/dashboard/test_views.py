@@ -534,3 +534,17 @@ def test_the_ce_heatmaps_have_a_dark_colour_scale(cache: RunCache) -> None:
         panels["layout"]["yaxis2"]["domain"],
     )
     assert (bar["y"], bar["len"]) == (pytest.approx((low + high) / 2), pytest.approx(high - low))
+
+
+def test_a_change_ahead_of_the_data_is_listed(tmp_path: Path) -> None:
+    """A placement applied on a live run starts after the newest measured subinterval:
+    its row says when, with no data after it yet (it used to stop the whole Overview)."""
+    from tests.dashboard.builders import write_small_run
+
+    db = tmp_path / "ahead.duckdb"
+    write_small_run(db, versions=[(7.0, {"a": "n2", "b": "n1", "c": "n1"})])  # data: 5 s
+    run = RunCache(Database(db)).get("small")
+    (row,) = views.change_rows(run, views.overview(run, "all").changes)
+    assert (row["time"], row["measured_wc_after"], row["predicted_wc_after"]) == (7.0, None, None)
+    (wall,) = views.change_rows(run, views.overview(run, "all").changes, Clock(WALL_START, True))
+    assert wall["time"] == "11:06:47"
