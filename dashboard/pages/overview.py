@@ -695,14 +695,10 @@ def show_range(
     has_wall = wall_start(run.info.origin) is not None
     local = CLOCK_LABELS[LOCAL] if zone is None else f"local time ({time_zone(zone)})"
     labels = {**CLOCK_LABELS, LOCAL: local}
+    if not has_wall:
+        labels[SINCE] = "since start (the only clock of this run: it has no wall-clock start)"
     offered = [
-        {
-            "value": choice,
-            "disabled": choice != SINCE and not has_wall,
-            "label": labels[choice]
-            if choice == SINCE or has_wall
-            else f"{labels[choice]}: not for this run, it has no wall-clock start",
-        }
+        {"value": choice, "disabled": choice != SINCE and not has_wall, "label": labels[choice]}
         for choice in (WALL, LOCAL, SINCE)
     ]
     if run.intervals == 0:
