@@ -16,7 +16,7 @@ from dash import ALL, Input, Output, State, dcc, html, no_update
 from dash.background_callback.managers import BaseBackgroundCallbackManager
 
 from dashboard import context as app_context
-from dashboard import ids
+from dashboard import figures, ids
 from dashboard.api import register_api
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.data import Database, RunCache
@@ -83,6 +83,7 @@ def create_app(
         database, RunCache(database), refresh_seconds=refresh_seconds, live_run=live_run
     )
     app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    figures.use_light_template()
     app.layout = _layout
     # The shell's own callback, registered on this app (a module-level dash.callback
     # would be taken by the first app created in the process only).

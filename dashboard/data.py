@@ -9,11 +9,15 @@ version (see :func:`storage.dashboard_reads.data_version`) changes.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import duckdb
 import numpy as np
@@ -65,6 +69,9 @@ class QueryLatency:
     outputs: np.ndarray
 
 
+Derived = TypeVar("Derived")
+
+
 class LazyProfile:
     """A run's sub-bucket profile, read from the store the first time it is asked for.
     Only the burst-aware estimator uses it, and reading it costs about as much as the
@@ -100,6 +107,19 @@ class RunData:
     busy: np.ndarray
     latency: dict[str, QueryLatency]
     profile: LazyProfile | None = None
+    _derived: dict[Hashable, Any] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def derived(self, key: Hashable, compute: Callable[[], Derived]) -> Derived:
+        """``compute()``, computed once per loaded run and ``key``: an estimate, a fitted
+        model or a drift check of this data never changes, and ingestion that adds rows
+        makes a new RunData. Callers must not modify what they get back. (Two threads
+        asking at once may both compute it; the first result is kept.)"""
+        try:
+            return self._derived[key]
+        except KeyError:
+            return self._derived.setdefault(key, compute())
 
     @property
     def node_profile(self) -> np.ndarray | None:
@@ -261,28 +281,41 @@ def latency_rollup(rows: pd.DataFrame, *, by_query: bool = True, factor: int = 1
 
 
 class RunCache:
-    """Runs loaded from a database, reloaded when ingestion changed them."""
+    """Runs loaded from a database, reloaded when ingestion changed them. A run is loaded
+    by one thread at a time: the callbacks of one page load ask for the same run at once,
+    and the others wait for that load instead of repeating it."""
 
     def __init__(self, database: Database, max_runs: int = 4):
         self.database = database
         self._runs: dict[str, RunData] = {}
         self._max = max_runs
         self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
+        self._loaded_at: dict[str, float] = {}
 
     def run_ids(self) -> list[reads.RunInfo]:
         with self.database.cursor() as cur:
             return reads.list_runs(cur)
 
     def get(self, run_id: str) -> RunData:
+        asked = time.monotonic()
         with self.database.cursor() as cur:
             version = data_version(cur, run_id)
+        with self._lock:
+            loading = self._loading.setdefault(run_id, threading.Lock())
+        with loading:
             with self._lock:
                 cached = self._runs.get(run_id)
-            if cached is not None and cached.version == version:
+                loaded_at = self._loaded_at.get(run_id, -math.inf)
+            # a load begun after this thread read ``version`` holds data at least as new
+            if cached is not None and (cached.version == version or loaded_at >= asked):
                 return cached
-            run = load_run(cur, run_id, self.database.cursor)
-        with self._lock:
-            self._runs[run_id] = run
-            while len(self._runs) > self._max:
-                self._runs.pop(next(iter(self._runs)))
+            begun = time.monotonic()
+            with self.database.cursor() as cur:
+                run = load_run(cur, run_id, self.database.cursor)
+            with self._lock:
+                self._runs[run_id] = run
+                self._loaded_at[run_id] = begun
+                while len(self._runs) > self._max:
+                    self._runs.pop(next(iter(self._runs)))
         return run

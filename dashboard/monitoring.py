@@ -50,6 +50,13 @@ def run_drift(
     default w) for ``k`` settled subintervals; the model is fitted on ``training``
     (default: the first share of the run). A query's event over exactly the stretch of
     a system event is the system's (:func:`estimator.drift.query_drift_events`)."""
+    key = ("drift", k, tolerance, training)
+    return list(run.derived(key, lambda: tuple(_drift(run, k, tolerance, training))))
+
+
+def _drift(
+    run: RunData, k: int, tolerance: float | None, training: tuple[int, int] | None
+) -> list[DriftEvent]:
     predicted = predicted_analysis(run, estimator=DRIFT_ESTIMATOR, training=training)
     widen = run.subinterval if tolerance is None else tolerance
 

@@ -74,9 +74,16 @@ def analyses(
 def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
     """The latency estimated by ``estimator`` from the run's measured node DLTS (and its
     stored sub-bucket profile, which the burst-aware estimator uses)."""
-    placements = [v.placement for v in run.versions]
-    profile = run.node_profile if estimator_by_name(estimator).profiled is not None else None
-    return analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator, profile)
+
+    def compute() -> RunAnalysis:
+        placements = [v.placement for v in run.versions]
+        profiled = estimator_by_name(estimator).profiled is not None
+        profile = run.node_profile if profiled else None
+        return analyse(
+            run.topology, run.node_dlts, placements, run.version_starts, estimator, profile
+        )
+
+    return run.derived(("estimated", estimator), compute)
 
 
 def predicted_analysis(
@@ -89,15 +96,30 @@ def predicted_analysis(
     the first ``share`` of the run, or on the window ``training`` ([start, stop)) when
     given (a refit, e.g. on :func:`estimator.drift.recent_window`)."""
     placements = [v.placement for v in run.versions]
-    counts = run.arrivals.for_topology(run.topology)
-    if training is None:
-        op_dlts = predicted_operator_dlts(
-            run.topology, run.operator_stats, counts, run.intervals, share
-        )
-    else:
-        op_dlts = refit(run.topology, run.operator_stats, counts, training)
-    loads = node_loads(run.topology, op_dlts, placements, run.version_starts)
-    return analyse(run.topology, loads, placements, run.version_starts, estimator)
+
+    def fitted_loads() -> np.ndarray:
+        counts = run.arrivals.for_topology(run.topology)
+        if training is None:
+            op_dlts = predicted_operator_dlts(
+                run.topology, run.operator_stats, counts, run.intervals, share
+            )
+        else:
+            op_dlts = refit(run.topology, run.operator_stats, counts, training)
+        return node_loads(run.topology, op_dlts, placements, run.version_starts)
+
+    def compute() -> RunAnalysis:
+        loads = run.derived(("predicted loads", share, training), fitted_loads)
+        return analyse(run.topology, loads, placements, run.version_starts, estimator)
+
+    return run.derived(("predicted", share, estimator, training), compute)
+
+
+def change_checks(run: RunData, estimator: str = "mace") -> tuple[ChangeCheck, ...]:
+    """Every placement change of the run verified with ``estimator``
+    (:func:`estimator.verification.verify_changes`), once per loaded run."""
+    return run.derived(
+        ("changes", estimator), lambda: tuple(verify_changes(run, estimator=estimator))
+    )
 
 
 def _summary(series: np.ndarray) -> dict[str, float | None]:
@@ -201,7 +223,7 @@ def build_report(
     system["bound_coverage"] = bound_coverage(
         system_measured, result.estimated.lower, result.estimated.upper
     )
-    checks = verify_changes(run, estimator=result.predicted.estimator)
+    checks = change_checks(run, result.predicted.estimator)
     return {
         "run": run.info.run_id,
         "queries": queries,

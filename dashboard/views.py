@@ -21,6 +21,7 @@ from dashboard.report import (
     analyses,
     bound_coverage,
     build_report,
+    change_checks,
     estimated_analysis,
 )
 from dashboard.timeaxis import PRESETS, Clock, TimeRange
@@ -40,7 +41,7 @@ from estimator.pathaware import ESTIMATOR_LABELS
 from estimator.pathblame import PathBlame, path_blame
 from estimator.placement.planning import HostsTimeline, hosts_over_time
 from estimator.runs import DEFAULT_TRAINING_SHARE, RunAnalysis, analyse, node_loads
-from estimator.verification import ChangeCheck, verify_changes
+from estimator.verification import ChangeCheck
 from estimator.whatif import MAX_CAPACITY, RunInputs, parse_positive
 from storage.alerts import StoredAlert
 
@@ -233,7 +234,7 @@ def overview(
     est = result.estimated
     measured = run.measured_system()
     times = run.times[part]
-    checks = tuple(verify_changes(run, estimator=estimator))
+    checks = change_checks(run, estimator)
     shown_checks = [c for c in checks if part.start <= c.interval < part.stop]
     fitted_on = training or training_window(run.intervals, DEFAULT_TRAINING_SHARE)
     found = tuple(violations(run, objectives or {}))
@@ -752,31 +753,52 @@ def run_utilisation(run: RunData) -> operator_graph.Utilisation:
     return operator_graph.utilisation(nodes, run.node_dlts, capacities, run.subinterval)
 
 
-def nodes_view(
-    run: RunData, node: str | None, range_key: str | None
-) -> tuple[go.Figure, go.Figure, go.Figure, go.Figure]:
-    """CE heatmap, DLTS vs capacity, bottleneck over time, utilization vs DLTS."""
+def _node_of(run: RunData, node: str | None) -> tuple[tuple[str, ...], str]:
+    """The run's nodes and the chosen one (the first if None); ViewError if the run has
+    no statistics yet or does not have that node."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     nodes = run.topology.node_ids
-    if node is None:
-        node = nodes[0]
+    node = node or nodes[0]
     if node not in nodes:
         raise ViewError(f"unknown node '{node}'")
-    k = nodes.index(node)
+    return nodes, node
+
+
+def nodes_run_view(
+    run: RunData, range_key: str | None, selected: str | None
+) -> tuple[go.Figure, go.Figure]:
+    """The Nodes page's run-wide figures: the CE/C heatmap (the ``selected`` node's row
+    outlined, default the first) and the bottleneck over time. They do not depend on the
+    chosen node, so choosing one redraws only :func:`node_view` and the outline."""
+    nodes, selected = _node_of(run, selected)
     part = window(run, range_key)
     est = analyses(run).estimated
     times = run.times[part]
+    return (
+        figures.ce_heatmap(nodes, times, est.ce_seconds[:, part], selected),
+        figures.bottleneck_figure(times, est.bottleneck_nodes[part], est.estimate[part], nodes),
+    )
+
+
+def node_view(
+    run: RunData, node: str | None, range_key: str | None
+) -> tuple[go.Figure, go.Figure, list[dict[str, Any]]]:
+    """One node's measured DLTS against capacity, its utilization against demand and its
+    outline on the heatmap (the first node if ``node`` is None)."""
+    nodes, node = _node_of(run, node)
+    k = nodes.index(node)
+    part = window(run, range_key)
+    times = run.times[part]
     capacity = run.topology.capacity_by_node[node]
     return (
-        figures.ce_heatmap(nodes, times, est.ce_seconds[:, part], node),
         figures.dlts_capacity_figure(
             times, run.node_dlts[k, part], capacity * run.subinterval, node
         ),
-        figures.bottleneck_figure(times, est.bottleneck_nodes[part], est.estimate[part], nodes),
         figures.busy_vs_dlts_figure(
             times, run.busy[k, part], run.node_dlts[k, part], capacity, node
         ),
+        figures.node_outline(nodes, node),
     )
 
 

@@ -157,8 +157,12 @@ class Topology:
         return tuple(o.id for o in self.operators if o.query == query)
 
     def with_placement(self, placement: Mapping[str, str]) -> Topology:
-        """A copy with another placement (validated)."""
-        return topology_from_dict({**self.to_dict(), "placement": dict(placement)})
+        """A copy with another placement (validated); itself if the placement is its own.
+        Only the placement is checked again: nothing else in a topology depends on it."""
+        checked = validate_placement(placement, self.operator_ids, self.node_ids)
+        if checked == dict(self.placement):
+            return self
+        return replace(self, placement=checked)
 
     def with_changes(self, **changes: Any) -> Topology:
         """A copy with top-level fields of the file format replaced, validated again."""

@@ -19,9 +19,18 @@ so at equal times they come first, exactly as in the reference). Compilation
 is cached on disk (``cache=True``).
 
 Placement changes: the placement-dependent arrays come as one row per placement
-epoch (``*_e``), and the loop switches rows at each change time (before any
+epoch (``*_e``), and the engine switches rows at each change time (before any
 event at that time). A delivery carries the epoch it was sent in (in its count
 field), so it reaches the consumers placed at its node then.
+
+Speed: numba reference-counts arrays with atomic operations, and its pruning
+pass misses most of them in a loop this size (numba issues 2345, 2350). Two
+rules keep them out of the event loop, which spent over half its time in them:
+the loop never reassigns an array (it stops before an event the pools have no
+room for, or at a placement change; an outer loop grows the pools or switches
+the epoch's rows and resumes it), and the helpers it calls with arrays
+(``_before``, the heaps, ``_enqueue``) are compiled without the runtime
+(``_nrt=False``: they only read and write arrays they are given, never allocate).
 """
 
 from __future__ import annotations
@@ -46,7 +55,12 @@ from simulator.plan import (
 )
 from simulator.trace import Trace
 
+# the event loop's helpers that take arrays: compiled without numba's runtime, so no
+# reference counting (they never allocate; ``_nrt`` is numba's own, unstubbed, option)
+_no_runtime = njit(cache=True, _nrt=False)  # type: ignore[call-overload]
+
 ARRIVAL, COMPLETION, DELIVERY, CHANGE = 0, 1, 2, 3
+DONE, GROW = 0, 1  # why the event loop stopped (or CHANGE)
 _U64 = np.uint64
 
 
@@ -59,12 +73,12 @@ def _uniform(key: np.uint64, index: int) -> float:
     return float(z >> _U64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True, inline="always")
+@_no_runtime
 def _before(k1: np.ndarray, k2: np.ndarray, a: int, b: int) -> bool:
     return k1[a] < k1[b] or (k1[a] == k1[b] and k2[a] < k2[b])
 
 
-@njit(cache=True)
+@_no_runtime
 def _heap_push(heap: np.ndarray, size: int, item: int, k1: np.ndarray, k2: np.ndarray) -> None:
     i = size
     heap[i] = item
@@ -77,7 +91,7 @@ def _heap_push(heap: np.ndarray, size: int, item: int, k1: np.ndarray, k2: np.nd
             break
 
 
-@njit(cache=True)
+@_no_runtime
 def _heap_pop(heap: np.ndarray, size: int, k1: np.ndarray, k2: np.ndarray) -> int:
     top = heap[0]
     size -= 1
@@ -106,19 +120,19 @@ def _grow1(a: np.ndarray, n: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def _grow2(a: np.ndarray) -> np.ndarray:
-    out = np.empty((a.shape[0], 2 * a.shape[1]), a.dtype)
+def _grow2(a: np.ndarray, n: int) -> np.ndarray:
+    out = np.empty((a.shape[0], max(n, 2 * a.shape[1])), a.dtype)
     out[:, : a.shape[1]] = a
     return out
 
 
-@njit(cache=True, inline="always")
+@_no_runtime
 def _enqueue(
     qs, there, by_op, policy, origin, subinterval, port_op, q_key, q_seq, q_stim, q_port,
     q_next, op_head, op_tail, op_count, node_queued, port_head, port_tail, node_heap, node_size,
 ):  # fmt: skip
-    """Queue the pooled event ``qs`` (its counter, stimulus and port set) at node ``there``;
-    returns the node heaps (grown if they were full)."""
+    """Queue the pooled event ``qs`` (its counter, stimulus and port set) at node ``there``
+    (its overflow heap has room for one more); returns that heap's size (0 if untouched)."""
     port = q_port[qs]
     if by_op[there]:
         op = port_op[port]
@@ -129,7 +143,7 @@ def _enqueue(
             op_head[op] = qs
         op_tail[op] = qs
         op_count[op] += 1
-        return node_heap
+        return 0
     pol = policy[there]
     if pol == STIMULUS:
         q_key[qs] = q_stim[qs]
@@ -146,12 +160,10 @@ def _enqueue(
         else:
             port_head[port] = qs
         port_tail[port] = qs
-    else:
-        if node_size[there] == node_heap.shape[1]:
-            node_heap = _grow2(node_heap)
-        _heap_push(node_heap[there], node_size[there], qs, q_key, q_seq)
-        node_size[there] += 1
-    return node_heap
+        return 0
+    _heap_push(node_heap[there], node_size[there], qs, q_key, q_seq)
+    node_size[there] += 1
+    return node_size[there]
 
 
 @njit(cache=True)
@@ -205,11 +217,12 @@ def _take_queued(
 def _migrate(
     old, new, mark, position, left, by_op, policy, origin, subinterval, op_first_port, op_ports,
     port_op, q_key, q_seq, q_stim, q_port, q_next, op_head, op_tail, op_count, port_head,
-    port_tail, node_heap, node_size, node_queued, q_used,
+    port_tail, node_heap, node_size, node_queued, q_used, heap_max,
 ):  # fmt: skip
     """A placement change from ``old`` to ``new`` (operator -> node): the queued events of
     each moved operator go to its new node in counter order; the nodes involved restart
-    their visiting cycle and the new ones are marked for dispatch. Returns the node heaps."""
+    their visiting cycle and the new ones are marked for dispatch. The node heaps must have
+    room for ``q_used`` more events; returns the largest heap size (``heap_max`` at least)."""
     for op in range(old.shape[0]):
         was = old[op]
         dest = new[op]
@@ -226,12 +239,13 @@ def _migrate(
             q_used,
         )  # fmt: skip
         for qs in moved:
-            node_heap = _enqueue(
+            size = _enqueue(
                 qs, dest, by_op, policy, origin, subinterval, port_op, q_key, q_seq, q_stim,
                 q_port, q_next, op_head, op_tail, op_count, node_queued, port_head, port_tail,
                 node_heap, node_size,
             )  # fmt: skip
-    return node_heap
+            heap_max = max(heap_max, size)
+    return heap_max
 
 
 # nogil: a live simulation runs beside the dashboard in one process (``mace demo``);
@@ -264,6 +278,10 @@ def _engine(
     seen = np.zeros((port_op.shape[0], max(intervals, 1)), np.int64)
     link_free = np.zeros(link_delay.shape[0])
     ukey = _U64(key)
+    # the most (port) enqueues one output or source event causes
+    fanout = 0
+    for producer in range(down_ptr.shape[0] - 1):
+        fanout = max(fanout, down_ptr[producer + 1] - down_ptr[producer])
 
     # queued events (pool): heap key, counter, stimulus, port, next in operator FIFO
     cap = 1024
@@ -277,6 +295,7 @@ def _engine(
     q_used = 0
     node_heap = np.empty((n_nodes, 256), np.int64)
     node_size = np.zeros(n_nodes, np.int64)
+    heap_max = 0  # the largest node_size so far
     node_queued = np.zeros(n_nodes, np.int64)
     port_head = np.full(port_op.shape[0], -1, np.int64)
     port_tail = np.full(port_op.shape[0], -1, np.int64)
@@ -329,282 +348,324 @@ def _engine(
     touched = np.empty(n_nodes, np.int64)
     remote = np.empty(n_nodes, np.int64)
     mark = np.zeros(n_nodes, np.bool_)
+    now = 0.0
+    changed = False  # a placement change applied, its dispatch not done yet
+    rounds = 0  # of the next event: its enqueue rounds, and the room they need
+    spread = 0
 
-    while next_source < n_events or tsize > 0:
-        # ---- next timed event: a placement change wins ties, then a source arrival ----
-        n_touched = 0
-        change_due = False
-        if next_change < n_changes:
-            upcoming = math.inf
-            if next_source < n_events:
-                upcoming = times[next_source]
-            if tsize > 0 and t_time[theap[0]] < upcoming:
-                upcoming = t_time[theap[0]]
-            change_due = change_times[next_change] <= upcoming
-        if change_due:
-            kind = CHANGE
-            now = change_times[next_change]
-            next_change += 1
-            item = -1
-            stim = now
-            node = -1
-            count = 0
-        elif next_source < n_events and (tsize == 0 or times[next_source] <= t_time[theap[0]]):
-            kind = ARRIVAL
-            now = times[next_source]
-            item = src[next_source]
-            stim = now
-            node = -1
-            count = 0
-            next_source += 1
-        else:
-            slot = _heap_pop(theap, tsize, t_time, t_seq)
-            tsize -= 1
-            kind = t_kind[slot]
-            now = t_time[slot]
-            node = t_node[slot]
-            item = t_item[slot]
-            stim = t_stim[slot]
-            count = t_count[slot]
-            t_free[tn_free] = slot
-            tn_free += 1
-
-        # ---- collect the (node, port) enqueues of this event ----
-        if kind == CHANGE:
-            # queued work of each moved operator moves to its new node, in counter order
-            old = op_node_e[epoch]
-            epoch += 1
-            op_node = op_node_e[epoch]
-            cycle_ptr = cycle_ptr_e[epoch]
-            cycle_ops = cycle_ops_e[epoch]
-            node_ops_ptr = node_ops_ptr_e[epoch]
-            node_ops = node_ops_e[epoch]
-            node_ports_ptr = node_ports_ptr_e[epoch]
-            node_ports = node_ports_e[epoch]
-            source_nodes_ptr = source_nodes_ptr_e[epoch]
-            source_nodes = source_nodes_e[epoch]
-            node_heap = _migrate(
-                old, op_node, mark, position, left, by_op, policy, origin, subinterval,
-                op_first_port, op_ports, port_op, q_key, q_seq, q_stim, q_port, q_next, op_head,
-                op_tail, op_count, port_head, port_tail, node_heap, node_size, node_queued, q_used,
-            )  # fmt: skip
-            first = 0
-            last = 0
-            rounds = 0
-        elif kind == ARRIVAL:
-            first = down_ptr[item]
-            last = down_ptr[item + 1]
-            rounds = 1
-        elif kind == COMPLETION:
-            busy[node] = False
-            if op_sink[item]:
-                for _ in range(count):
-                    if n_out == ocap:
-                        ocap *= 2
-                        o_op = _grow1(o_op, ocap)
-                        o_stim = _grow1(o_stim, ocap)
-                        o_egress = _grow1(o_egress, ocap)
-                    o_op[n_out] = item
-                    o_stim[n_out] = stim
-                    o_egress[n_out] = now
-                    n_out += 1
-            first = down_ptr[n_sources + item]
-            last = down_ptr[n_sources + item + 1]
-            rounds = count
-        else:
-            first = down_ptr[item]
-            last = down_ptr[item + 1]
-            rounds = 1
-        for _ in range(rounds):
-            n_remote = 0
-            for s in range(first, last):
-                port = down_port[s]
-                there = op_node[port_op[port]]
-                if kind == DELIVERY:
-                    # addressed to the consumers placed at `node` when it was sent
-                    # (`count` holds that placement epoch); one moved since goes on there
-                    if op_node_e[count, port_op[port]] != node:
-                        continue
-                    if there != node:
-                        mark[there] = True
-                if kind == COMPLETION and there != node:
-                    seen_before = False
-                    for r in range(n_remote):
-                        if remote[r] == there:
-                            seen_before = True
-                    if seen_before:
-                        continue
-                    remote[n_remote] = there
-                    n_remote += 1
-                    producer = n_sources + item
-                    link = link_id[node, there]
-                    arrive = now
-                    if link >= 0:
-                        start = max(now, link_free[link])
-                        link_free[link] = start + producer_bytes[producer] / link_bandwidth[link]
-                        arrive = link_free[link] + link_delay[link]
-                    # schedule a delivery
-                    if tn_free > 0:
-                        tn_free -= 1
-                        ts = t_free[tn_free]
-                    else:
-                        if t_used == tcap:
-                            tcap *= 2
-                            t_time = _grow1(t_time, tcap)
-                            t_seq = _grow1(t_seq, tcap)
-                            t_kind = _grow1(t_kind, tcap)
-                            t_node = _grow1(t_node, tcap)
-                            t_item = _grow1(t_item, tcap)
-                            t_stim = _grow1(t_stim, tcap)
-                            t_count = _grow1(t_count, tcap)
-                            t_free = _grow1(t_free, tcap)
-                            theap = _grow1(theap, tcap)
-                        ts = t_used
-                        t_used += 1
-                    t_time[ts] = arrive
-                    t_seq[ts] = counter
-                    counter += 1
-                    t_kind[ts] = DELIVERY
-                    t_node[ts] = there
-                    t_item[ts] = producer
-                    t_stim[ts] = stim
-                    t_count[ts] = epoch
-                    _heap_push(theap, tsize, ts, t_time, t_seq)
-                    tsize += 1
-                    continue
-                # enqueue (stim, port) at node `there`
-                if n_free > 0:
-                    n_free -= 1
-                    qs = q_free[n_free]
+    # the event loop (inner) never reassigns an array (see the module docstring): it stops
+    # before an event the pools have no room for, or at a placement change, and the outer
+    # loop grows the pools or switches to the next epoch's rows before resuming it
+    while True:
+        stop = DONE
+        while next_source < n_events or tsize > 0:
+            # ---- next event, not taken yet: a placement change wins ties, then a source ----
+            if changed:
+                kind = CHANGE
+                rounds = 0
+            else:
+                if next_change < n_changes:
+                    upcoming = math.inf
+                    if next_source < n_events:
+                        upcoming = times[next_source]
+                    if tsize > 0 and t_time[theap[0]] < upcoming:
+                        upcoming = t_time[theap[0]]
+                    if change_times[next_change] <= upcoming:
+                        stop = CHANGE
+                        break
+                if next_source < n_events and (
+                    tsize == 0 or times[next_source] <= t_time[theap[0]]
+                ):
+                    kind = ARRIVAL
+                    rounds = 1
                 else:
-                    if q_used == cap:
-                        cap *= 2
-                        q_key = _grow1(q_key, cap)
-                        q_seq = _grow1(q_seq, cap)
-                        q_stim = _grow1(q_stim, cap)
-                        q_port = _grow1(q_port, cap)
-                        q_next = _grow1(q_next, cap)
-                        q_free = _grow1(q_free, cap)
-                    qs = q_used
-                    q_used += 1
-                q_seq[qs] = counter
-                counter += 1
-                q_stim[qs] = stim
-                q_port[qs] = port
-                node_heap = _enqueue(
-                    qs, there, by_op, policy, origin, subinterval, port_op, q_key, q_seq, q_stim,
-                    q_port, q_next, op_head, op_tail, op_count, node_queued, port_head, port_tail,
-                    node_heap, node_size,
-                )  # fmt: skip
+                    kind = t_kind[theap[0]]
+                    rounds = t_count[theap[0]] if kind == COMPLETION else 1
+            # room for what it can add: enqueues and deliveries per round, one execution
+            # and its completion per node, the outputs of a sink
+            spread = rounds * fanout
+            if (
+                q_used + spread > cap
+                or heap_max + spread > node_heap.shape[1]
+                or t_used + spread + n_nodes > tcap
+                or n_exec + n_nodes > ecap
+                or n_out + rounds > ocap
+            ):
+                stop = GROW
+                break
 
-        # ---- nodes to dispatch, ascending ----
-        if kind == ARRIVAL:
-            for r in range(source_nodes_ptr[item], source_nodes_ptr[item + 1]):
-                touched[n_touched] = source_nodes[r]
-                n_touched += 1
-        elif kind == COMPLETION:
-            touched[0] = node
-            n_touched = 1
-        else:  # a delivery's node and the nodes of moved consumers; a change's new nodes
-            if kind == DELIVERY:
-                mark[node] = True
-            for nd in range(n_nodes):
-                if mark[nd]:
-                    mark[nd] = False
-                    touched[n_touched] = nd
-                    n_touched += 1
+            # ---- take it ----
+            n_touched = 0
+            if kind == CHANGE:
+                changed = False
+                item = -1
+                stim = now
+                node = -1
+                count = 0
+            elif kind == ARRIVAL:
+                now = times[next_source]
+                item = src[next_source]
+                stim = now
+                node = -1
+                count = 0
+                next_source += 1
+            else:
+                slot = _heap_pop(theap, tsize, t_time, t_seq)
+                tsize -= 1
+                now = t_time[slot]
+                node = t_node[slot]
+                item = t_item[slot]
+                stim = t_stim[slot]
+                count = t_count[slot]
+                t_free[tn_free] = slot
+                tn_free += 1
 
-        for r in range(n_touched):
-            nd = touched[r]
-            if busy[nd]:
-                continue
-            pol = policy[nd]
-            if by_op[nd]:
-                lo = node_ops_ptr[nd]
-                hi = node_ops_ptr[nd + 1]
-                total = 0
-                for j in range(lo, hi):
-                    total += op_count[node_ops[j]]
-                if total == 0:
-                    continue
-                if pol == LONGEST_QUEUE:
-                    best = -1
-                    for j in range(lo, hi):
-                        o = node_ops[j]
-                        if best < 0 or op_count[o] > op_count[best]:
-                            best = o
-                    op = best
-                else:
-                    clo = cycle_ptr[nd]
-                    length = cycle_ptr[nd + 1] - clo
-                    cur = cycle_ops[clo + position[nd]] if position[nd] >= 0 else -1
-                    if not (left[nd] > 0 and cur >= 0 and op_count[cur] > 0):
-                        for step in range(1, length + 1):
-                            spot = (position[nd] + step) % length
-                            if op_count[cycle_ops[clo + spot]] > 0:
-                                position[nd] = spot
-                                break
-                        cur = cycle_ops[clo + position[nd]]
-                        if pol == ROUND_ROBIN:
-                            left[nd] = train[nd]
+            # ---- collect the (node, port) enqueues of this event ----
+            if kind == CHANGE:  # its queued work moved in the outer loop
+                first = 0
+                last = 0
+            elif kind == ARRIVAL:
+                first = down_ptr[item]
+                last = down_ptr[item + 1]
+            elif kind == COMPLETION:
+                busy[node] = False
+                if op_sink[item]:
+                    for _ in range(count):
+                        o_op[n_out] = item
+                        o_stim[n_out] = stim
+                        o_egress[n_out] = now
+                        n_out += 1
+                first = down_ptr[n_sources + item]
+                last = down_ptr[n_sources + item + 1]
+            else:
+                first = down_ptr[item]
+                last = down_ptr[item + 1]
+            for _ in range(rounds):
+                n_remote = 0
+                for s in range(first, last):
+                    port = down_port[s]
+                    there = op_node[port_op[port]]
+                    if kind == DELIVERY:
+                        # addressed to the consumers placed at `node` when it was sent
+                        # (`count` holds that placement epoch); one moved since goes on there
+                        if op_node_e[count, port_op[port]] != node:
+                            continue
+                        if there != node:
+                            mark[there] = True
+                    if kind == COMPLETION and there != node:
+                        seen_before = False
+                        for r in range(n_remote):
+                            if remote[r] == there:
+                                seen_before = True
+                        if seen_before:
+                            continue
+                        remote[n_remote] = there
+                        n_remote += 1
+                        producer = n_sources + item
+                        link = link_id[node, there]
+                        arrive = now
+                        if link >= 0:
+                            start = max(now, link_free[link])
+                            sending = producer_bytes[producer] / link_bandwidth[link]
+                            link_free[link] = start + sending
+                            arrive = link_free[link] + link_delay[link]
+                        # schedule a delivery
+                        if tn_free > 0:
+                            tn_free -= 1
+                            ts = t_free[tn_free]
                         else:
-                            left[nd] = op_count[cur]
-                    left[nd] -= 1
-                    op = cur
-                qs = op_head[op]
-                op_head[op] = q_next[qs]
-                if op_head[op] < 0:
-                    op_tail[op] = -1
-                op_count[op] -= 1
-            else:
-                if node_queued[nd] == 0:
+                            ts = t_used
+                            t_used += 1
+                        t_time[ts] = arrive
+                        t_seq[ts] = counter
+                        counter += 1
+                        t_kind[ts] = DELIVERY
+                        t_node[ts] = there
+                        t_item[ts] = producer
+                        t_stim[ts] = stim
+                        t_count[ts] = epoch
+                        _heap_push(theap, tsize, ts, t_time, t_seq)
+                        tsize += 1
+                        continue
+                    # enqueue (stim, port) at node `there`
+                    if n_free > 0:
+                        n_free -= 1
+                        qs = q_free[n_free]
+                    else:
+                        qs = q_used
+                        q_used += 1
+                    q_seq[qs] = counter
+                    counter += 1
+                    q_stim[qs] = stim
+                    q_port[qs] = port
+                    size = _enqueue(
+                        qs, there, by_op, policy, origin, subinterval, port_op, q_key, q_seq,
+                        q_stim, q_port, q_next, op_head, op_tail, op_count, node_queued,
+                        port_head, port_tail, node_heap, node_size,
+                    )  # fmt: skip
+                    heap_max = max(heap_max, size)
+
+            # ---- nodes to dispatch, ascending ----
+            if kind == ARRIVAL:
+                for r in range(source_nodes_ptr[item], source_nodes_ptr[item + 1]):
+                    touched[n_touched] = source_nodes[r]
+                    n_touched += 1
+            elif kind == COMPLETION:
+                touched[0] = node
+                n_touched = 1
+            else:  # a delivery's node and the nodes of moved consumers; a change's new nodes
+                if kind == DELIVERY:
+                    mark[node] = True
+                for nd in range(n_nodes):
+                    if mark[nd]:
+                        mark[nd] = False
+                        touched[n_touched] = nd
+                        n_touched += 1
+
+            for r in range(n_touched):
+                nd = touched[r]
+                if busy[nd]:
                     continue
-                node_queued[nd] -= 1
-                qs = -1
-                best_port = -1
-                for j in range(node_ports_ptr[nd], node_ports_ptr[nd + 1]):
-                    head = port_head[node_ports[j]]
-                    if head >= 0 and (qs < 0 or _before(q_key, q_seq, head, qs)):
-                        qs = head
-                        best_port = node_ports[j]
-                if node_size[nd] > 0 and (qs < 0 or _before(q_key, q_seq, node_heap[nd, 0], qs)):
-                    qs = _heap_pop(node_heap[nd], node_size[nd], q_key, q_seq)
-                    node_size[nd] -= 1
+                pol = policy[nd]
+                if by_op[nd]:
+                    lo = node_ops_ptr[nd]
+                    hi = node_ops_ptr[nd + 1]
+                    total = 0
+                    for j in range(lo, hi):
+                        total += op_count[node_ops[j]]
+                    if total == 0:
+                        continue
+                    if pol == LONGEST_QUEUE:
+                        best = -1
+                        for j in range(lo, hi):
+                            o = node_ops[j]
+                            if best < 0 or op_count[o] > op_count[best]:
+                                best = o
+                        op = best
+                    else:
+                        clo = cycle_ptr[nd]
+                        length = cycle_ptr[nd + 1] - clo
+                        cur = cycle_ops[clo + position[nd]] if position[nd] >= 0 else -1
+                        if not (left[nd] > 0 and cur >= 0 and op_count[cur] > 0):
+                            for step in range(1, length + 1):
+                                spot = (position[nd] + step) % length
+                                if op_count[cycle_ops[clo + spot]] > 0:
+                                    position[nd] = spot
+                                    break
+                            cur = cycle_ops[clo + position[nd]]
+                            if pol == ROUND_ROBIN:
+                                left[nd] = train[nd]
+                            else:
+                                left[nd] = op_count[cur]
+                        left[nd] -= 1
+                        op = cur
+                    qs = op_head[op]
+                    op_head[op] = q_next[qs]
+                    if op_head[op] < 0:
+                        op_tail[op] = -1
+                    op_count[op] -= 1
                 else:
-                    port_head[best_port] = q_next[qs]
-                    if q_next[qs] < 0:
-                        port_tail[best_port] = -1
-            port = q_port[qs]
-            st = q_stim[qs]
-            q_free[n_free] = qs
-            n_free += 1
-            op = port_op[port]
-            # draws
-            u = _uniform(ukey, 2 * n_exec)
-            mean = port_cost[port]
-            if distribution == CONSTANT:
-                cost = mean
-            elif distribution == UNIFORM:
-                cost = mean * (0.5 + u)
-            else:
-                cost = -mean * math.log(1.0 - u)
-            if op_product[op]:
-                p = math.floor((st - origin) / subinterval)
-                iv = min(max(int(p), 0), max(intervals, 1) - 1)
-                expected = op_coef[op]
-                f0 = op_first_port[op]
-                for other in range(f0, f0 + op_ports[op]):
-                    if other != port:
-                        expected *= float(seen[other, iv])
-                seen[port, iv] += 1
-            else:
-                expected = port_sel[port]
-            whole = math.floor(expected)
-            outs = int(whole)
-            if _uniform(ukey, 2 * n_exec + 1) < expected - whole:
-                outs += 1
-            if n_exec == ecap:
-                ecap *= 2
+                    if node_queued[nd] == 0:
+                        continue
+                    node_queued[nd] -= 1
+                    qs = -1
+                    best_port = -1
+                    for j in range(node_ports_ptr[nd], node_ports_ptr[nd + 1]):
+                        head = port_head[node_ports[j]]
+                        if head >= 0 and (qs < 0 or _before(q_key, q_seq, head, qs)):
+                            qs = head
+                            best_port = node_ports[j]
+                    if node_size[nd] > 0 and (
+                        qs < 0 or _before(q_key, q_seq, node_heap[nd, 0], qs)
+                    ):
+                        qs = _heap_pop(node_heap[nd], node_size[nd], q_key, q_seq)
+                        node_size[nd] -= 1
+                    else:
+                        port_head[best_port] = q_next[qs]
+                        if q_next[qs] < 0:
+                            port_tail[best_port] = -1
+                port = q_port[qs]
+                st = q_stim[qs]
+                q_free[n_free] = qs
+                n_free += 1
+                op = port_op[port]
+                # draws
+                u = _uniform(ukey, 2 * n_exec)
+                mean = port_cost[port]
+                if distribution == CONSTANT:
+                    cost = mean
+                elif distribution == UNIFORM:
+                    cost = mean * (0.5 + u)
+                else:
+                    cost = -mean * math.log(1.0 - u)
+                if op_product[op]:
+                    p = math.floor((st - origin) / subinterval)
+                    iv = min(max(int(p), 0), max(intervals, 1) - 1)
+                    expected = op_coef[op]
+                    f0 = op_first_port[op]
+                    for other in range(f0, f0 + op_ports[op]):
+                        if other != port:
+                            expected *= float(seen[other, iv])
+                    seen[port, iv] += 1
+                else:
+                    expected = port_sel[port]
+                whole = math.floor(expected)
+                outs = int(whole)
+                if _uniform(ukey, 2 * n_exec + 1) < expected - whole:
+                    outs += 1
+                e_node[n_exec] = nd
+                e_op[n_exec] = op
+                e_port[n_exec] = port_number[port]
+                e_stim[n_exec] = st
+                e_start[n_exec] = now
+                e_cpu[n_exec] = cost
+                e_out[n_exec] = outs
+                n_exec += 1
+                busy[nd] = True
+                # schedule the completion
+                if tn_free > 0:
+                    tn_free -= 1
+                    ts = t_free[tn_free]
+                else:
+                    ts = t_used
+                    t_used += 1
+                t_time[ts] = now + cost / capacity[nd]
+                t_seq[ts] = counter
+                counter += 1
+                t_kind[ts] = COMPLETION
+                t_node[ts] = nd
+                t_item[ts] = op
+                t_stim[ts] = st
+                t_count[ts] = outs
+                _heap_push(theap, tsize, ts, t_time, t_seq)
+                tsize += 1
+
+        if stop == DONE:
+            break
+        if stop == GROW:
+            if q_used + spread > cap:
+                cap = max(2 * cap, q_used + spread)
+                q_key = _grow1(q_key, cap)
+                q_seq = _grow1(q_seq, cap)
+                q_stim = _grow1(q_stim, cap)
+                q_port = _grow1(q_port, cap)
+                q_next = _grow1(q_next, cap)
+                q_free = _grow1(q_free, cap)
+            if heap_max + spread > node_heap.shape[1]:
+                node_heap = _grow2(node_heap, heap_max + spread)
+            if t_used + spread + n_nodes > tcap:
+                tcap = max(2 * tcap, t_used + spread + n_nodes)
+                t_time = _grow1(t_time, tcap)
+                t_seq = _grow1(t_seq, tcap)
+                t_kind = _grow1(t_kind, tcap)
+                t_node = _grow1(t_node, tcap)
+                t_item = _grow1(t_item, tcap)
+                t_stim = _grow1(t_stim, tcap)
+                t_count = _grow1(t_count, tcap)
+                t_free = _grow1(t_free, tcap)
+                theap = _grow1(theap, tcap)
+            if n_exec + n_nodes > ecap:
+                ecap = max(2 * ecap, n_exec + n_nodes)
                 e_node = _grow1(e_node, ecap)
                 e_op = _grow1(e_op, ecap)
                 e_port = _grow1(e_port, ecap)
@@ -612,43 +673,36 @@ def _engine(
                 e_start = _grow1(e_start, ecap)
                 e_cpu = _grow1(e_cpu, ecap)
                 e_out = _grow1(e_out, ecap)
-            e_node[n_exec] = nd
-            e_op[n_exec] = op
-            e_port[n_exec] = port_number[port]
-            e_stim[n_exec] = st
-            e_start[n_exec] = now
-            e_cpu[n_exec] = cost
-            e_out[n_exec] = outs
-            n_exec += 1
-            busy[nd] = True
-            # schedule the completion
-            if tn_free > 0:
-                tn_free -= 1
-                ts = t_free[tn_free]
-            else:
-                if t_used == tcap:
-                    tcap *= 2
-                    t_time = _grow1(t_time, tcap)
-                    t_seq = _grow1(t_seq, tcap)
-                    t_kind = _grow1(t_kind, tcap)
-                    t_node = _grow1(t_node, tcap)
-                    t_item = _grow1(t_item, tcap)
-                    t_stim = _grow1(t_stim, tcap)
-                    t_count = _grow1(t_count, tcap)
-                    t_free = _grow1(t_free, tcap)
-                    theap = _grow1(theap, tcap)
-                ts = t_used
-                t_used += 1
-            t_time[ts] = now + cost / capacity[nd]
-            t_seq[ts] = counter
-            counter += 1
-            t_kind[ts] = COMPLETION
-            t_node[ts] = nd
-            t_item[ts] = op
-            t_stim[ts] = st
-            t_count[ts] = outs
-            _heap_push(theap, tsize, ts, t_time, t_seq)
-            tsize += 1
+            if n_out + rounds > ocap:
+                ocap = max(2 * ocap, n_out + rounds)
+                o_op = _grow1(o_op, ocap)
+                o_stim = _grow1(o_stim, ocap)
+                o_egress = _grow1(o_egress, ocap)
+            continue
+        # a placement change: the next epoch's rows; queued work of each moved operator
+        # moves to its new node, in counter order; its dispatch is the next event
+        now = change_times[next_change]
+        next_change += 1
+        old = op_node_e[epoch]
+        epoch += 1
+        op_node = op_node_e[epoch]
+        cycle_ptr = cycle_ptr_e[epoch]
+        cycle_ops = cycle_ops_e[epoch]
+        node_ops_ptr = node_ops_ptr_e[epoch]
+        node_ops = node_ops_e[epoch]
+        node_ports_ptr = node_ports_ptr_e[epoch]
+        node_ports = node_ports_e[epoch]
+        source_nodes_ptr = source_nodes_ptr_e[epoch]
+        source_nodes = source_nodes_e[epoch]
+        if heap_max + q_used > node_heap.shape[1]:
+            node_heap = _grow2(node_heap, heap_max + q_used)
+        heap_max = _migrate(
+            old, op_node, mark, position, left, by_op, policy, origin, subinterval,
+            op_first_port, op_ports, port_op, q_key, q_seq, q_stim, q_port, q_next, op_head,
+            op_tail, op_count, port_head, port_tail, node_heap, node_size, node_queued, q_used,
+            heap_max,
+        )  # fmt: skip
+        changed = True
 
     return (
         e_node[:n_exec].copy(), e_op[:n_exec].copy(), e_port[:n_exec].copy(),

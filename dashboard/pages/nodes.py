@@ -9,7 +9,7 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash import Input, Output, Patch, State, ctx, dcc, html, no_update
 
 from dashboard import context, figures, ids, views, whatif_view
 from dashboard.glossary import term
@@ -130,26 +130,53 @@ def _hosts_section() -> html.Div:
 
 @dash.callback(
     Output(ids.ND_HEATMAP, "figure"),
-    Output(ids.ND_DLTS, "figure"),
     Output(ids.ND_BOTTLENECK, "figure"),
-    Output(ids.ND_BUSY, "figure"),
     Output(ids.ND_NODE, "options"),
     Output(ids.ND_MESSAGE, "children"),
     Output(ids.ND_MESSAGE, "is_open"),
     Input(ids.RUN, "value"),
+    Input(ids.ND_RANGE, "value"),
+    Input(ids.ND_REFRESH, "n_intervals"),
+    State(ids.ND_NODE, "value"),
+)
+def update_run(run_id: str | None, range_key: str | None, _: Any, node: str | None) -> tuple:
+    """The run-wide figures; a node switch does not redraw them (see :func:`update_node`)."""
+    if not run_id:
+        return (no_update,) * 3 + ("select a run", True)
+    try:
+        run = context.current().runs.get(run_id)
+        heat, bottleneck = views.nodes_run_view(run, range_key, node)
+    except MaceError as exc:
+        return (no_update,) * 3 + (str(exc), True)
+    return heat, bottleneck, list(run.topology.node_ids), "", False
+
+
+@dash.callback(
+    Output(ids.ND_DLTS, "figure"),
+    Output(ids.ND_BUSY, "figure"),
+    Output(ids.ND_HEATMAP, "figure", allow_duplicate=True),
+    Input(ids.RUN, "value"),
     Input(ids.ND_NODE, "value"),
     Input(ids.ND_RANGE, "value"),
     Input(ids.ND_REFRESH, "n_intervals"),
+    prevent_initial_call="initial_duplicate",
 )
-def update(run_id: str | None, node: str | None, range_key: str | None, _: Any) -> tuple:
+def update_node(run_id: str | None, node: str | None, range_key: str | None, _: Any) -> tuple:
+    """The chosen node's figures, and, when the node was switched, its outline on the
+    heatmap (a patch: the heatmap itself is not sent again; otherwise :func:`update_run`
+    draws the outline with the heatmap)."""
     if not run_id:
-        return (no_update,) * 5 + ("select a run", True)
+        return (no_update,) * 3
     try:
         run = context.current().runs.get(run_id)
-        heat, dlts, bottleneck, busy = views.nodes_view(run, node, range_key)
-    except MaceError as exc:
-        return (no_update,) * 5 + (str(exc), True)
-    return heat, dlts, bottleneck, busy, list(run.topology.node_ids), "", False
+        dlts, busy, shapes = views.node_view(run, node, range_key)
+    except MaceError:
+        return (no_update,) * 3  # update_run says what is wrong
+    if ctx.triggered_id != ids.ND_NODE:
+        return dlts, busy, no_update
+    outline = Patch()
+    outline["layout"]["shapes"] = shapes
+    return dlts, busy, outline
 
 
 @dash.callback(

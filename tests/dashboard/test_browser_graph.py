@@ -182,6 +182,14 @@ def test_click_on_a_heatmap_row_chooses_that_node(dash_duo, five_node_db: Path):
     dash_duo.wait_for_page(url=dash_duo.server_url + "/nodes")
     drag = dash_duo.wait_for_element(f"#{ids.ND_HEATMAP} .nsewdrag", timeout=30)
     dash_duo.wait_for_contains_text(f"#{ids.ND_DLTS}", "on n1", timeout=20)
+
+    def outlined_rows() -> list[list[float]]:
+        return dash_duo.driver.execute_script(
+            f"const el = document.querySelector('#{ids.ND_HEATMAP} .js-plotly-plot');"
+            "return (el.layout.shapes || []).map(s => [s.y0, s.y1]);"
+        )
+
+    until(lambda: outlined_rows() == [[-0.5, 0.5]], timeout=10)  # n1, the default
     dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", drag)
     # the middle of row n3 (category 2 of n1..n5), in the middle of the time axis
     dy = dash_duo.driver.execute_script(
@@ -194,6 +202,9 @@ def test_click_on_a_heatmap_row_chooses_that_node(dash_duo, five_node_db: Path):
     dash_duo.wait_for_contains_text(f"#{ids.ND_DLTS}", "on n3", timeout=20)
     dash_duo.wait_for_contains_text(f"#{ids.ND_NODE}", "n3", timeout=10)
     assert "on n3" in dash_duo.find_element(f"#{ids.ND_BUSY}").text
+
+    # the heatmap is not redrawn for a node switch: its outline moves from n1 to n3
+    until(lambda: outlined_rows() == [[1.5, 2.5]], timeout=10)
     assert dash_duo.get_logs() == []
 
 

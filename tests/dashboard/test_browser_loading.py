@@ -41,13 +41,13 @@ def test_slow_node_switch_shows_updating_until_the_answer(
     until(lambda: _indicator(dash_duo)["loading"] is None, timeout=20)
     assert _indicator(dash_duo)["label"] == "none"  # nothing shown while nothing loads
 
-    real = views.nodes_view
+    real = views.node_view
 
-    def slow_nodes_view(*args: Any, **kwargs: Any) -> Any:
+    def slow_node_view(*args: Any, **kwargs: Any) -> Any:
         time.sleep(SLOW_SECONDS)  # the page's own callback, made slow on the server
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(views, "nodes_view", slow_nodes_view)
+    monkeypatch.setattr(views, "node_view", slow_node_view)
     dash_duo.driver.execute_script(
         "window.dash_clientside.set_props(arguments[0], {value: 'n2'});", ids.ND_NODE
     )

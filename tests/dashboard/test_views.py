@@ -36,12 +36,16 @@ def test_overview_kpis(cache: RunCache) -> None:
         views.overview(cache.get("small"), "forever")
 
 
-def test_nodes_view_rejects_unknown_node(cache: RunCache) -> None:
-    heat, dlts, _, _ = views.nodes_view(cache.get("small"), "n2", "all")
+def test_nodes_views_reject_unknown_node(cache: RunCache) -> None:
+    heat, _ = views.nodes_run_view(cache.get("small"), "all", "n2")
+    dlts, _, outline = views.node_view(cache.get("small"), "n2", "all")
+    assert outline == [heat.layout.shapes[0].to_plotly_json()]  # the same outline, patched in
     np.testing.assert_allclose(heat.data[0].z[1], [0, 0.8, 0.55, 0, 0.5], atol=1e-12)
     np.testing.assert_allclose(dlts.data[0].y, [1.75, 3.6, 1.5, 0, 3.0], atol=1e-12)
     with pytest.raises(ViewError, match="unknown node 'zz'"):
-        views.nodes_view(cache.get("small"), "zz", "all")
+        views.node_view(cache.get("small"), "zz", "all")
+    with pytest.raises(ViewError, match="unknown node 'zz'"):
+        views.nodes_run_view(cache.get("small"), "all", "zz")
 
 
 def test_report_view_violations(cache: RunCache) -> None:
@@ -112,6 +116,49 @@ def test_cache_reloads_after_new_data(cache: RunCache, small_db: Path) -> None:
     with cache.database.cursor() as cur:
         cur.execute("DELETE FROM latency_stats WHERE interval = 4")
     assert cache.get("small") is not first
+
+
+def test_callbacks_asking_for_a_run_at_once_load_it_once(
+    cache: RunCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from dashboard import data
+
+    loads = []
+    real = data.load_run
+
+    def slow_load(*args: Any, **kwargs: Any) -> Any:
+        loads.append(threading.get_ident())
+        time.sleep(0.3)  # long enough for every other thread to arrive meanwhile
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(data, "load_run", slow_load)
+    got: list[Any] = []
+    threads = [threading.Thread(target=lambda: got.append(cache.get("small"))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(loads) == 1
+    assert len(got) == 4 and all(run is got[0] for run in got)
+    with cache.database.cursor() as cur:  # new data: the next ask loads again
+        cur.execute("DELETE FROM latency_stats WHERE interval = 4")
+    assert cache.get("small") is not got[0] and len(loads) == 2
+
+
+def test_derived_values_are_computed_once_per_loaded_run(cache: RunCache) -> None:
+    run = cache.get("small")
+    calls = []
+    first = run.derived("k", lambda: calls.append(1) or [1.0])
+    assert run.derived("k", lambda: calls.append(1) or [2.0]) is first and calls == [1]
+    estimated = views.estimated_analysis(run, "path")
+    assert views.estimated_analysis(run, "path") is estimated
+    assert views.estimated_analysis(run, "mace") is not estimated
+    with cache.database.cursor() as cur:
+        cur.execute("DELETE FROM latency_stats WHERE interval = 4")
+    assert views.estimated_analysis(cache.get("small"), "path") is not estimated
 
 
 def test_whatif_edits_and_messages(cache: RunCache) -> None:
@@ -464,7 +511,7 @@ def test_a_click_on_a_heatmap_row_names_its_node() -> None:
 
 def test_nodes_view_outlines_the_chosen_node(cache: RunCache) -> None:
     run = cache.get("small")
-    heat, *_ = views.nodes_view(run, "n2", "all")
+    heat, _ = views.nodes_run_view(run, "all", "n2")
     (outline,) = heat.layout.shapes
     # category rows in node order: n1 is row 0, n2 row 1
     assert (outline.y0, outline.y1, outline.xref) == (0.5, 1.5, "x domain")
@@ -517,7 +564,7 @@ def test_the_ce_heatmaps_have_a_dark_colour_scale(cache: RunCache) -> None:
     from dashboard.figures import DARK_HEAT, DARK_PLOT, YL_OR_RD
 
     run = cache.get("small")
-    heat, *_ = views.nodes_view(run, "n2", "all")
+    heat, _ = views.nodes_run_view(run, "all", "n2")
     panels = views.overview(run, "all").figure
     for layout in (heat.to_plotly_json()["layout"], panels["layout"]):
         assert [list(stop) for stop in layout["coloraxis"]["colorscale"]] == YL_OR_RD

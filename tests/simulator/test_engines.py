@@ -257,6 +257,46 @@ def test_out_of_order_arrivals_at_a_port_match(policy: str) -> None:
     assert runs[0].trace.equals(runs[1].trace)
 
 
+@pytest.mark.parametrize(
+    "changes", [[], [(1.0, {"r": "n2"}), (1.5, {"r": "n3", "p": "n1"})]], ids=["fixed", "moves"]
+)
+def test_engines_match_when_every_pool_grows(changes: list[Any]) -> None:
+    """The fast engine starts with small pools and grows them between events (its event
+    loop stops, the pools grow, it resumes). Here each of them outgrows its first size:
+    p fans out 4 outputs per input, so results pass 8 executions per source event; r's
+    node is overloaded and gets p's outputs out of stimulus order, so its overflow heap
+    passes its first 256 slots (4665 events, checked with an instrumented copy) and the
+    queue pool its first 1024; the moves migrate those queues. Traces stay identical."""
+    topology = topology_from_dict(
+        {
+            "subinterval": 0.5,
+            "nodes": [{"id": n, "capacity": 1.0} for n in ("n1", "n2", "n3")],
+            "sources": [{"id": "s"}],
+            "operators": [
+                {"id": "q", "inputs": ["s"], "cost": 0.001},
+                {"id": "p", "inputs": ["s", "q"], "cost": 0.0002, "selectivity": 4.0},
+                {"id": "r", "inputs": ["p"], "cost": 0.001},
+            ],
+            "placement": {"q": "n1", "p": "n2", "r": "n3"},
+            "links": [
+                {"from": "n1", "to": "n2", "delay": 0.7},
+                {"from": "n2", "to": "n3", "delay": 0.001},
+            ],
+        }
+    )
+    arrivals = {"s": np.sort(np.random.default_rng(0).uniform(0, 2, 1500))}
+    runs = [
+        simulate(
+            topology, arrivals, "stimulus", np.random.default_rng(2), engine=engine,
+            changes=changes,
+        )
+        for engine in ("reference", "fast")
+    ]  # fmt: skip
+    assert runs[0].trace.executions > 8 * 1500
+    assert runs[0].trace.out_op.size > 1024
+    assert runs[0].trace.equals(runs[1].trace)
+
+
 @pytest.mark.parametrize("policy", ["stimulus", "round-robin", "min-latency"])
 def test_engines_match_on_the_random_workload(policy: str) -> None:
     from simulator.workloads import workload
