@@ -171,7 +171,29 @@ def pool_columns(matrix: Any, times: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 YL_OR_RD = [[k / 8, color] for k, color in enumerate(plotly.colors.sequential.YlOrRd)]
-"""Light yellow (no backlog) to dark red, as the Nodes page's heatmap."""
+"""Light yellow (no backlog) to dark red: the CE/C heatmaps on a light page."""
+DARK_PLOT = "#1b1f24"
+"""The plot background of a dark page (theme.js)."""
+DARK_HEAT = [
+    [k / 8, color]
+    for k, color in enumerate([DARK_PLOT, *plotly.colors.sequential.YlOrRd[::-1][:-1]])
+]
+"""The same hues the other way on a dark page: no backlog is the background, a growing
+backlog glows from dark red to yellow (pale yellow cells would outshine everything)."""
+SELECTED_ROW = "#1f77b4"
+"""The outline of the chosen node's row: blue reads on both colour scales."""
+
+
+def heat_axis(colorbar: Mapping[str, Any]) -> dict[str, Any]:
+    """Layout entries of a CE/C heatmap (its trace names ``coloraxis``): the light
+    colour scale, and in ``meta.dark`` the layout entries theme.js applies on a dark
+    page (the figure is built once, for both)."""
+    return {
+        "coloraxis": {"colorscale": YL_OR_RD, "cmin": 0.0, "colorbar": dict(colorbar)},
+        "meta": {"dark": {"coloraxis.colorscale": DARK_HEAT}},
+    }
+
+
 DIGITS = 4
 """Decimals sent to the browser (0.1 ms of latency): the hover shows three."""
 PANEL_GAP = 34  # pixels between two panels (room for a panel's title)
@@ -394,6 +416,14 @@ def overview_panels(
     # 2. CE/C per node
     matrix, heat_times = pool_columns(ce_seconds, times)
     low, high = domains[1]
+    heat_bar = {
+        "title": {"text": "CE/C (s)", "side": "right"},
+        "y": (low + high) / 2,
+        "len": high - low,
+        "thickness": 12,
+        "x": 1.01,
+        "xanchor": "left",
+    }
     data.append(
         {
             "type": "heatmap",
@@ -401,18 +431,7 @@ def overview_panels(
             "x": x(heat_times),
             "y": nodes,
             "yaxis": "y2",
-            # plotly.js's own "YlOrRd" runs from red to yellow: name the colours
-            "colorscale": YL_OR_RD,
-            "zmin": 0.0,
-            "showscale": True,
-            "colorbar": {
-                "title": {"text": "CE/C (s)", "side": "right"},
-                "y": (low + high) / 2,
-                "len": high - low,
-                "thickness": 12,
-                "x": 1.01,
-                "xanchor": "left",
-            },
+            "coloraxis": "coloraxis",
             "hovertemplate": "CE/C of %{y}: %{z:.3f} s<extra></extra>",
             "name": "CE/C",
             "showlegend": False,
@@ -522,6 +541,8 @@ def overview_panels(
         },
         "shapes": shapes,
         "annotations": annotations,
+        # plotly.js's own "YlOrRd" runs from red to yellow: the scales name their colours
+        **heat_axis(heat_bar),
     }
     for key in ("yaxis", "yaxis2", "yaxis3", "yaxis4"):
         layout[key]["anchor"] = "x"
@@ -658,9 +679,7 @@ def ce_heatmap(
             z=matrix,
             x=times,
             y=list(node_ids),
-            colorscale="YlOrRd",
-            colorbar={"title": "CE/C (s)"},
-            zmin=0.0,
+            coloraxis="coloraxis",
             hovertemplate="node %{y} at t = %{x:.1f} s<br>estimated CE/C: %{z:.3f} s"
             "<extra></extra>",
         )
@@ -669,7 +688,9 @@ def ce_heatmap(
         fig, "Estimated cumulative excess per node (CE/C)", "node", "heatmap", hovermode="closest"
     )
     fig.update_yaxes(type="category")
-    fig.update_layout(shapes=node_outline(node_ids, selected))
+    fig.update_layout(
+        shapes=node_outline(node_ids, selected), **heat_axis({"title": {"text": "CE/C (s)"}})
+    )
     return fig
 
 
@@ -687,7 +708,7 @@ def node_outline(node_ids: Sequence[str], selected: str | None) -> list[dict[str
             "x1": 1,
             "y0": row - 0.5,
             "y1": row + 0.5,
-            "line": {"color": "#222", "width": 2},
+            "line": {"color": SELECTED_ROW, "width": 3},
         }
     ]
 

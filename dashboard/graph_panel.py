@@ -34,9 +34,11 @@ def panel(
     modes: Sequence[str],
     frame: operator_graph.Frame,
     title: str | None = None,
+    hint: str = HINT,
 ) -> html.Div:
     """The graph with its controls in a box of ``frame``'s height; ``modes`` are the
-    colour modes offered (the first is the default)."""
+    colour modes offered (the first is the default); ``hint`` under it says what the
+    mouse does."""
     selector = dbc.RadioItems(
         id=mode_id,
         options=[{"label": operator_graph.MODE_LABELS[m], "value": m} for m in modes],
@@ -64,7 +66,7 @@ def panel(
                 style=frame.style,
                 className="operator-graph",
             ),
-            html.Div(HINT, className="text-muted small"),
+            html.Div(hint, className="text-muted small"),
         ],
         style={"marginTop": "0.8rem"},
     )

@@ -24,6 +24,7 @@ OV_RANGE_TO = "ov-range-to"
 OV_RANGE_APPLY = "ov-range-apply"
 OV_RANGE_MESSAGE = "ov-range-message"
 OV_CLOCK = "ov-clock"
+OV_ZONE = "ov-zone"  # store: the browser's IANA time zone (the "local" clock)
 OV_RATE = "ov-refresh-rate"
 OV_PAUSE = "ov-pause"
 OV_PAUSED = "ov-paused"  # store: whether the automatic refresh is paused

@@ -747,3 +747,24 @@ def legend(mode: str, elements: Sequence[Mapping[str, Any]]) -> list[LegendItem]
             LegendItem("new node", dashed=True, color=MOVED),
         ]
     return []
+
+
+@dataclass(frozen=True)
+class Tap:
+    """What a tap on the graph picked (``tapNodeData``): an operator, or a machine box."""
+
+    operator: str | None = None
+    machine: str | None = None
+
+
+def tapped(data: Mapping[str, Any] | None) -> Tap:
+    """The operator or the machine of a tapped element (a source or anything else:
+    neither)."""
+    if not isinstance(data, Mapping):
+        return Tap()
+    kind, ident, machine = data.get("kind"), data.get("id"), data.get("machine")
+    if kind == "operator" and isinstance(ident, str):
+        return Tap(operator=ident)
+    if kind == "machine" and isinstance(machine, str):
+        return Tap(machine=machine)
+    return Tap()

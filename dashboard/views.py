@@ -205,21 +205,22 @@ def overview(
     training: tuple[int, int] | None = None,
     clock: str | None = None,
     objectives: Mapping[str, float] | None = None,
+    zone: str | None = None,
 ) -> OverviewView:
-    """The Overview's panels over the ``shown`` range (a preset key or a
-    :class:`TimeRange`) on the ``clock`` chosen ("since" or "wall": wall clock if the
-    run has one), with its KPIs, for ``estimator``: measured, estimated and predicted
-    latency, CE/C per node, source event rates, the bottleneck. The busy period behind
-    subinterval ``explain`` (default: the worst one) is shaded, each placement change
-    marked with its verification and each violation of ``objectives`` shaded. The model
-    is fitted on ``training`` ([start, stop), a refit) or the run's first share; drift
-    events (:func:`dashboard.monitoring.run_drift`) are stretches of ``k`` settled
-    subintervals outside its band."""
+    """The Overview's panels over the ``shown`` range (a preset key or a :class:`TimeRange`) on
+    the ``clock`` chosen ("since", "wall" or "local": the wall clock in UTC or in the
+    browser's ``zone`` if the run has one), with its KPIs, for ``estimator``: measured,
+    estimated and predicted latency, CE/C per node, source event rates, the bottleneck.
+    The busy period behind subinterval ``explain`` (default: the worst one) is shaded,
+    each placement change marked with its verification and each violation of
+    ``objectives`` shaded. The model is fitted on ``training`` ([start, stop), a refit)
+    or the run's first share; drift events (:func:`dashboard.monitoring.run_drift`) are
+    stretches of ``k`` settled subintervals outside its band."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     k = drift_k(k)
     chosen = time_range(shown)
-    axis = Clock.of(run.info.origin, clock)
+    axis = Clock.of(run.info.origin, clock, zone)
     w = run.subinterval
     part, x_range = timeaxis.window(chosen, run.intervals, w)
     range_note = ""
@@ -288,7 +289,7 @@ def overview(
             for v in in_range
         ],
         busy=busy,
-        uirevision=f"{run.info.run_id}-{axis.wall}",
+        uirevision=f"{run.info.run_id}-{axis.key}",
     )
     drift = tuple(run_drift(run, k, training=training))
     rolling = rolling_error(result.predicted.estimate, measured.lat_max, DEFAULT_ERROR_WINDOW)
@@ -356,12 +357,17 @@ def _number(value: float, digits: int = 4) -> float | None:
     return round(float(value), digits) if np.isfinite(value) else None
 
 
-def change_rows(run: RunData, checks: Sequence[ChangeCheck]) -> list[dict[str, Any]]:
-    """The Changes table: one row per placement change, seconds and shares (fractions:
-    the table shows them as percentages), None where a period has no data."""
+def change_rows(
+    run: RunData, checks: Sequence[ChangeCheck], clock: Clock | None = None
+) -> list[dict[str, Any]]:
+    """The Changes table: one row per placement change at its time on ``clock``,
+    seconds and shares (fractions: the table shows them as percentages), None where a
+    period has no data."""
+    clock = clock or Clock()
     return [
         {
-            "time": float(run.times[c.interval]),
+            # a change may lie ahead of the data (applied, not yet measured)
+            "time": clock.cell(c.interval * run.subinterval),
             "interval": c.interval,
             "version": c.version,
             "moved": ", ".join(f"{op}: {old} \u2192 {new}" for op, old, new in c.moved),
@@ -376,18 +382,21 @@ def change_rows(run: RunData, checks: Sequence[ChangeCheck]) -> list[dict[str, A
     ]
 
 
-def drift_rows(run: RunData, events: Sequence[DriftEvent]) -> list[dict[str, Any]]:
-    """The drift events table, in seconds since the run's start (newest first); the
-    query column says whose latency left its band ("system": the worst query's)."""
+def drift_rows(
+    run: RunData, events: Sequence[DriftEvent], clock: Clock | None = None
+) -> list[dict[str, Any]]:
+    """The drift events table, times on ``clock`` (newest first); the query column says
+    whose latency left its band ("system": the worst query's)."""
     w = run.subinterval
+    clock = clock or Clock()
     return [
         {
             "query": e.query or "system",
-            "start": float(run.times[e.start]),
-            "end": float(run.times[e.end] + w),
+            "start": clock.cell(float(run.times[e.start])),
+            "end": clock.cell(float(run.times[e.end] + w)),
             "duration": (e.end - e.start + 1) * w,
             "direction": f"{e.direction} the band",
-            "flagged": float(run.times[e.flagged_at] + w),
+            "flagged": clock.cell(float(run.times[e.flagged_at] + w)),
             "peak": round(e.peak, 4),
         }
         for e in reversed(events)
@@ -496,15 +505,18 @@ ALERT_KINDS = {
 }
 
 
-def alert_rows(run: RunData, alerts: Sequence[StoredAlert]) -> list[dict[str, Any]]:
-    """The Overview's alerts list, newest first, in seconds since the run's start."""
+def alert_rows(
+    run: RunData, alerts: Sequence[StoredAlert], clock: Clock | None = None
+) -> list[dict[str, Any]]:
+    """The Overview's alerts list, newest first, times on ``clock``."""
     w = run.subinterval
+    clock = clock or Clock()
     return [
         {
             "kind": ALERT_KINDS.get(a.kind, a.kind),
             "query": a.query or "system",
-            "start": a.start * w,
-            "end": (a.end + 1) * w,
+            "start": clock.cell(a.start * w),
+            "end": clock.cell((a.end + 1) * w),
             "value": round(a.value, 4),
             "objective": a.objective,
             "detail": a.detail,
@@ -605,25 +617,29 @@ def _source_rows(sources: Mapping[str, float], total: float) -> list[dict[str, A
     ]
 
 
-def explanation(run: RunData, interval: int | None, estimator: str = "mace") -> ExplanationView:
-    """Latency blame at ``interval`` (default: the worst subinterval of ``estimator``):
-    the bottleneck, its busy period, per-operator and per-source shares, the operator
-    graph coloured by share. For the path-aware estimator, every node of the critical
-    path (:func:`path_explanation`); for another one the note says what the
-    explanation covers."""
+def explanation(
+    run: RunData, interval: int | None, estimator: str = "mace", clock: Clock | None = None
+) -> ExplanationView:
+    """Latency blame at ``interval`` (default: the worst subinterval of ``estimator``): the
+    bottleneck, its busy period, per-operator and per-source shares, the operator graph
+    coloured by share; times in the headline on ``clock``. For the path-aware estimator,
+    every node of the critical path (:func:`path_explanation`); for another one the note
+    says what the explanation covers."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    clock = clock or Clock()
     if estimator == "path":
-        return path_explanation(run, interval)
+        return path_explanation(run, interval, clock)
     estimated = estimated_analysis(run, estimator)
     result = blame_at(run, interval, estimated)
     p, w = result.interval, run.subinterval
-    at = f"t = {run.times[p]:g} s (subinterval {p})"
+    at = f"{clock.point(float(run.times[p]))} (subinterval {p})"
     if result.ce_seconds > 0:
         since = result.busy_since
         headline = (
             f"At {at}, {result.resource} is the bottleneck: {result.ce_seconds:.3f} s behind "
-            f"(CE/C). Its backlog has been building since t = {run.times[since]:g} s "
+            f"(CE/C). Its backlog has been building since "
+            f"{clock.point(float(run.times[since]))} "
             f"(subinterval {since}), for {(p - since + 1) * w:g} s."
         )
     else:
@@ -662,11 +678,14 @@ def explanation(run: RunData, interval: int | None, estimator: str = "mace") -> 
     )
 
 
-def path_explanation(run: RunData, interval: int | None) -> ExplanationView:
-    """The path-aware estimate at ``interval`` (default: its worst) along its critical
-    path: each node's window and excess in the headline, a stacked bar per node of its
-    operators' shares, the operator graph and the sources coloured by their share of
-    the path's excess (the estimate less the hop delays)."""
+def path_explanation(
+    run: RunData, interval: int | None, clock: Clock | None = None
+) -> ExplanationView:
+    """The path-aware estimate at ``interval`` (default: its worst) along its critical path:
+    each node's window and excess in the headline (times on ``clock``), a stacked bar
+    per node of its operators' shares, the operator graph and the sources coloured by
+    their share of the path's excess (the estimate less the hop delays)."""
+    clock = clock or Clock()
     path = path_blame_at(run, interval)
     p = path.interval
     top = path.dominant
@@ -685,12 +704,12 @@ def path_explanation(run: RunData, interval: int | None) -> ExplanationView:
             parts.append(f"{stage.resource} no wait of its own{delay}")
             continue
         parts.append(
-            f"{stage.resource} {stage.ce_seconds:+.3f} s{delay} (busy from t = "
-            f"{run.times[stage.busy_since]:g} s)"
+            f"{stage.resource} {stage.ce_seconds:+.3f} s{delay} (busy from "
+            f"{clock.point(float(run.times[stage.busy_since]))})"
         )
     route = " \u2192 ".join(s.resource for s in path.stages)
     headline = (
-        f"At t = {run.times[p]:g} s (subinterval {p}), the path-aware estimate is "
+        f"At {clock.point(float(run.times[p]))} (subinterval {p}), the path-aware estimate is "
         f"{path.estimate:.3f} s along the critical path {route}: " + "; ".join(parts) + "."
     )
     note = None

@@ -4,7 +4,9 @@
  * dark one. When the browser prefers dark, each figure is recoloured on its way into
  * Plotly: this file wraps Plotly.react and Plotly.newPlot (the calls dcc.Graph draws
  * with) as soon as Dash loads plotly.js, and overrides the colours of the background,
- * text, grid and axes with dark ones. Series colours and colour scales stay. When the
+ * text, grid and axes with dark ones. Series colours stay; a figure can name layout
+ * entries of its own for a dark page in layout.meta.dark (the CE/C heatmaps' colour
+ * scale, whose pale low end would glare on a dark page). When the
  * preference changes, the figures on the page are recoloured in place (Plotly.relayout),
  * zoom included. A file of its own: the Content-Security-Policy allows no inline script.
  */
@@ -34,7 +36,9 @@
     return names;
   }
 
-  /* The dark colours as Plotly.relayout attribute strings, for the axes ``layout`` has. */
+  /* The dark colours as Plotly.relayout attribute strings, for the axes ``layout`` has,
+     and the figure's own dark entries (``layout.meta.dark``, e.g. a heatmap's colour
+     scale: figures.heat_axis). */
   function darkPatch(layout) {
     var patch = {
       paper_bgcolor: DARK.paper,
@@ -53,6 +57,12 @@
       patch[axis + ".linecolor"] = DARK.line;
       patch[axis + ".zerolinecolor"] = DARK.zero;
     });
+    var own = layout && layout.meta && layout.meta.dark;
+    if (own && typeof own === "object") {
+      Object.keys(own).forEach(function (path) {
+        patch[path] = own[path];
+      });
+    }
     return patch;
   }
 

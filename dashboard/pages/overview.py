@@ -6,7 +6,7 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash import Input, Output, State, clientside_callback, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 from dash.dash_table.Format import Format, Scheme, Sign
 from dash.dash_table.FormatTemplate import percentage
@@ -15,14 +15,21 @@ from dash.exceptions import PreventUpdate
 from dashboard import context, graph_panel, ids, operator_graph, views
 from dashboard.glossary import GLOSSARY, term
 from dashboard.timeaxis import (
+    LOCAL,
+    OFF,
     PRESET_LABELS,
     PRESETS,
     SINCE,
     WALL,
     Clock,
+    Refresh,
     TimeRange,
+    clock_from_query,
+    clock_query,
     picked_range,
+    refresh_rates,
     relayout_range,
+    time_zone,
     wall_start,
     window,
 )
@@ -58,14 +65,11 @@ def _explain(*terms: str) -> str:
 
 
 ROW = {"display": "flex", "alignItems": "center", "gap": "0.5rem", "flexWrap": "wrap"}
-REFRESH_RATES = (2.0, 5.0, 10.0, 30.0)
-"""Seconds between automatic refreshes the user can choose (or off)."""
-OFF = 0.0
+CLOCK_LABELS = {WALL: "wall clock (UTC)", LOCAL: "local time", SINCE: "since start"}
 
 
 def _rate_options(default: float) -> list[dict[str, Any]]:
-    rates = sorted({*REFRESH_RATES, default})
-    return [{"label": f"every {r:g} s", "value": r} for r in rates] + [
+    return [{"label": f"every {r:g} s", "value": r} for r in refresh_rates(default)] + [
         {"label": "off", "value": OFF}
     ]
 
@@ -91,16 +95,13 @@ def _time_controls(shown: TimeRange, clock: str, refresh: float) -> html.Div:
             dbc.Button("Apply", id=ids.OV_RANGE_APPLY, size="sm", color="secondary"),
         ],
         style=ROW,
-        title="Seconds since the start (90, or 1:30), or on the wall clock a UTC time "
-        "of day (12:03:04) or date and time (2026-11-22 12:03:04). A drag on the chart "
-        "sets the range too; a double-click shows the whole run.",
+        title="Seconds since the start (90, or 1:30), or on the wall clock a time of day "
+        "(12:03:04) or date and time (2026-11-22 12:03:04) in the clock's zone. A drag on "
+        "the chart sets the range too; a double-click shows the whole run.",
     )
     clock_choice = dbc.RadioItems(
         id=ids.OV_CLOCK,
-        options=[
-            {"label": "wall clock (UTC)", "value": WALL},
-            {"label": "since start", "value": SINCE},
-        ],
+        options=[{"label": CLOCK_LABELS[c], "value": c} for c in (WALL, LOCAL, SINCE)],
         value=clock,
         inline=True,
     )
@@ -134,16 +135,22 @@ def _time_controls(shown: TimeRange, clock: str, refresh: float) -> html.Div:
 
 
 def layout(**query: Any) -> html.Div:
-    """The Overview; ``query`` is the URL's query string (range, from, to, clock)."""
-    refresh = context.current().refresh_seconds
+    """The Overview; ``query`` is the URL's query string (range, from, to, clock,
+    refresh, paused)."""
+    default = context.current().refresh_seconds
+    refresh = Refresh.from_query(query, default)
     shown = TimeRange.from_query(query)
-    clock = SINCE if query.get("clock") == SINCE else WALL
     return html.Div(
         [
-            dcc.Interval(id=ids.OV_REFRESH, interval=int(refresh * 1000)),
+            dcc.Interval(
+                id=ids.OV_REFRESH,
+                interval=int((refresh.seconds or default) * 1000),
+                disabled=not refresh.running,
+            ),
             dcc.Store(id=ids.OV_TIME_RANGE, data=shown.store()),
-            dcc.Store(id=ids.OV_PAUSED, data=False),
-            _time_controls(shown, clock, refresh),
+            dcc.Store(id=ids.OV_PAUSED, data=refresh.paused),
+            dcc.Store(id=ids.OV_ZONE),
+            _time_controls(shown, clock_from_query(query), refresh.seconds),
             dbc.Alert(id=ids.OV_MESSAGE, is_open=False, color="warning"),
             dbc.Alert(id=ids.OV_DRIFT_BANNER, is_open=False, color="danger"),
             dbc.Row(
@@ -206,10 +213,15 @@ def _seconds(name: str, column: str) -> dict[str, Any]:
     return {"name": name, "id": column, "type": "numeric", "format": SECONDS}
 
 
-def _changes_card() -> dbc.Card:
-    """Each placement change checked: the model fitted before it against what happened."""
-    columns: list[Any] = [
-        {"name": "t (s)", "id": "time", "type": "numeric"},
+def _time(clock: Clock, prefix: str, column: str) -> dict[str, Any]:
+    """A column of times on ``clock`` (its heading names the clock)."""
+    kind = "text" if clock.wall else "numeric"
+    return {"name": clock.heading(prefix), "id": column, "type": kind}
+
+
+def _changes_columns(clock: Clock) -> list[Any]:
+    return [
+        _time(clock, "", "time"),
         {"name": "version", "id": "version", "type": "numeric"},
         {"name": "operators moved", "id": "moved", "type": "text"},
         _seconds("predicted worst case before (s)", "predicted_wc_before"),
@@ -229,6 +241,10 @@ def _changes_card() -> dbc.Card:
             "format": SIGNED_PERCENT,
         },
     ]
+
+
+def _changes_card() -> dbc.Card:
+    """Each placement change checked: the model fitted before it against what happened."""
     return dbc.Card(
         dbc.CardBody(
             [
@@ -247,7 +263,7 @@ def _changes_card() -> dbc.Card:
                 html.Div(id=ids.OV_CHANGES_NOTE, className="small mb-2"),
                 DataTable(
                     id=ids.OV_CHANGES_TABLE,
-                    columns=columns,
+                    columns=_changes_columns(Clock()),
                     page_size=8,
                     **TABLE_STYLE,
                 ),
@@ -257,18 +273,21 @@ def _changes_card() -> dbc.Card:
     )
 
 
-def _alerts_card() -> dbc.Card:
-    """The run's stored alerts (raised by the alert pass of mace ingest or serve)."""
-    columns: list[Any] = [
+def _alert_columns(clock: Clock) -> list[Any]:
+    return [
         {"name": "alert", "id": "kind", "type": "text"},
         {"name": "query", "id": "query", "type": "text"},
-        {"name": "from t (s)", "id": "start", "type": "numeric"},
-        {"name": "to t (s)", "id": "end", "type": "numeric"},
+        _time(clock, "from", "start"),
+        _time(clock, "to", "end"),
         _seconds("peak (s)", "value"),
         _seconds("objective (s)", "objective"),
         {"name": "detail", "id": "detail", "type": "text"},
         {"name": "sent to webhook", "id": "delivered", "type": "text"},
     ]
+
+
+def _alerts_card() -> dbc.Card:
+    """The run's stored alerts (raised by the alert pass of mace ingest or serve)."""
     return dbc.Card(
         dbc.CardBody(
             [
@@ -282,7 +301,9 @@ def _alerts_card() -> dbc.Card:
                     className="text-muted small mb-2",
                 ),
                 html.Div(id=ids.OV_ALERTS_NOTE, className="small mb-2"),
-                DataTable(id=ids.OV_ALERTS, columns=columns, page_size=8, **TABLE_STYLE),
+                DataTable(
+                    id=ids.OV_ALERTS, columns=_alert_columns(Clock()), page_size=8, **TABLE_STYLE
+                ),
             ]
         ),
         className="mb-3",
@@ -319,17 +340,20 @@ def _violations_card() -> dbc.Card:
     )
 
 
-def _drift_card() -> dbc.Card:
-    """When the model stops holding: drift events, k, the rolling error and a refit."""
-    columns: list[Any] = [
+def _drift_columns(clock: Clock) -> list[Any]:
+    return [
         {"name": "query", "id": "query", "type": "text"},
-        {"name": "from t (s)", "id": "start", "type": "numeric"},
-        {"name": "to t (s)", "id": "end", "type": "numeric"},
+        _time(clock, "from", "start"),
+        _time(clock, "to", "end"),
         {"name": "duration (s)", "id": "duration", "type": "numeric"},
         {"name": "measured latency", "id": "direction", "type": "text"},
-        {"name": "flagged at t (s)", "id": "flagged", "type": "numeric"},
+        _time(clock, "flagged at", "flagged"),
         _seconds("largest distance to the band (s)", "peak"),
     ]
+
+
+def _drift_card() -> dbc.Card:
+    """When the model stops holding: drift events, k, the rolling error and a refit."""
     controls = dbc.Row(
         [
             dbc.Col(
@@ -408,7 +432,7 @@ def _drift_card() -> dbc.Card:
                                 html.Div(id=ids.OV_MODEL_NOTE, className="small mb-2"),
                                 DataTable(
                                     id=ids.OV_DRIFT_TABLE,
-                                    columns=columns,
+                                    columns=_drift_columns(Clock()),
                                     page_size=6,
                                     **TABLE_STYLE,
                                 ),
@@ -530,6 +554,8 @@ def _explanation_card() -> dbc.Card:
     Output(ids.OV_MODEL_NOTE, "children"),
     Output(ids.OV_VIOLATIONS, "data"),
     Output(ids.OV_VIOLATIONS_NOTE, "children"),
+    Output(ids.OV_DRIFT_TABLE, "columns"),
+    Output(ids.OV_CHANGES_TABLE, "columns"),
     Input(ids.RUN, "value"),
     Input(ids.OV_TIME_RANGE, "data"),
     Input(ids.OV_REFRESH, "n_intervals"),
@@ -538,6 +564,7 @@ def _explanation_card() -> dbc.Card:
     Input(ids.OV_DRIFT_K, "value"),
     Input(ids.OV_REFIT, "data"),
     Input(ids.OV_CLOCK, "value"),
+    Input(ids.OV_ZONE, "data"),
 )
 def update(
     run_id: str | None,
@@ -548,8 +575,9 @@ def update(
     k: Any,
     _refit: Any,
     clock: str | None,
+    zone: str | None,
 ) -> tuple:
-    unchanged = (no_update,) * 9
+    unchanged = (no_update,) * 11
     if not run_id:
         return no_update, "-", "-", "-", "select a run (none ingested yet?)", True, *unchanged
     try:
@@ -567,6 +595,7 @@ def update(
             training=training,
             clock=clock,
             objectives=goals,
+            zone=zone,
         )
     except MaceError as exc:
         return no_update, "-", "-", "-", str(exc), True, *unchanged
@@ -582,13 +611,15 @@ def update(
         bool(view.range_note),
         banner,
         bool(banner),
-        views.drift_rows(run, view.drift),
-        views.change_rows(run, view.changes),
+        views.drift_rows(run, view.drift, view.clock),
+        views.change_rows(run, view.changes, view.clock),
         "" if view.changes else "No placement change in this run.",
         view.error_figure,
         views.model_note(run, view, training is not None),
         listed,
         views.violations_note(goals, len(listed)),
+        _drift_columns(view.clock),
+        _changes_columns(view.clock),
     )
 
 
@@ -605,6 +636,7 @@ def update(
     State(ids.OV_RANGE_FROM, "value"),
     State(ids.OV_RANGE_TO, "value"),
     State(ids.OV_CLOCK, "value"),
+    State(ids.OV_ZONE, "data"),
     State(ids.RUN, "value"),
     prevent_initial_call=True,
 )
@@ -617,6 +649,7 @@ def choose_range(
     start: Any,
     end: Any,
     clock: str | None,
+    zone: str | None,
     run_id: str | None,
 ) -> tuple:
     """The shown range: a preset, the custom start and end (checked, with a message
@@ -627,7 +660,7 @@ def choose_range(
         raise PreventUpdate
     try:
         run = context.current().runs.get(run_id)
-        axis = Clock.of(run.info.origin, clock)
+        axis = Clock.of(run.info.origin, clock, zone)
         if ctx.triggered_id == ids.OV_LATENCY:
             chosen = relayout_range(relayout, axis)
             if chosen is None:  # a resize, not a zoom
@@ -646,30 +679,29 @@ def choose_range(
     Input(ids.OV_TIME_RANGE, "data"),
     Input(ids.OV_CLOCK, "value"),
     Input(ids.RUN, "value"),
-    State(ids.OV_CLOCK, "options"),
+    Input(ids.OV_ZONE, "data"),
 )
 def show_range(
-    shown: dict[str, Any] | None, clock: str | None, run_id: str | None, options: Any
+    shown: dict[str, Any] | None, clock: str | None, run_id: str | None, zone: str | None
 ) -> tuple:
     """The picker shows the range in the chosen clock (a preset: its bounds now); the
-    wall clock is offered only for runs with a wall-clock start."""
+    wall clocks are offered only for runs with a wall-clock start, the local one with
+    the browser's zone in its label."""
     if not run_id:
         raise PreventUpdate
     try:
         run = context.current().runs.get(run_id)
     except MaceError:
         raise PreventUpdate from None
-    axis = Clock.of(run.info.origin, clock)
+    axis = Clock.of(run.info.origin, clock, zone)
     has_wall = wall_start(run.info.origin) is not None
+    local = CLOCK_LABELS[LOCAL] if zone is None else f"local time ({time_zone(zone)})"
+    labels = {**CLOCK_LABELS, LOCAL: local}
+    if not has_wall:
+        labels[SINCE] = "since start (the only clock of this run: it has no wall-clock start)"
     offered = [
-        {
-            **option,
-            "disabled": option["value"] == WALL and not has_wall,
-            "label": option["label"]
-            if option["value"] != WALL or has_wall
-            else "wall clock (UTC): not for this run, it has no wall-clock start",
-        }
-        for option in options or []
+        {"value": choice, "disabled": choice != SINCE and not has_wall, "label": labels[choice]}
+        for choice in (WALL, LOCAL, SINCE)
     ]
     if run.intervals == 0:
         return no_update, no_update, offered
@@ -681,14 +713,32 @@ def show_range(
     Output(ids.URL, "search", allow_duplicate=True),
     Input(ids.OV_TIME_RANGE, "data"),
     Input(ids.OV_CLOCK, "value"),
+    Input(ids.OV_RATE, "value"),
+    Input(ids.OV_PAUSED, "data"),
     State(ids.URL, "search"),
     prevent_initial_call=True,
 )
-def range_to_url(shown: dict[str, Any] | None, clock: str | None, search: str | None) -> Any:
-    """The range and the clock in the URL (the wall clock, the default, is left out)."""
-    updates = {**TimeRange.from_store(shown).query(), "clock": SINCE if clock == SINCE else None}
+def view_to_url(
+    shown: dict[str, Any] | None,
+    clock: str | None,
+    rate: Any,
+    paused: bool | None,
+    search: str | None,
+) -> Any:
+    """The range, the clock and the refresh in the URL (defaults are left out)."""
+    default = context.current().refresh_seconds
+    updates = {
+        **TimeRange.from_store(shown).query(),
+        **clock_query(clock),
+        **_refresh(rate, paused).query(default),
+    }
     query = merged(search, updates)
     return query if query != (search or "") else no_update
+
+
+def _refresh(rate: Any, paused: bool | None) -> Refresh:
+    seconds = float(rate) if isinstance(rate, int | float) and rate > 0 else OFF
+    return Refresh(seconds, bool(paused))
 
 
 @dash.callback(
@@ -702,19 +752,24 @@ def range_to_url(shown: dict[str, Any] | None, clock: str | None, search: str | 
     State(ids.OV_PAUSED, "data"),
 )
 def live_refresh(rate: Any, _: Any, paused: bool | None) -> tuple:
-    """Pause or resume the automatic refresh, and how often it runs."""
-    if ctx.triggered_id == ids.OV_PAUSE:
-        paused = not paused
-    seconds = float(rate) if isinstance(rate, int | float) and rate > 0 else OFF
-    stopped = bool(paused) or seconds == OFF
-    if paused:
+    """Pause or resume the automatic refresh, and how often it runs (the paused store
+    changes on a click only: the URL follows it)."""
+    clicked = ctx.triggered_id == ids.OV_PAUSE
+    refresh = _refresh(rate, not paused if clicked else paused)
+    if refresh.paused:
         status = "paused: the chart stays as it is"
-    elif seconds == OFF:
+    elif refresh.seconds == OFF:
         status = "automatic refresh off"
     else:
-        status = f"live: refreshes every {seconds:g} s"
-    interval = int(seconds * 1000) if seconds > 0 else no_update
-    return interval, stopped, bool(paused), "Resume" if paused else "Pause", status
+        status = f"live: refreshes every {refresh.seconds:g} s"
+    interval = int(refresh.seconds * 1000) if refresh.seconds > 0 else no_update
+    return (
+        interval,
+        not refresh.running,
+        refresh.paused if clicked else no_update,
+        "Resume" if refresh.paused else "Pause",
+        status,
+    )
 
 
 @dash.callback(
@@ -751,10 +806,15 @@ def refit(_: Any, __: Any, minutes: Any, run_id: str | None) -> tuple:
     Input(ids.OV_EXPLAIN_WORST, "n_clicks"),
     State(ids.RUN, "value"),
     State(ids.OV_CLOCK, "value"),
+    State(ids.OV_ZONE, "data"),
     prevent_initial_call=True,
 )
 def choose(
-    click: dict[str, Any] | None, _: Any, run_id: str | None, clock: str | None
+    click: dict[str, Any] | None,
+    _: Any,
+    run_id: str | None,
+    clock: str | None,
+    zone: str | None,
 ) -> dict[str, Any] | None:
     """A click on the chart explains the clicked subinterval; the button the worst one."""
     if ctx.triggered_id == ids.OV_LATENCY and run_id:
@@ -762,7 +822,7 @@ def choose(
             origin = context.current().runs.get(run_id).info.origin
         except MaceError:
             return None
-        return views.clicked_point(run_id, click, Clock.of(origin, clock))
+        return views.clicked_point(run_id, click, Clock.of(origin, clock, zone))
     return None
 
 
@@ -778,6 +838,8 @@ def choose(
     Input(ids.OV_EXPLAIN_AT, "data"),
     Input(ids.ESTIMATOR, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
+    Input(ids.OV_CLOCK, "value"),
+    Input(ids.OV_ZONE, "data"),
     State(ids.OV_EXPLAIN_SHOWN, "data"),
 )
 def explain(
@@ -785,6 +847,8 @@ def explain(
     selection: dict[str, Any] | None,
     estimator: str | None,
     _: Any,
+    clock: str | None,
+    zone: str | None,
     shown: str | None,
 ) -> tuple:
     if not run_id:
@@ -792,11 +856,12 @@ def explain(
     try:
         run = context.current().runs.get(run_id)
         interval = views.selected_interval(run, selection)
+        axis = Clock.of(run.info.origin, clock, zone)
         # a refresh without new data leaves the panel alone (redrawing it resizes the page)
-        key = f"{run.key}|{interval}|{estimator}"
+        key = f"{run.key}|{interval}|{estimator}|{axis.key}"
         if key == shown:
             raise PreventUpdate
-        view = views.explanation(run, interval, estimator or "mace")
+        view = views.explanation(run, interval, estimator or "mace", axis)
     except MaceError as exc:
         return str(exc), "", False, no_update, [], [], None
     note = view.coverage_note or ""
@@ -817,19 +882,33 @@ graph_panel.wire(
 @dash.callback(
     Output(ids.OV_ALERTS, "data"),
     Output(ids.OV_ALERTS_NOTE, "children"),
+    Output(ids.OV_ALERTS, "columns"),
     Input(ids.RUN, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
+    Input(ids.OV_CLOCK, "value"),
+    Input(ids.OV_ZONE, "data"),
 )
-def alerts(run_id: str | None, _: Any) -> tuple:
+def alerts(run_id: str | None, _: Any, clock: str | None, zone: str | None) -> tuple:
     if not run_id:
-        return [], ""
+        return [], "", no_update
     try:
         app = context.current()
         run = app.runs.get(run_id)
         with app.database.cursor() as cur:
             stored = list_alerts(cur, run_id)
     except MaceError as exc:
-        return [], str(exc)
+        return [], str(exc), no_update
+    axis = Clock.of(run.info.origin, clock, zone)
     if not stored:
-        return [], "No alert stored for this run."
-    return views.alert_rows(run, stored), f"{len(stored)} alert(s), newest first."
+        return [], "No alert stored for this run.", _alert_columns(axis)
+    rows = views.alert_rows(run, stored, axis)
+    return rows, f"{len(stored)} alert(s), newest first.", _alert_columns(axis)
+
+
+clientside_callback(
+    "function(id) { try { return Intl.DateTimeFormat().resolvedOptions().timeZone || null; }"
+    " catch (e) { return null; } }",
+    Output(ids.OV_ZONE, "data"),
+    Input(ids.OV_ZONE, "id"),
+)
+"""The browser's time zone (an IANA name) for the local clock: only the browser knows it."""

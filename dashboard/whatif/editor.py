@@ -173,6 +173,8 @@ def tab() -> html.Div:
                             ids.WI_GRAPH_FIT,
                             GRAPH_MODES,
                             operator_graph.EDITOR,
+                            hint=f"{graph_panel.HINT} Tap an operator, then a box: Move moves "
+                            "it there.",
                         ),
                         md=8,
                     ),
@@ -453,13 +455,14 @@ graph_panel.wire(
 
 @callbacks.callback(
     Output(ids.WI_OPERATOR, "value"),
+    Output(ids.WI_TARGET, "value"),
     Input(ids.WI_GRAPH, "tapNodeData"),
     prevent_initial_call=True,
 )
-def select_from_graph(tapped: dict[str, Any] | None) -> Any:
-    if not tapped or "node" not in tapped:
-        return no_update
-    return tapped.get("id")
+def select_from_graph(tapped: dict[str, Any] | None) -> tuple[Any, Any]:
+    """A tapped operator is the one to move; a tapped machine box is where to."""
+    tap = operator_graph.tapped(tapped)
+    return tap.operator or no_update, tap.machine or no_update
 
 
 @callbacks.callback(

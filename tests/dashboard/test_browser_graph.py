@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from dash.testing.wait import until
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
 
 from dashboard import ids
 from dashboard import operator_graph as og
@@ -204,4 +205,53 @@ def test_click_on_a_heatmap_row_chooses_that_node(dash_duo, five_node_db: Path):
 
     # the heatmap is not redrawn for a node switch: its outline moves from n1 to n3
     until(lambda: outlined_rows() == [[1.5, 2.5]], timeout=10)
+    assert dash_duo.get_logs() == []
+
+
+TAP_POINTS = """
+const cy = document.getElementById(arguments[0])._cyreg.cy;
+const r = cy.container().getBoundingClientRect();
+const op = cy.$id(arguments[1]).renderedPosition();
+const box = cy.$id(arguments[2]);
+const b = box.renderedBoundingBox({includeLabels: false});
+const kids = box.children().map(n => n.renderedBoundingBox());
+const clear = ([x, y]) => !kids.some(
+  k => x >= k.x1 - 4 && x <= k.x2 + 4 && y >= k.y1 - 4 && y <= k.y2 + 4);
+const spots = [[b.x1 + 8, b.y2 - 8], [b.x2 - 8, b.y2 - 8], [b.x1 + 8, b.y1 + 8],
+               [b.x2 - 8, b.y1 + 8]];
+const spot = spots.find(clear);
+return {operator: [r.left + op.x, r.top + op.y],
+        machine: spot && [r.left + spot[0], r.top + spot[1]]};
+"""
+"""Where to tap, in the page's viewport: the operator's centre, and a spot inside the
+machine's box clear of its operators."""
+
+
+def tap(dash_duo, point: list[float]) -> None:
+    """A real click at ``point`` of the viewport."""
+    action = ActionBuilder(dash_duo.driver)
+    action.pointer_action.move_to_location(int(point[0]), int(point[1]))
+    action.pointer_action.click()
+    action.perform()
+
+
+def test_whatif_taps_choose_the_operator_and_its_target_machine(dash_duo, five_node_db: Path):
+    dash_duo.driver.set_window_size(1500, 1000)
+    dash_duo.start_server(create_app(five_node_db, refresh_seconds=60))
+    dash_duo.wait_for_page(url=dash_duo.server_url + "/whatif")
+    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=30)
+    graph = ids.WI_GRAPH
+    assert graph_state(dash_duo, graph)["parents"]["q1_join"] == "machine:n1"
+    dash_duo.driver.execute_script(
+        "document.getElementById(arguments[0]).scrollIntoView({block: 'center'})", graph
+    )
+    points = dash_duo.driver.execute_script(TAP_POINTS, graph, "q1_join", "machine:n4")
+    assert points["machine"] is not None, points
+    tap(dash_duo, points["operator"])
+    dash_duo.wait_for_contains_text(f"#{ids.WI_OPERATOR}", "q1_join", timeout=10)
+    tap(dash_duo, points["machine"])
+    dash_duo.wait_for_contains_text(f"#{ids.WI_TARGET}", "n4", timeout=10)
+    assert "q1_join" in dash_duo.find_element(f"#{ids.WI_OPERATOR}").text  # still chosen
+    dash_duo.find_element(f"#{ids.WI_MOVE}").click()
+    until(lambda: graph_state(dash_duo, graph)["parents"]["q1_join"] == "machine:n4", 30)
     assert dash_duo.get_logs() == []

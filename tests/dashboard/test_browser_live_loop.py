@@ -16,7 +16,7 @@ from dash.testing.wait import until
 from dashboard import ids
 from dashboard.app import create_app
 from estimator.loaders import dump_topology
-from estimator.model import topology_from_dict
+from estimator.model import topology_from_dict, version_starts
 from ingest.job import ingest_once
 from mace.demo_command import placement_inbox
 from simulator.fast import warm_up
@@ -32,20 +32,26 @@ RUN = "loop"
 
 
 def _versions(db: Path) -> int:
-    """Placement versions of the run stored with statistics (0 before its first rows)."""
+    """Placement versions of the run whose first subinterval holds statistics (0 before
+    its first rows): the Overview marks a change once the data reaches it, and a version
+    applied a moment ago starts after the newest ingested subinterval."""
     con = connect(db)
     try:
         runs = {r.run_id for r in reads.list_runs(con)}
-        if RUN not in runs or reads.interval_range(con, RUN) is None:
+        stored = reads.interval_range(con, RUN) if RUN in runs else None
+        if stored is None:
             return 0
-        return len(reads.placement_versions(con, RUN))
+        info = reads.get_run(con, RUN)
+        valid_from = [v.valid_from for v in reads.placement_versions(con, RUN)]
+        starts = version_starts(valid_from, info.origin, info.subinterval)
+        return sum(1 for start in starts if start < stored[1])
     finally:
         con.close()
 
 
 def _ingest_until(landing: Path, db: Path, spark, versions: int, timeout: float) -> None:  # type: ignore[no-untyped-def]
     """Ingest the landing folder again and again until the run has statistics and
-    ``versions`` placement versions stored (the simulator keeps writing meanwhile)."""
+    ``versions`` placement versions with data (the simulator keeps writing meanwhile)."""
     deadline = time.monotonic() + timeout
     while True:
         ingest_once(landing, db, spark)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from dash.testing.wait import until
 
-from dashboard import ids
+from dashboard import figures, ids
 from dashboard.app import create_app
 
 pytestmark = pytest.mark.browser
@@ -72,3 +72,31 @@ def test_dark_preference_darkens_page_and_figures(dash_duo, small_db: Path) -> N
     _prefer(dash_duo, "dark")
     until(lambda: _figure_colours(dash_duo)["paper"] == DARK_PAPER, timeout=10)
     assert dash_duo.get_logs() == []  # no CSP violation, no script error
+
+
+def _heat_scale(dash_duo) -> list[str]:
+    """The colours of the Nodes heatmap's scale as Plotly drew it."""
+    return dash_duo.driver.execute_script(
+        "const gd = document.querySelector(arguments[0] + ' .js-plotly-plot');"
+        "return gd._fullLayout.coloraxis.colorscale.map(stop => stop[1]);",
+        f"#{ids.ND_HEATMAP}",
+    )
+
+
+def test_the_nodes_heatmap_is_dark_on_a_dark_page(dash_duo, five_node_db: Path) -> None:
+    """No backlog is the plot's own dark colour, not a pale yellow that outshines the page;
+    back to the light scale when the preference changes."""
+    dash_duo.start_server(create_app(five_node_db, refresh_seconds=60))
+    dash_duo.driver.set_window_size(1500, 1000)
+    _prefer(dash_duo, "dark")
+    dash_duo.wait_for_page(url=dash_duo.server_url + "/nodes")
+    dash_duo.wait_for_element(f"#{ids.ND_HEATMAP} .main-svg", timeout=30)
+    dash_duo.wait_for_contains_text(f"#{ids.ND_DLTS}", "on n1", timeout=30)
+    until(lambda: _heat_scale(dash_duo)[0] == figures.DARK_PLOT, timeout=10)
+    assert _heat_scale(dash_duo) == [colour for _, colour in figures.DARK_HEAT]
+    dash_duo.driver.save_screenshot("/tmp/i14u-nodes-dark.png")
+    _prefer(dash_duo, "light")
+    until(lambda: _heat_scale(dash_duo) == [c for _, c in figures.YL_OR_RD], timeout=10)
+    _prefer(dash_duo, "dark")
+    until(lambda: _heat_scale(dash_duo)[0] == figures.DARK_PLOT, timeout=10)
+    assert dash_duo.get_logs() == []

@@ -230,3 +230,14 @@ def test_legend_says_what_each_mode_means() -> None:
     assert "backlog grows" in note.text
     assert [i.text for i in og.legend(og.BLAME, elements)][1] == "no share"
     assert og.legend(og.CHANGE, elements)[0].color == og.MOVED
+
+
+def test_a_tap_picks_an_operator_or_a_machine() -> None:
+    """A tapped operator is the one to move, a tapped machine box where to (What-if)."""
+    graph = og.operator_graph(topology_from_dict(SMALL_TOPOLOGY), {"a": "n1", "b": "n2", "c": "n1"})
+    data = {e["data"]["id"]: e["data"] for e in graph.elements}
+    assert og.tapped(data["a"]) == og.Tap(operator="a")
+    assert og.tapped(data["machine:n2"]) == og.Tap(machine="n2")
+    assert og.tapped(data["s"]) == og.Tap()  # a source moves nowhere
+    for other in (None, {}, {"kind": "machine"}, {"kind": "operator", "id": 3}, "a"):
+        assert og.tapped(other) == og.Tap()  # type: ignore[arg-type]

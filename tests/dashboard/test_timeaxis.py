@@ -1,5 +1,5 @@
-"""The Overview's time: wall clock (UTC) or since the start, ranges from the picker, a
-drag on the chart and the URL (issue 14)."""
+"""The Overview's time: wall clock (UTC or the browser's zone) or since the start, ranges
+from the picker, a drag on the chart and the URL, and the refresh in the URL (issue 14)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,15 @@ from hypothesis import strategies as st
 from dashboard.errors import ViewError
 from dashboard.timeaxis import (
     EPOCH_FLOOR,
+    OFF,
     Clock,
+    Refresh,
     TimeRange,
+    clock_from_query,
+    clock_query,
     picked_range,
     relayout_range,
+    time_zone,
     wall_start,
     window,
 )
@@ -23,6 +28,8 @@ from dashboard.urlquery import merged
 
 START = 1_795_000_000.0  # 2026-11-18T11:06:40Z
 WALL = Clock(start=START, wall=True)
+KOLKATA = Clock(start=START, wall=True, zone="Asia/Kolkata")  # UTC+05:30 all year
+PARIS_SPRING = 1_774_744_200.0  # 2026-03-29T00:30:00Z: Paris moves to summer time at 01:00Z
 
 
 def test_only_an_epoch_origin_is_a_wall_clock_start() -> None:
@@ -49,9 +56,13 @@ def test_axis_titles_and_points_name_the_clock() -> None:
 @given(st.floats(0, 10 * 86_400, allow_nan=False).map(lambda s: round(s, 3)))
 def test_wall_axis_values_read_back_to_the_same_seconds(seconds: float) -> None:
     (value,) = WALL.axis([seconds])
-    assert value == round((START + seconds) * 1000)  # ms since the epoch, as Plotly's
-    text = datetime.fromtimestamp(START + seconds, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-    assert WALL.seconds(text[:-3]) == pytest.approx(seconds, abs=1e-6)  # as relayoutData
+    text = datetime.fromtimestamp(START + seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    # the UTC date as text, Plotly shows it as it is (seconds and milliseconds only when
+    # they are not 0)
+    assert text[:-3].startswith(value) and len(value) >= len("2026-11-18T11:07")
+    assert WALL.seconds(value) == pytest.approx(seconds, abs=1e-6)
+    plotly = text[:-3].replace("T", " ")  # as relayoutData and clickData give it back
+    assert WALL.seconds(plotly) == pytest.approx(seconds, abs=1e-6)
     assert WALL.parse(WALL.text(seconds), "start") == pytest.approx(seconds, abs=1e-6)
 
 
@@ -156,3 +167,90 @@ def test_url_parameters_keep_one_order_and_each_others() -> None:
         "?run=r&from=1&to=2"
     )
     assert merged(None, {"run": None}) == ""
+
+
+def test_tables_name_the_clock_in_their_headings_and_cells() -> None:
+    since = Clock()
+    assert [since.heading(p) for p in ("", "from", "flagged at")] == [
+        "t (s)",
+        "from t (s)",
+        "flagged at t (s)",
+    ]
+    assert [WALL.heading(p) for p in ("", "from", "flagged at")] == [
+        "time (UTC)",
+        "from (UTC)",
+        "flagged at (UTC)",
+    ]
+    assert KOLKATA.heading("to") == "to (Asia/Kolkata)"
+    assert since.cell(12.34567) == 12.346 and WALL.cell(1.5) == "11:06:41.500"
+    # after the run's first day the date comes first
+    assert WALL.cell(13 * 3600.0) == "2026-11-19 00:06:40"
+    assert WALL.point(13 * 3600.0) == "2026-11-19 00:06:40 UTC"
+
+
+def test_the_local_clock_shows_the_browsers_zone() -> None:
+    assert Clock.of(START, "local", "Asia/Kolkata") == KOLKATA
+    assert Clock.of(0.0, "local", "Asia/Kolkata") == Clock(None, False)  # no wall clock
+    assert Clock.of(START, "since", "Asia/Kolkata") == Clock(START, False)
+    assert Clock.of(START, "wall", "Asia/Kolkata") == WALL  # the wall clock is UTC
+    assert KOLKATA.title == "wall clock (Asia/Kolkata)"
+    assert KOLKATA.hoverformat == "%H:%M:%S.%L Asia/Kolkata"
+    assert KOLKATA.point(0.0) == "16:36:40 Asia/Kolkata"
+    assert KOLKATA.span(1.0, 2.0) == "16:36:41–16:36:42 Asia/Kolkata"
+    assert KOLKATA.text(0.0) == "2026-11-18 16:36:40" and KOLKATA.cell(0.0) == "16:36:40"
+    # a date axis shows its values as they are: the zone's time of day
+    assert KOLKATA.axis([0.0]).tolist() == ["2026-11-18T16:36:40"]
+    assert KOLKATA.parse("16:36:50", "start") == 10.0
+    assert KOLKATA.parse("2026-11-18 16:46:40", "end") == 600.0
+    with pytest.raises(ViewError, match="is not a Asia/Kolkata time"):
+        KOLKATA.parse("25:00", "start")
+    assert (WALL.key, KOLKATA.key, Clock().key) == ("UTC", "Asia/Kolkata", "since")
+
+
+@given(st.floats(0, 10 * 86_400, allow_nan=False).map(lambda s: round(s, 3)))
+def test_local_axis_values_read_back_to_the_same_seconds(seconds: float) -> None:
+    (value,) = KOLKATA.axis([seconds])
+    assert KOLKATA.seconds(value.replace("T", " ")) == pytest.approx(seconds, abs=1e-6)
+    assert KOLKATA.parse(KOLKATA.text(seconds), "start") == pytest.approx(seconds, abs=1e-6)
+
+
+def test_the_local_clock_follows_summer_time() -> None:
+    paris = Clock.of(PARIS_SPRING, "local", "Europe/Paris")
+    assert paris.point(0.0) == "01:30:00 Europe/Paris"  # UTC+1
+    assert paris.point(3600.0) == "03:30:00 Europe/Paris"  # an hour later: UTC+2
+    assert paris.axis([0.0, 3600.0]).tolist() == [
+        "2026-03-29T01:30",  # seconds and milliseconds only when not 0
+        "2026-03-29T03:30",
+    ]
+    assert paris.parse("03:30", "end") == 3600.0
+    assert paris.seconds("2026-03-29 03:30:00") == 3600.0
+
+
+def test_a_zone_the_browser_sent_is_checked() -> None:
+    assert time_zone("Europe/Paris") == "Europe/Paris"
+    assert time_zone("America/Argentina/Buenos_Aires") == "America/Argentina/Buenos_Aires"
+    for bad in (None, "", "Mars/Olympus", "America", "../../etc/passwd", "zone.tab", 5, "a" * 99):
+        assert time_zone(bad) == "UTC"
+    assert Clock.of(START, "local", "no/such zone") == WALL
+
+
+def test_the_clock_and_the_refresh_round_trip_through_the_url() -> None:
+    assert clock_from_query({}) == "wall" and clock_from_query({"clock": "sundial"}) == "wall"
+    for choice in ("wall", "local", "since"):
+        assert clock_from_query(clock_query(choice)) == choice
+    assert clock_query("wall") == {"clock": None} and clock_query("local") == {"clock": "local"}
+    assert clock_from_query({"clock": ["since"]}) == "since"
+    default = 5.0
+    for refresh in (Refresh(2.0), Refresh(30.0, True), Refresh(OFF), Refresh(default, True)):
+        params = {k: v for k, v in refresh.query(default).items() if v is not None}
+        assert Refresh.from_query(params, default) == refresh
+    assert Refresh(default).query(default) == {"refresh": None, "paused": None}
+    assert Refresh(OFF).query(default) == {"refresh": "off", "paused": None}
+    assert Refresh(10.0, True).query(default) == {"refresh": "10", "paused": "1"}
+    # the server's own default is offered too (here 3 s)
+    assert Refresh.from_query({"refresh": "3"}, 3.0) == Refresh(3.0)
+    # anything not offered is the default, running
+    for bad in ("7", "-2", "nan", "inf", "fast", "", "0"):
+        assert Refresh.from_query({"refresh": bad, "paused": "yes"}, default) == Refresh(default)
+    assert not Refresh(OFF).running and not Refresh(5.0, True).running
+    assert Refresh(5.0).running

@@ -94,7 +94,7 @@ def test_overview_shows_a_custom_range_and_the_wall_clock(tmp_path: Path) -> Non
     run = RunCache(Database(db)).get("small")
     view = views.overview(run, TimeRange(None, 1.0, 3.0), clock="wall")
     axis = view.figure["layout"]["xaxis"]
-    assert axis["range"] == [1_795_000_001_000.0, 1_795_000_003_000.0]  # ms, UTC
+    assert axis["range"] == ["2026-11-18T11:06:41", "2026-11-18T11:06:43"]  # UTC
     assert axis["title"]["text"] == "wall clock (UTC)"
     # the worst case of the range only: measured [1.2, 1.0] in subintervals 1 and 2
     assert view.measured_wc == 1.2
@@ -519,3 +519,83 @@ def test_nodes_view_outlines_the_chosen_node(cache: RunCache) -> None:
     (outline,) = heat.layout.shapes
     # category rows in node order: n1 is row 0, n2 row 1
     assert (outline.y0, outline.y1, outline.xref) == (0.5, 1.5, "x domain")
+
+
+WALL_START = 1_795_000_000.0  # 2026-11-18T11:06:40Z
+
+
+def test_the_tables_and_the_explanation_follow_the_clock(tmp_path: Path, shifting_db: Path):
+    """Changes, drift events, alerts and the explanation's headline in the chosen clock's
+    time (the wall clock's rows are times of day, the since-start ones seconds)."""
+    from datetime import datetime
+
+    from storage.alerts import StoredAlert
+    from tests.dashboard.builders import write_drift_run, write_small_run
+
+    wall = Clock(WALL_START, wall=True)
+    local = Clock(WALL_START, wall=True, zone="Asia/Kolkata")
+    db = tmp_path / "versions.duckdb"
+    write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n1", "c": "n1"})])
+    run = RunCache(Database(db)).get("small")
+    checks = views.overview(run, "all").changes
+    assert [r["time"] for r in views.change_rows(run, checks)] == [2.0]
+    assert [r["time"] for r in views.change_rows(run, checks, wall)] == ["11:06:42"]
+    assert [r["time"] for r in views.change_rows(run, checks, local)] == ["16:36:42"]
+
+    write_drift_run(tmp_path / "drift.duckdb", "drift", drifting=True)
+    drifting = RunCache(Database(tmp_path / "drift.duckdb")).get("drift")
+    events = views.overview(drifting, "all").drift
+    (row,) = views.drift_rows(drifting, events, wall)
+    assert (row["start"], row["end"], row["flagged"]) == ("11:07:03", "11:07:18", "11:07:08")
+    assert row["duration"] == 15.0  # a duration stays in seconds
+
+    now = datetime(2026, 11, 18, 12, 0)
+    alert = StoredAlert(1, "small", "q1", "measured_breach", 1, 2, 1.2, 1.0, "", now, now, False)
+    (listed,) = views.alert_rows(run, [alert], local)
+    assert (listed["start"], listed["end"]) == ("16:36:41", "16:36:43")
+    (plain,) = views.alert_rows(run, [alert])
+    assert (plain["start"], plain["end"]) == (1.0, 3.0)
+
+    shifting = RunCache(Database(shifting_db)).get("shift")
+    worst = views.explanation(shifting, None, clock=wall)
+    assert worst.headline.startswith("At 11:06:41 UTC (subinterval 1), n1 is the bottleneck")
+    assert "since 11:06:40 UTC (subinterval 0)" in worst.headline
+
+
+def test_the_ce_heatmaps_have_a_dark_colour_scale(cache: RunCache) -> None:
+    """Both CE/C heatmaps (Nodes, and the Overview's strip) name the colour scale a dark
+    page uses: no backlog in the page's plot colour, growing from dark red to yellow."""
+    from dashboard.figures import DARK_HEAT, DARK_PLOT, YL_OR_RD
+
+    run = cache.get("small")
+    heat, _ = views.nodes_run_view(run, "all", "n2")
+    panels = views.overview(run, "all").figure
+    for layout in (heat.to_plotly_json()["layout"], panels["layout"]):
+        assert [list(stop) for stop in layout["coloraxis"]["colorscale"]] == YL_OR_RD
+        assert layout["meta"]["dark"] == {"coloraxis.colorscale": DARK_HEAT}
+    assert DARK_HEAT[0] == [0.0, DARK_PLOT] and DARK_HEAT[-1][0] == 1.0
+    assert YL_OR_RD[0][1] == "rgb(255,255,204)" and DARK_HEAT[1][1] == "rgb(128,0,38)"
+    (trace,) = heat.data
+    assert trace.coloraxis == "coloraxis"
+    strip = next(t for t in panels["data"] if t["type"] == "heatmap")
+    assert strip["coloraxis"] == "coloraxis" and "colorscale" not in strip
+    # the Overview's colour bar stands beside its strip
+    bar, (low, high) = (
+        panels["layout"]["coloraxis"]["colorbar"],
+        panels["layout"]["yaxis2"]["domain"],
+    )
+    assert (bar["y"], bar["len"]) == (pytest.approx((low + high) / 2), pytest.approx(high - low))
+
+
+def test_a_change_ahead_of_the_data_is_listed(tmp_path: Path) -> None:
+    """A placement applied on a live run starts after the newest measured subinterval:
+    its row says when, with no data after it yet (it used to stop the whole Overview)."""
+    from tests.dashboard.builders import write_small_run
+
+    db = tmp_path / "ahead.duckdb"
+    write_small_run(db, versions=[(7.0, {"a": "n2", "b": "n1", "c": "n1"})])  # data: 5 s
+    run = RunCache(Database(db)).get("small")
+    (row,) = views.change_rows(run, views.overview(run, "all").changes)
+    assert (row["time"], row["measured_wc_after"], row["predicted_wc_after"]) == (7.0, None, None)
+    (wall,) = views.change_rows(run, views.overview(run, "all").changes, Clock(WALL_START, True))
+    assert wall["time"] == "11:06:47"
