@@ -11,11 +11,12 @@ For each interaction it prints the number of callbacks fired, the server time (f
 callback starting to the last one ending) and the request threads' CPU time (medians
 over ``--repeats``), then per callback function: calls, wall and CPU (``by_callback``),
 and the order the callbacks ran in on each repeat (``chains``: name, start offset,
-wall and CPU in ms). With ``--profile`` each callback runs under ``cProfile`` on its thread's CPU clock
-(robust to other processes' load) and the functions with the most cumulative CPU time
-of each interaction are listed (``profile``; profiling slows the callbacks, so the
-times of such a run are not comparable with an unprofiled one). The reference timed in
-the same run is the capacity validation (a refused value: one callback, no evaluation).
+wall and CPU in ms). With ``--profile`` each callback runs under ``cProfile`` on its
+thread's CPU clock (robust to other processes' load) and the functions with the most
+cumulative CPU time of each interaction are listed (``profile``; profiling slows the
+callbacks, so the times of such a run are not comparable with an unprofiled one). The
+reference timed in the same run is the capacity validation (a refused value: one
+callback, no evaluation).
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_whatif_page.py [--repeats 3] [--profile]
 """

@@ -90,6 +90,9 @@ def engine_note(run_id: str | None) -> bool:
         return False
 
 
+PLANNING_OUTPUTS = ("objectives", "objective", "capacity", "queries", "query", "filled")
+
+
 @dash.callback(
     output={
         "objectives": Output(ids.WI_OBJECTIVES, "data"),
@@ -131,6 +134,3 @@ def planning_defaults(
         "query": defaults.queries[0] if defaults.queries else None,
         "filled": run_id,
     }
-
-
-PLANNING_OUTPUTS = ("objectives", "objective", "capacity", "queries", "query", "filled")

@@ -6,6 +6,10 @@ while live data arrives, so that Optimize and the applied placement are compared
 the same "current"; the line under the summary says which window it is, and a button
 re-pins it to the latest data. The URL keeps the scenario and the window, and a page
 opened from such a link takes them over.
+
+:func:`settle` is that rule. The scenario view (:func:`dashboard.whatif.editor.show`)
+applies it, stores the result and draws it in one response; :func:`url_query` applies
+it too and writes the result into the URL meanwhile (nothing waits for the view).
 """
 
 from __future__ import annotations

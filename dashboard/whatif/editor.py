@@ -239,6 +239,14 @@ PROPOSALS = {ids.WI_AD_APPLY: "admitted", ids.WI_PV_APPLY: "provisioned"}
 """The planning tabs' buttons that load their proposal as the scenario, and its state."""
 
 
+def _undone(click: Any) -> int:
+    """The index of the edit an undo click names (see the clientside filter below)."""
+    index = click.get("index") if isinstance(click, Mapping) else None
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise ScenarioError("undo: no edit chosen")
+    return index
+
+
 def _proposal(proposal: Any) -> dict[str, Any]:
     if not isinstance(proposal, Mapping) or not isinstance(proposal.get("scenario"), Mapping):
         raise ScenarioError("nothing to load: run the planner first")
@@ -309,7 +317,7 @@ def edit(
         if trigger == ids.WI_RESET:
             result = whatif_view.EditResult([], "reset: no edits")
         elif undoing:
-            result = whatif_view.undo_edit(inputs, edits, int(undo["index"]))
+            result = whatif_view.undo_edit(inputs, edits, _undone(undo))
         elif trigger == ids.WI_LOAD:
             result = whatif_view.add_edit(inputs, edits, "load_saved", _load_saved(values))
         elif trigger in PROPOSALS:
@@ -444,6 +452,7 @@ def show(
     scenarios are read when the page opens and for another run."""
     problems: list[str] = []
     stores: dict[str, Any] = {"windows": no_update, "scenario": no_update, "link": no_update}
+    run = None
     try:
         app = context.current()
         if not run_id:
@@ -469,7 +478,8 @@ def show(
             "latency": empty, "queries": empty, "elements": [],
             "legend": graph_panel.styled(mode, [], GRAPH_MODES)[1], "table": [], "summary": "",
             "operators": [], "targets": [], "cap_nodes": [], "saved": [], "inputs_key": None,
-            "edits": edit_items(whatif_view.edits_for(data, run_id)), "label": "", **stores,
+            "edits": edit_items(whatif_view.edits_for(data, run_id)),
+            "label": "" if run is None else baseline.label(windows, run), **stores,
             "text": "; ".join([*problems, str(exc)]), "open": True,
         }  # fmt: skip
     return {
