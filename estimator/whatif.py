@@ -10,8 +10,9 @@ This module is the one what-if engine: the dashboard keeps scenarios in their
 JSON form (:func:`scenario_to_json` / :func:`scenario_from_json`, which validate
 every value and keep an added query) and evaluates them through
 :class:`WhatIfEngine`, which caches the fitted baseline per run and placement
-version and the load model per load change (moves and capacity edits do not
-change the operators' load series). Every evaluation is Mace from a
+version, the load model per load change (moves and capacity edits do not
+change the operators' load series) and, per baseline, the last scenarios applied
+(:meth:`RunInputs.applied`). Every evaluation is Mace from a
 :class:`PlacementEvaluator`, refined by the estimator chosen by name from
 :data:`estimator.pathaware.ESTIMATORS`.
 """
