@@ -17,7 +17,8 @@ on What-if. Each ``--repeats`` times, idle, then again while a live ingestion ru
 same process: ``mace demo``'s live simulator writing a landing folder and the ingestion
 scheduler passing it through local Spark every 2 s, into the same store. Each busy
 interaction says which share of its time a Spark pass was running. The reference timed
-in the same run is the idle phase. Prints JSON (medians and maxima).
+in the same run is the idle phase. Prints JSON (medians and maxima), with each
+interaction's time per callback function (``by_callback``: calls, wall and CPU).
 
     .venv/bin/python benchmarks/bench_interactions.py --json [--repeats 5]
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import cProfile
 import functools
 import json
 import os
@@ -39,7 +41,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import ingest.job
 from benchmarks.fill_store import fill
@@ -59,22 +61,41 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class Recorder:
-    """Start and end (perf_counter) of every callback request the server answers."""
+class Call(NamedTuple):
+    """One callback request the server answered."""
 
-    def __init__(self) -> None:
-        self.calls: list[tuple[float, float, str, float]] = []  # start, end, output, CPU
+    start: float  # perf_counter
+    end: float
+    output: str  # the request's output id (Dash's callback key)
+    cpu: float  # the request thread's CPU time
+    name: str  # the callback function's name
+    profile: cProfile.Profile | None  # its CPU profile (``Recorder(profile=True)``)
+
+
+class Recorder:
+    """Start, end and CPU time of every callback request the server answers, and with
+    ``profile`` a CPU profile of each (``cProfile`` on the request thread's CPU clock,
+    so that other processes' load does not show in it)."""
+
+    def __init__(self, profile: bool = False) -> None:
+        self.calls: list[Call] = []
         self.in_flight = 0
         self.last = time.perf_counter()
+        self.profile = profile
         self._lock = threading.Lock()
 
-    def wrap(self, server: Any) -> None:
+    def wrap(self, app: Any) -> None:
+        server = app.server
         endpoint = next(
             rule.endpoint
             for rule in server.url_map.iter_rules()
             if rule.rule.endswith(CALLBACK_PATH)
         )
         dispatch = server.view_functions[endpoint]
+
+        def name_of(output: str) -> str:
+            function = app.callback_map.get(output, {}).get("callback")
+            return getattr(function, "__name__", output[:40])
 
         @functools.wraps(dispatch)
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -87,15 +108,19 @@ class Recorder:
                 return dispatch(*args, **kwargs)
             with self._lock:
                 self.in_flight += 1
+            profile = cProfile.Profile(time.thread_time) if self.profile else None
             start, cpu = time.perf_counter(), time.thread_time()
             try:
-                return dispatch(*args, **kwargs)
+                if profile is None:
+                    return dispatch(*args, **kwargs)
+                return profile.runcall(dispatch, *args, **kwargs)
             finally:
                 end = time.perf_counter()
+                call = Call(start, end, output, time.thread_time() - cpu, name_of(output), profile)
                 with self._lock:
                     self.in_flight -= 1
                     self.last = end
-                    self.calls.append((start, end, output, time.thread_time() - cpu))
+                    self.calls.append(call)
 
         server.view_functions[endpoint] = timed
 
@@ -114,15 +139,17 @@ class Recorder:
                 break  # over (or it fired nothing at all)
         calls = self.calls[mark:]
         if not calls:
-            return {"callbacks": 0, "server_s": None}
+            return {"callbacks": 0, "server_s": None, "calls": []}
+        slowest = max(calls, key=lambda c: c.end - c.start)
         return {
             "callbacks": len(calls),
-            "server_s": max(c[1] for c in calls) - min(c[0] for c in calls),
-            "busy_s": busy_time([(c[0], c[1]) for c in calls]),
-            "cpu_s": sum(c[3] for c in calls),  # the request threads' own CPU time
-            "slowest_callback_s": max(c[1] - c[0] for c in calls),
-            "slowest": max(calls, key=lambda c: c[1] - c[0])[2][:60],
-            "window": (min(c[0] for c in calls), max(c[1] for c in calls)),
+            "server_s": max(c.end for c in calls) - min(c.start for c in calls),
+            "busy_s": busy_time([(c.start, c.end) for c in calls]),
+            "cpu_s": sum(c.cpu for c in calls),  # the request threads' own CPU time
+            "slowest_callback_s": slowest.end - slowest.start,
+            "slowest": slowest.name,
+            "window": (min(c.start for c in calls), max(c.end for c in calls)),
+            "calls": calls,
         }
 
 
@@ -266,6 +293,22 @@ def suite(
     return out
 
 
+def by_callback(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Where an interaction's time goes: per callback function, over the repeats, the
+    median number of calls and the medians of their summed wall and CPU time (s),
+    slowest first."""
+    names = dict.fromkeys(c.name for r in runs for c in r["calls"])
+    out = {}
+    for name in names:
+        mine = [[c for c in r["calls"] if c.name == name] for r in runs]
+        out[name] = {
+            "calls": statistics.median(len(m) for m in mine),
+            "wall_s": statistics.median(sum(c.end - c.start for c in m) for m in mine),
+            "cpu_s": statistics.median(sum(c.cpu for c in m) for m in mine),
+        }
+    return dict(sorted(out.items(), key=lambda item: -item[1]["wall_s"]))
+
+
 def summary(samples: dict[str, list[dict[str, Any]]], spark: SparkWatch | None) -> dict[str, Any]:
     result = {}
     for name, runs in samples.items():
@@ -280,6 +323,7 @@ def summary(samples: dict[str, list[dict[str, Any]]], spark: SparkWatch | None) 
             "slowest_callback": max(runs, key=lambda r: r.get("slowest_callback_s") or 0).get(
                 "slowest"
             ),
+            "by_callback": by_callback(runs),
         }
         if spark is not None:
             shares = [spark.share(r["window"]) for r in runs if "window" in r]
@@ -318,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = tuple(r.run_id for r in list_runs(con))
         con.close()
         app = create_app(db, refresh_seconds=3600)  # no periodic refresh in the way
-        recorder.wrap(app.server)
+        recorder.wrap(app)
         port = free_port()
         stack.callback(start_server(app, "127.0.0.1", port))
         base = f"http://127.0.0.1:{port}"

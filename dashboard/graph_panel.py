@@ -14,7 +14,7 @@ from typing import Any
 
 import dash_bootstrap_components as dbc
 import dash_cytoscape as cyto
-from dash import Input, Output, html
+from dash import Input, Output, State, html
 
 from dashboard import operator_graph
 from dashboard.operator_graph import LegendItem
@@ -94,15 +94,29 @@ def wire(
     legend_id: str,
     fit_id: str,
     modes: Sequence[str],
+    *,
+    follow_elements: bool = True,
 ) -> None:
     """Register the panel's colour-mode and Fit callbacks with ``callback`` (the page's
-    ``dash.callback``, or a tab's :class:`dashboard.whatif.common.CallbackSet`)."""
+    ``dash.callback``, or a tab's :class:`dashboard.whatif.common.CallbackSet`).
+
+    ``follow_elements=False``: the page's callback that draws the elements also draws
+    the legend (with :func:`styled`), and only a change of mode redraws it here. The
+    graph reports its elements back after drawing them, so a legend that follows them
+    costs one more request after every draw."""
+    legend = (
+        Output(legend_id, "children")
+        if follow_elements
+        else Output(legend_id, "children", allow_duplicate=True)
+    )
+    elements = Input if follow_elements else State
 
     @callback(
         Output(graph_id, "stylesheet"),
-        Output(legend_id, "children"),
+        legend,
         Input(mode_id, "value"),
-        Input(graph_id, "elements"),
+        elements(graph_id, "elements"),
+        prevent_initial_call=not follow_elements,
     )
     def colours(mode: str | None, elements: list[dict[str, Any]] | None) -> tuple:
         return styled(mode, elements, modes)

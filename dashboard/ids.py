@@ -128,12 +128,14 @@ WI_EXPORT = "wi-export"
 WI_DOWNLOAD = "wi-download"
 WI_EDITS = "wi-edits"
 WI_UNDO = "wi-undo"  # pattern-matching ids {"type": WI_UNDO, "index": k}
+WI_UNDO_CLICK = "wi-undo-click"  # the undo button clicked: {"index": k, "at": ms}
 WI_NOTE = "wi-note"
 WI_OPT_OBJECTIVE = "wi-opt-objective"
 WI_OPT_MAX_WORSE = "wi-opt-max-worse"
 WI_OPT_QUERIES = "wi-opt-queries"
 WI_TABS = "wi-tabs"
 WI_OBJECTIVES = "wi-objectives-store"  # the run's stored latency objectives
+WI_PLANNING_RUN = "wi-planning-run"  # the run the planning tabs' defaults were filled for
 # what-if: admit a query
 WI_AD_UPLOAD = "wi-admit-upload"
 WI_AD_TEXT = "wi-admit-text"

@@ -25,7 +25,6 @@ from estimator.whatif import (
     RunInputs,
     ScenarioError,
     WhatIfEngine,
-    apply_scenario,
     parse_factor,
     parse_positive,
     scenario_from_json,
@@ -227,7 +226,7 @@ def apply_edit(
     # validate the whole result against the run (unknown ids, stranded operators, a
     # subinterval factor longer than the run, ...)
     try:
-        apply_scenario(inputs.topology, inputs.arrivals, scenario_from_json(current))
+        inputs.applied(scenario_from_json(current))
     except ModelError as exc:
         raise ScenarioError(str(exc)) from None
     return current
@@ -315,9 +314,7 @@ class EditResult:
 
 def _deployment(inputs: RunInputs, scenario: Mapping[str, Any]) -> tuple[Any, list[Any]]:
     """What a scenario evaluates: its topology document and arrivals (to tell a no-op)."""
-    topology, arrivals = apply_scenario(
-        inputs.topology, inputs.arrivals, scenario_from_json(scenario)
-    )
+    topology, arrivals = inputs.applied(scenario_from_json(scenario))
     return topology.to_dict(), [arrivals.sources, arrivals.counts.tolist()]
 
 

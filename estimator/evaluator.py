@@ -161,9 +161,13 @@ class PlacementEvaluator:
 
     def _summarize(self) -> None:
         """Mace and MaceWC from the current rows and top-3."""
-        # Finite-bandwidth links are resources too: their CE enters Mace.
+        # Finite-bandwidth links are resources too: their CE enters Mace, so the full
+        # estimate is needed anyway; it is kept for :meth:`estimate` until the next move.
+        self._full = self._estimate() if self._has_links else None
         self.mace = (
-            self.estimate().series if self._has_links else np.maximum(self._top_values[0], 0.0)
+            self._full.series.copy()
+            if self._full is not None
+            else np.maximum(self._top_values[0], 0.0)
         )
         self.mace_wc = float(self.mace.max()) if self.mace.size else 0.0
 
@@ -198,6 +202,11 @@ class PlacementEvaluator:
 
     def estimate(self) -> Estimate:
         """The full Estimate for the current placement (including network resources)."""
+        if self._full is not None:
+            return self._full
+        return self._estimate()
+
+    def _estimate(self) -> Estimate:
         topology = self.topology
         query_mask = self._query_mask()
         if not self._has_links:

@@ -10,14 +10,16 @@ This module is the one what-if engine: the dashboard keeps scenarios in their
 JSON form (:func:`scenario_to_json` / :func:`scenario_from_json`, which validate
 every value and keep an added query) and evaluates them through
 :class:`WhatIfEngine`, which caches the fitted baseline per run and placement
-version and the load model per load change (moves and capacity edits do not
-change the operators' load series). Every evaluation is Mace from a
+version, the load model per load change (moves and capacity edits do not
+change the operators' load series) and, per baseline, the last scenarios applied
+(:meth:`RunInputs.applied`). Every evaluation is Mace from a
 :class:`PlacementEvaluator`, refined by the estimator chosen by name from
 :data:`estimator.pathaware.ESTIMATORS`.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import OrderedDict
@@ -342,32 +344,6 @@ def is_empty(scenario: Scenario) -> bool:
 # -- the cached engine ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RunInputs:
-    """What a what-if evaluates: a run's deployment (costs and selectivities fitted on
-    its measured statistics) and its measured arrivals; ``key`` names the run and
-    placement version it was built from."""
-
-    key: str
-    topology: Topology
-    arrivals: Arrivals
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """A scenario's estimate with the topology it was computed for."""
-
-    topology: Topology
-    estimate: Estimate
-
-    @property
-    def times(self) -> np.ndarray:
-        return np.arange(self.estimate.series.size) * self.topology.subinterval
-
-    def per_query_wc(self) -> dict[str, float]:
-        return {q: _worst(s) for q, s in self.estimate.per_query.items()}
-
-
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -389,6 +365,56 @@ class _Lru(OrderedDict[K, V]):
         self[key] = value
         while len(self) > self.size:
             self.popitem(last=False)
+
+
+MAX_APPLIED = 32
+"""Scenarios applied to one run's inputs that :meth:`RunInputs.applied` keeps."""
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What a what-if evaluates: a run's deployment (costs and selectivities fitted on
+    its measured statistics) and its measured arrivals; ``key`` names the run and
+    placement version it was built from."""
+
+    key: str
+    topology: Topology
+    arrivals: Arrivals
+    _applied: _Lru[str, tuple[Topology, Arrivals]] = field(
+        default_factory=lambda: _Lru(MAX_APPLIED), init=False, repr=False, compare=False
+    )
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
+
+    def applied(self, scenario: Scenario) -> tuple[Topology, Arrivals]:
+        """:func:`apply_scenario` on this run, kept for the last few scenarios: the page
+        applies the same ones again and again (an edit folds the whole edit log and
+        checks its result, then the view folds it again and evaluates it), and building
+        a validated topology is most of an edit's cost."""
+        key = json.dumps(scenario_to_json(scenario), sort_keys=True)
+        with self._lock:
+            found = self._applied.get_fresh(key)
+        if found is None:
+            found = apply_scenario(self.topology, self.arrivals, scenario)
+            with self._lock:
+                self._applied.put(key, found)
+        return found
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A scenario's estimate with the topology it was computed for."""
+
+    topology: Topology
+    estimate: Estimate
+
+    @property
+    def times(self) -> np.ndarray:
+        return np.arange(self.estimate.series.size) * self.topology.subinterval
+
+    def per_query_wc(self) -> dict[str, float]:
+        return {q: _worst(s) for q, s in self.estimate.per_query.items()}
 
 
 class WhatIfEngine:
@@ -439,7 +465,7 @@ class WhatIfEngine:
     def applied(self, inputs: RunInputs, scenario: Scenario) -> tuple[Topology, Arrivals]:
         """The scenario's deployment and arrivals, validated (ScenarioError otherwise)."""
         try:
-            return apply_scenario(inputs.topology, inputs.arrivals, scenario)
+            return inputs.applied(scenario)
         except ModelError as exc:
             raise ScenarioError(str(exc)) from None
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, dcc, html
+from dash import Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import context, ids, planning_view
 from dashboard.whatif import admit, apply, baseline, editor, plans, provision
@@ -45,6 +45,7 @@ def layout(scenario: Any = None, **_: Any) -> html.Div:
             dcc.Store(id=ids.WI_INPUTS_KEY),
             dcc.Store(id=ids.WI_OPT_RESULT),
             dcc.Store(id=ids.WI_OBJECTIVES),
+            dcc.Store(id=ids.WI_PLANNING_RUN),  # the run the planning defaults are of
             dcc.Store(id=ids.WI_AD_RESULT),
             dcc.Store(id=ids.WI_PV_RESULT),
             dcc.Download(id=ids.WI_DOWNLOAD),
@@ -89,6 +90,9 @@ def engine_note(run_id: str | None) -> bool:
         return False
 
 
+PLANNING_OUTPUTS = ("objectives", "objective", "capacity", "queries", "query", "filled")
+
+
 @dash.callback(
     output={
         "objectives": Output(ids.WI_OBJECTIVES, "data"),
@@ -96,14 +100,21 @@ def engine_note(run_id: str | None) -> bool:
         "capacity": Output(ids.WI_PV_CAPACITY, "value"),
         "queries": Output(ids.WI_PL_QUERY, "options"),
         "query": Output(ids.WI_PL_QUERY, "value"),
+        "filled": Output(ids.WI_PLANNING_RUN, "data"),
     },
-    inputs={"run_id": Input(ids.RUN, "value")},
-    state={"windows": State(ids.WI_BASELINE, "data")},
+    inputs={"run_id": Input(ids.RUN, "value"), "tab": Input(ids.WI_TABS, "active_tab")},
+    state={"windows": State(ids.WI_BASELINE, "data"), "filled": State(ids.WI_PLANNING_RUN, "data")},
+    prevent_initial_call=True,
 )
-def planning_defaults(run_id: str | None, windows: Any) -> dict[str, Any]:
+def planning_defaults(
+    run_id: str | None, tab: str | None, windows: Any, filled: str | None
+) -> dict[str, Any]:
     """The run's stored objectives (the background jobs never read the database), and
     defaults: the tightest stored objective (else the current MaceWC), the largest node
-    capacity, the first query."""
+    capacity, the first query. Filled when a planning tab is first opened on a run, not
+    on the page's load (the editor tab opens first and needs none of them)."""
+    if tab == TAB_EDITOR or (filled == run_id and ctx.triggered_id == ids.WI_TABS):
+        return {key: no_update for key in PLANNING_OUTPUTS}
     try:
         app = context.current()
         inputs = run_inputs(run_id, windows)
@@ -111,11 +122,15 @@ def planning_defaults(run_id: str | None, windows: Any) -> dict[str, Any]:
             stored = scenarios.objectives(cur, run_id or "")
         defaults = planning_view.defaults(app.engine, inputs, stored)
     except MaceError:
-        return {"objectives": {}, "objective": "", "capacity": "1", "queries": [], "query": None}
+        return {
+            "objectives": {}, "objective": "", "capacity": "1", "queries": [], "query": None,
+            "filled": None,
+        }  # fmt: skip
     return {
         "objectives": stored,
         "objective": defaults.objective,
         "capacity": defaults.capacity,
         "queries": defaults.queries,
         "query": defaults.queries[0] if defaults.queries else None,
+        "filled": run_id,
     }

@@ -6,10 +6,15 @@ while live data arrives, so that Optimize and the applied placement are compared
 the same "current"; the line under the summary says which window it is, and a button
 re-pins it to the latest data. The URL keeps the scenario and the window, and a page
 opened from such a link takes them over.
+
+:func:`settle` is that rule. The scenario view (:func:`dashboard.whatif.editor.show`)
+applies it, stores the result and draws it in one response; :func:`url_query` applies
+it too and writes the result into the URL meanwhile (nothing waits for the view).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -17,8 +22,9 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
 
 from dashboard import context, ids, whatif_link, whatif_view
+from dashboard.data import RunData
 from dashboard.urlquery import merged
-from dashboard.whatif.common import MESSAGE, CallbackSet
+from dashboard.whatif.common import CallbackSet
 from estimator.errors import MaceError
 from estimator.whatif import ScenarioError
 
@@ -61,90 +67,117 @@ def _adopt(link: Any, data: Any, windows: Any) -> tuple[Any, Any, list[str]]:
     return data, whatif_link.with_window(windows, adopted.run_id, window), problems + left_out
 
 
-@callbacks.callback(
-    output={
-        "windows": Output(ids.WI_BASELINE, "data"),
-        "scenario": Output(ids.WI_SCENARIO, "data", allow_duplicate=True),
-        **MESSAGE,
-    },
-    inputs={
-        "link": Input(ids.WI_LINK, "data"),
-        "run_id": Input(ids.RUN, "value"),
-        "repin": Input(ids.WI_REPIN, "n_clicks"),
-    },
-    state={"data": State(ids.WI_SCENARIO, "data"), "windows": State(ids.WI_BASELINE, "data")},
-    prevent_initial_call="initial_duplicate",
-)
-def pin(link: Any, run_id: str | None, repin: Any, data: Any, windows: Any) -> dict[str, Any]:
-    """Take over a link's scenario when the page opens from one; pin the window of a
-    run that has none yet on its data so far; re-pin on request."""
-    trigger = ctx.triggered_id
-    out: dict[str, Any] = {"windows": no_update, "scenario": no_update}
+@dataclass(frozen=True)
+class Settled:
+    """The session stores once a link is taken over and the run's window pinned
+    (``changed``: they differ from the stores given), and what was left out."""
+
+    data: Any
+    windows: Any
+    changed: bool
+    problems: list[str]
+
+
+def settle(link: Any, repin: bool, run: RunData | None, data: Any, windows: Any) -> Settled:
+    """Take over ``link`` (a link's scenario the page was opened from and has not taken
+    over yet); pin the window of a run that has none yet on its data so far; re-pin on
+    request. A rule on the run's data: the scenario view draws and stores its result,
+    and :func:`url_query` writes the same into the URL at the same time."""
+    changed = False
     problems: list[str] = []
-    if trigger in (None, ids.WI_LINK) and link:
+    if link:
         try:
             data, windows, problems = _adopt(link, data, windows)
-            out = {"windows": windows, "scenario": data}
+            changed = True
         except MaceError as exc:
             problems = [str(exc)]
-    if run_id and (trigger == ids.WI_REPIN or whatif_link.window_for(windows, run_id) is None):
-        try:
-            intervals = context.current().runs.get(run_id).intervals
-        except MaceError:
-            intervals = 0
-        if intervals:
-            out["windows"] = whatif_link.with_window(windows, run_id, (0, intervals))
-    if problems:
-        return {**out, "text": "; ".join(problems), "open": True}
-    return {**out, "text": no_update, "open": no_update}
+    if run is not None and run.intervals:
+        run_id = run.info.run_id
+        if repin or whatif_link.window_for(windows, run_id) is None:
+            pinned = whatif_link.with_window(windows, run_id, (0, run.intervals))
+            changed = changed or pinned != windows
+            windows = pinned
+    return Settled(data, windows, changed, problems)
 
 
-@callbacks.callback(
-    Output(ids.WI_BASELINE_LABEL, "children"),
-    Input(ids.WI_BASELINE, "data"),
-    Input(ids.RUN, "value"),
-    Input(ids.RUN_REFRESH, "n_intervals"),
-)
-def baseline_label(windows: Any, run_id: str | None, _: Any) -> str:
+def repinned() -> bool:
+    """Whether the re-pin button is among the callback's triggers."""
+    return f"{ids.WI_REPIN}.n_clicks" in ctx.triggered_prop_ids
+
+
+def label(windows: Any, run: RunData) -> str:
     """Which window the baseline uses, and whether the run has newer data."""
-    window = whatif_link.window_for(windows, run_id)
-    if not run_id or window is None:
-        return ""
-    try:
-        run = context.current().runs.get(run_id)
-    except MaceError:
+    window = whatif_link.window_for(windows, run.info.run_id)
+    if window is None:
         return ""
     return whatif_link.Baseline(*window, run.intervals, run.subinterval).label
 
 
 @callbacks.callback(
-    Output(ids.WI_URL_QUERY, "data"),
-    Input(ids.WI_SCENARIO, "data"),
-    Input(ids.WI_BASELINE, "data"),
-    Input(ids.URL, "search"),
+    Output(ids.WI_BASELINE_LABEL, "children", allow_duplicate=True),
+    Input(ids.RUN_REFRESH, "n_intervals"),
+    State(ids.WI_BASELINE, "data"),
     State(ids.RUN, "value"),
     prevent_initial_call=True,
 )
-def url_query(data: Any, windows: Any, search: str | None, run_id: str | None) -> Any:
-    """The query string with the run's scenario and window. While the URL still names
-    another run (the top bar is changing it), wait: the URL's next change calls this
-    again. (A page store in between: a callback writing the shell's URL straight from
-    these inputs would fire on other pages too, where they do not exist.)"""
+def baseline_label(_: Any, windows: Any, run_id: str | None) -> str:
+    """The label again at each refresh, as new data arrives (the scenario view draws it
+    with the scenario)."""
+    if not run_id:
+        return ""
+    try:
+        return label(windows, context.current().runs.get(run_id))
+    except MaceError:
+        return ""
+
+
+def query(search: str | None, run_id: str | None, data: Any, windows: Any) -> Any:
+    """The query string with the run's scenario and window (no_update: unchanged, or
+    the URL still names another run while the top bar is changing it: the URL's next
+    change asks again)."""
     named = parse_qs((search or "").lstrip("?")).get("run", [run_id])[0]
     if not run_id or named != run_id:
         return no_update
     window = whatif_link.window_for(windows, run_id)
     edits = whatif_view.edits_for(data, run_id)
     value = whatif_link.encode_link(run_id, window, edits) if window or edits else None
-    query = merged(search, {"scenario": value})
-    return query if query != (search or "") else no_update
+    out = merged(search, {"scenario": value})
+    return out if out != (search or "") else no_update
 
 
 @callbacks.callback(
+    Output(ids.WI_URL_QUERY, "data"),
+    Input(ids.RUN, "value"),
+    Input(ids.WI_REPIN, "n_clicks"),
+    State(ids.URL, "search"),
+    State(ids.WI_SCENARIO, "data"),
+    State(ids.WI_BASELINE, "data"),
+    State(ids.WI_LINK, "data"),
+)
+def url_query(
+    run_id: str | None, repin: Any, search: str | None, data: Any, windows: Any, link: Any
+) -> Any:
+    """The scenario and its window into the URL when the page opens, when the top bar
+    switches the run (after the shell has put the run into the URL) and when the window
+    is re-pinned: the stores as the scenario view settles them (:func:`settle`, the same
+    rule), written at once rather than after the view is drawn; an edit writes its own.
+    (A page store in between: a callback writing the shell's URL from the top bar's
+    inputs would fire on other pages too.)"""
+    if not run_id:
+        return no_update
+    try:
+        run = context.current().runs.get(run_id)
+    except MaceError:
+        return no_update
+    settled = settle(link, repinned(), run, data, windows)
+    return query(search, run_id, settled.data, settled.windows)
+
+
+# The query string into the URL (without reloading the page), in the browser: one round
+# trip less before the shell's links follow it.
+callbacks.clientside_callback(
+    "function(query) { return query == null ? window.dash_clientside.no_update : query; }",
     Output(ids.URL, "search", allow_duplicate=True),
     Input(ids.WI_URL_QUERY, "data"),
     prevent_initial_call=True,
 )
-def to_url(query: str | None) -> Any:
-    """Write the query string into the URL (without reloading the page)."""
-    return query if query is not None else no_update

@@ -13,6 +13,7 @@ from dash import Input, Output, State, dcc, html
 from dash.dash_table.DataTable import DataTable
 
 from dashboard import context, ids, planning_view, whatif_link, whatif_view
+from dashboard.data import RunData
 from dashboard.jobs import background_job
 from estimator.whatif import RunInputs, ScenarioError, WhatIfEngine
 
@@ -28,6 +29,7 @@ class CallbackSet:
 
     def __init__(self) -> None:
         self._declared: list[tuple[tuple[Any, ...], dict[str, Any], Callable[..., Any]]] = []
+        self._clientside: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
     def callback(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Any]:
         """Like ``dash.callback``; the function is returned unchanged (testable as is)."""
@@ -38,12 +40,19 @@ class CallbackSet:
 
         return declare
 
+    def clientside_callback(self, script: str, *args: Any, **kwargs: Any) -> None:
+        """Like ``dash.clientside_callback``: ``script`` runs in the browser, without a
+        request to the server."""
+        self._clientside.append((script, args, kwargs))
+
     def register(self) -> None:
         """Give the declared callbacks to the app being built. Each gets copies of its
         declaration: Dash merges a callback's inputs into the ``state`` dict it is given,
         which must not leak into another callback or another app."""
         for args, kwargs, function in self._declared:
             dash.callback(*copy.deepcopy(args), **copy.deepcopy(kwargs))(function)
+        for script, args, kwargs in self._clientside:
+            dash.clientside_callback(script, *copy.deepcopy(args), **copy.deepcopy(kwargs))
 
 
 TAB_EDITOR, TAB_ADMIT, TAB_PROVISION, TAB_PLANS = "editor", "admit", "provision", "plans"
@@ -112,9 +121,13 @@ def run_inputs(run_id: str | None, windows: Any) -> RunInputs:
     page's session store of them; all the run's data while none is pinned)."""
     if not run_id:
         raise ScenarioError("select a run")
-    app = context.current()
-    window = whatif_link.window_for(windows, run_id)
-    return whatif_view.inputs_for_run(app.engine, app.runs.get(run_id), window)
+    return inputs_of(context.current().runs.get(run_id), windows)
+
+
+def inputs_of(run: RunData, windows: Any) -> RunInputs:
+    """:func:`run_inputs` of a run already read."""
+    window = whatif_link.window_for(windows, run.info.run_id)
+    return whatif_view.inputs_for_run(context.current().engine, run, window)
 
 
 def scenario_of(inputs: RunInputs, store: Any, run_id: str | None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from dash.dash_table.DataTable import DataTable
 from dashboard import context, graph_panel, ids, operator_graph, optimizer, whatif_view
 from dashboard.glossary import term
 from dashboard.jobs import background_job, job_buttons
+from dashboard.whatif import baseline
 from dashboard.whatif.common import (
     MESSAGE,
     NOTE,
@@ -28,6 +29,7 @@ from dashboard.whatif.common import (
     CallbackSet,
     cached_scenario,
     failed,
+    inputs_of,
     notify,
     row,
     run_inputs,
@@ -145,6 +147,7 @@ def tab() -> html.Div:
                 html.Hr(),
                 html.Small("Edits of this scenario"),
                 html.Div(id=ids.WI_EDITS, className="mb-2"),
+                dcc.Store(id=ids.WI_UNDO_CLICK),
                 row(
                     "Scenarios",
                     dbc.Input(id=ids.WI_SAVE_NAME, placeholder="name", size="sm"),
@@ -238,6 +241,14 @@ PROPOSALS = {ids.WI_AD_APPLY: "admitted", ids.WI_PV_APPLY: "provisioned"}
 """The planning tabs' buttons that load their proposal as the scenario, and its state."""
 
 
+def _undone(click: Any) -> int:
+    """The index of the edit an undo click names (see the clientside filter below)."""
+    index = click.get("index") if isinstance(click, Mapping) else None
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise ScenarioError("undo: no edit chosen")
+    return index
+
+
 def _proposal(proposal: Any) -> dict[str, Any]:
     if not isinstance(proposal, Mapping) or not isinstance(proposal.get("scenario"), Mapping):
         raise ScenarioError("nothing to load: run the planner first")
@@ -247,6 +258,7 @@ def _proposal(proposal: Any) -> dict[str, Any]:
 @callbacks.callback(
     output={
         "scenario": Output(ids.WI_SCENARIO, "data"),
+        "query": Output(ids.WI_URL_QUERY, "data", allow_duplicate=True),
         "tab": Output(ids.WI_TABS, "active_tab"),
         **MESSAGE,
         **NOTE,
@@ -255,11 +267,12 @@ def _proposal(proposal: Any) -> dict[str, Any]:
         "clicks": {
             key: Input(key, "n_clicks") for key in [*EDITS, ids.WI_LOAD, ids.WI_RESET, *PROPOSALS]
         },
-        "undo": Input({"type": ids.WI_UNDO, "index": ALL}, "n_clicks"),
+        "undo": Input(ids.WI_UNDO_CLICK, "data"),
         "tapped": Input(ids.WI_GRAPH, "tapNodeData"),
     },
     state={
         **SCENARIO,
+        "search": State(ids.URL, "search"),
         "proposals": {
             key: State(ids.WI_AD_RESULT if key == ids.WI_AD_APPLY else ids.WI_PV_RESULT, "data")
             for key in PROPOSALS
@@ -282,23 +295,23 @@ def _proposal(proposal: Any) -> dict[str, Any]:
 )
 def edit(
     clicks: dict[str, Any],
-    undo: list[Any],
+    undo: Any,
     tapped: Any,
     run_id: str | None,
     data: dict[str, Any] | None,
     windows: Any,
+    search: str | None,
     proposals: dict[str, Any],
     form: dict[str, Any],
 ) -> dict[str, Any]:
     """One more edit in the run's edit log (or an undo, or Reset, or a planning tab's
-    proposal loaded as the scenario), with a confirmation."""
+    proposal loaded as the scenario), with a confirmation; the scenario goes into the
+    URL at once, while the view draws it."""
     trigger = ctx.triggered_id
-    unchanged = {"scenario": no_update, "text": no_update, "note": no_update, "tab": no_update}
+    unchanged = dict.fromkeys(("scenario", "query", "text", "note", "tab"), no_update)
     if trigger == ids.WI_GRAPH:
         return {**unchanged, "open": False, "note_open": no_update}
-    undoing = isinstance(trigger, Mapping) and trigger.get("type") == ids.WI_UNDO
-    if undoing and not ctx.triggered[0]["value"]:  # the list was redrawn, nothing clicked
-        return {**unchanged, "open": no_update, "note_open": no_update}
+    undoing = trigger == ids.WI_UNDO_CLICK
     values = whatif_view.EditForm(**form)
     edits = whatif_view.edits_for(data, run_id)
     try:
@@ -306,7 +319,7 @@ def edit(
         if trigger == ids.WI_RESET:
             result = whatif_view.EditResult([], "reset: no edits")
         elif undoing:
-            result = whatif_view.undo_edit(inputs, edits, int(trigger["index"]))
+            result = whatif_view.undo_edit(inputs, edits, _undone(undo))
         elif trigger == ids.WI_LOAD:
             result = whatif_view.add_edit(inputs, edits, "load_saved", _load_saved(values))
         elif trigger in PROPOSALS:
@@ -318,20 +331,32 @@ def edit(
         else:
             raise ScenarioError("unknown action")
     except MaceError as exc:
-        return {"scenario": no_update, "tab": no_update, **failed(exc)}
+        return {"scenario": no_update, "query": no_update, "tab": no_update, **failed(exc)}
     store = whatif_view.with_edits(data, run_id or "", result.edits)
     tab = TAB_EDITOR if isinstance(trigger, str) and trigger in PROPOSALS else no_update
-    return {"scenario": store, "tab": tab, **notify(result.note)}
+    query = baseline.query(search, run_id, store, windows)
+    return {"scenario": store, "query": query, "tab": tab, **notify(result.note)}
 
 
-@callbacks.callback(
-    Output(ids.WI_EDITS, "children"),
-    Input(ids.WI_SCENARIO, "data"),
-    Input(ids.RUN, "value"),
+# A click on an undo button, as {index, at} (the page's edit callback takes it from here):
+# redrawing the list makes new buttons, which the browser reports as a change of them
+# all; this filter keeps that from reaching the server.
+callbacks.clientside_callback(
+    """function(clicks) {
+        const hit = (window.dash_clientside.callback_context.triggered || [])
+            .find(t => t.value);
+        if (!hit) { return window.dash_clientside.no_update; }
+        const id = JSON.parse(hit.prop_id.slice(0, hit.prop_id.lastIndexOf(".")));
+        return {index: id.index, at: Date.now()};
+    }""",
+    Output(ids.WI_UNDO_CLICK, "data"),
+    Input({"type": ids.WI_UNDO, "index": ALL}, "n_clicks"),
+    prevent_initial_call=True,
 )
-def edit_list(data: Any, run_id: str | None) -> Any:
+
+
+def edit_items(edits: list[dict[str, Any]]) -> Any:
     """The edits made so far on this run, each with its undo button."""
-    edits = whatif_view.edits_for(data, run_id)
     if not edits:
         return html.Small("no edits yet", className="text-muted")
     return html.Ol(
@@ -381,6 +406,7 @@ def reset_fields(reset: Any) -> dict[str, Any]:
         "latency": Output(ids.WI_MACE, "figure"),
         "queries": Output(ids.WI_QUERIES, "figure"),
         "elements": Output(ids.WI_GRAPH, "elements"),
+        "legend": Output(ids.WI_GRAPH_LEGEND, "children", allow_duplicate=True),
         "table": Output(ids.WI_TABLE, "data"),
         "summary": Output(ids.WI_MACE_WC, "children"),
         "operators": Output(ids.WI_OPERATOR, "options"),
@@ -388,6 +414,11 @@ def reset_fields(reset: Any) -> dict[str, Any]:
         "cap_nodes": Output(ids.WI_CAP_NODE, "options"),
         "saved": Output(ids.WI_SAVED, "options"),
         "inputs_key": Output(ids.WI_INPUTS_KEY, "data"),
+        "edits": Output(ids.WI_EDITS, "children"),
+        "label": Output(ids.WI_BASELINE_LABEL, "children"),
+        "windows": Output(ids.WI_BASELINE, "data"),
+        "scenario": Output(ids.WI_SCENARIO, "data", allow_duplicate=True),
+        "link": Output(ids.WI_LINK, "data"),
         **MESSAGE,
     },
     inputs={
@@ -396,6 +427,12 @@ def reset_fields(reset: Any) -> dict[str, Any]:
         "selected": Input(ids.WI_OPERATOR, "value"),
         "estimator": Input(ids.ESTIMATOR, "value"),
         "windows": Input(ids.WI_BASELINE, "data"),
+        "repin": Input(ids.WI_REPIN, "n_clicks"),
+    },
+    state={
+        "link": State(ids.WI_LINK, "data"),
+        "mode": State(ids.WI_GRAPH_MODE, "value"),
+        "shown": State(ids.WI_SAVED, "options"),
     },
     prevent_initial_call="initial_duplicate",
 )
@@ -405,34 +442,65 @@ def show(
     selected: str | None,
     estimator: str | None,
     windows: Any,
+    repin: Any,
+    link: Any,
+    mode: str | None,
+    shown: Any,
 ) -> dict[str, Any]:
+    """The page's one view of the scenario: every figure, table, list and text of it in
+    one response, so that the page is drawn once per change. It also takes over the
+    scenario of a link the page was opened from (once), pins the run's window and
+    re-pins it on request (:func:`dashboard.whatif.baseline.settle`); the saved
+    scenarios are read when the page opens and for another run."""
+    problems: list[str] = []
+    stores: dict[str, Any] = {"windows": no_update, "scenario": no_update, "link": no_update}
+    run = None
     try:
-        inputs = run_inputs(run_id, windows)
         app = context.current()
+        if not run_id:
+            raise ScenarioError("select a run")
+        run = app.runs.get(run_id)
+        settled = baseline.settle(link, baseline.repinned(), run, data, windows)
+        problems = settled.problems
+        if settled.changed:
+            data, windows = settled.data, settled.windows
+            stores.update(windows=windows, scenario=data)
+        if link:
+            stores["link"] = None  # taken over: later draws keep the session's edits
+        inputs = inputs_of(run, windows)
         scenario = scenario_of(inputs, data, run_id)
         view = whatif_view.render(app.engine, inputs, scenario, selected, estimator or "mace")
-        with app.database.cursor() as cur:
-            saved = scenarios.list_scenarios(cur, run_id or "")
+        saved: Any = no_update
+        if shown is None or f"{ids.RUN}.value" in ctx.triggered_prop_ids:
+            with app.database.cursor() as cur:
+                saved = _saved_options(scenarios.list_scenarios(cur, run_id))
     except MaceError as exc:
         empty: dict[str, Any] = {}
         return {
-            "latency": empty, "queries": empty, "elements": [], "table": [], "summary": "",
-            "operators": [], "targets": [], "cap_nodes": [], "saved": [],
-            "inputs_key": None, "text": str(exc), "open": True,
+            "latency": empty, "queries": empty, "elements": [],
+            "legend": graph_panel.styled(mode, [], GRAPH_MODES)[1], "table": [], "summary": "",
+            "operators": [], "targets": [], "cap_nodes": [], "saved": [], "inputs_key": None,
+            "edits": edit_items(whatif_view.edits_for(data, run_id)),
+            "label": "" if run is None else baseline.label(windows, run), **stores,
+            "text": "; ".join([*problems, str(exc)]), "open": True,
         }  # fmt: skip
     return {
         "latency": view.latency_figure,
         "queries": view.query_figure,
         "elements": view.graph.elements,
+        "legend": graph_panel.styled(mode, view.graph.elements, GRAPH_MODES)[1],
         "table": view.table_rows,
         "summary": view.summary,
         "operators": view.operator_options,
         "targets": view.node_options,
         "cap_nodes": view.node_options,
-        "saved": _saved_options(saved),
+        "saved": saved,
         "inputs_key": inputs.key,
-        "text": no_update,
-        "open": no_update,
+        "edits": edit_items(whatif_view.edits_for(data, run_id)),
+        "label": baseline.label(windows, run),
+        **stores,
+        "text": "; ".join(problems) if problems else no_update,
+        "open": True if problems else no_update,
     }
 
 
@@ -450,6 +518,7 @@ graph_panel.wire(
     ids.WI_GRAPH_LEGEND,
     ids.WI_GRAPH_FIT,
     GRAPH_MODES,
+    follow_elements=False,  # show draws the legend with the elements
 )
 
 

@@ -127,3 +127,24 @@ def test_adopting_a_link_keeps_the_edits_that_apply_and_names_the_others(small_d
         "the link's edit 2 (move) was left out: move: unknown operator 'zz'",
         "the link's edit 3 (load_saved) was left out: its values are malformed",
     ]
+
+
+def test_settling_pins_a_new_run_once_and_re_pins_on_request(small_db: Path) -> None:
+    """The rule the scenario view and the URL both apply when the page opens (no link):
+    a run without a window gets its data so far; a pinned one keeps its window while
+    data arrives, until re-pinned; other runs' windows are kept."""
+    from dashboard.whatif.baseline import settle
+
+    cache = RunCache(Database(small_db))
+    edits = {"small": [{"action": "move", "values": {"operator": "b", "node": "n1"}}]}
+    first = settle(None, False, cache.get("small"), edits, {"other": [0, 3]})
+    assert first.changed and not first.problems
+    assert first.windows == {"other": [0, 3], "small": [0, 5]}
+    assert first.data is edits  # the edits are the session's, untouched
+
+    append_small_intervals(small_db, [40, 40, 40])  # live data arrives
+    grown = cache.get("small")
+    again = settle(None, False, grown, first.data, first.windows)
+    assert not again.changed and again.windows == first.windows
+    repinned = settle(None, True, grown, first.data, first.windows)
+    assert repinned.changed and repinned.windows == {"other": [0, 3], "small": [0, 8]}

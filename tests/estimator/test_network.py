@@ -79,3 +79,9 @@ def test_evaluator_mace_includes_link_resources() -> None:
     evaluator.apply_move("b", "n2")
     assert evaluator.mace_wc == pytest.approx(8.0)
     assert evaluator.estimate().worst_case == pytest.approx(8.0)
+    # the estimate it keeps for the placement is the one computed afresh
+    fresh = estimate(topology.with_placement({"a": "n1", "b": "n2"}), counts)
+    kept = evaluator.estimate()
+    assert kept.resources == fresh.resources
+    for field in ("series", "ce_seconds", "lower", "upper"):
+        np.testing.assert_allclose(getattr(kept, field), getattr(fresh, field))

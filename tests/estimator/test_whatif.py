@@ -13,7 +13,14 @@ from estimator.errors import ModelError
 from estimator.evaluator import estimate
 from estimator.mace import Estimate
 from estimator.model import topology_from_dict
-from estimator.whatif import AddedQuery, Scenario, apply_scenario, evaluate_scenario
+from estimator.whatif import (
+    AddedQuery,
+    RunInputs,
+    Scenario,
+    apply_scenario,
+    evaluate_scenario,
+    scenario_from_json,
+)
 from tests.estimator.helpers import chain, chain_document
 
 ARRIVALS = arrivals_from_matrix(
@@ -173,3 +180,20 @@ def test_a_third_registered_estimator_just_works(monkeypatch: pytest.MonkeyPatch
     np.testing.assert_allclose(evaluation.estimate.series, mace.baseline.series + 1.0)
     assert engine.heading("plus1") == "plus-one WC"
     assert pathaware.ESTIMATOR_LABELS["plus1"] == "plus-one"
+
+
+def test_run_inputs_keep_each_applied_scenario_once_by_its_content() -> None:
+    """RunInputs.applied is apply_scenario, kept per scenario: the same changes written
+    another way are the same entry, a refused scenario is refused every time."""
+    inputs = RunInputs("run", chain(), ARRIVALS)
+    scenario = Scenario(placement={"filter": "n2"}, capacities={"n1": 2.0})
+    topology, arrivals = inputs.applied(scenario)
+    expected_topology, expected_arrivals = apply_scenario(chain(), ARRIVALS, scenario)
+    assert topology.to_dict() == expected_topology.to_dict()
+    np.testing.assert_array_equal(arrivals.counts, expected_arrivals.counts)
+    same = scenario_from_json({"capacities": {"n1": 2}, "placement": {"filter": "n2"}})
+    assert inputs.applied(same)[0] is topology
+    assert inputs.applied(Scenario())[0] is not topology
+    for _ in range(2):
+        with pytest.raises(ModelError, match="unknown operator 'nope'"):
+            inputs.applied(Scenario(placement={"nope": "n1"}))
