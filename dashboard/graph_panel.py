@@ -94,29 +94,21 @@ def wire(
     legend_id: str,
     fit_id: str,
     modes: Sequence[str],
-    *,
-    follow_elements: bool = True,
 ) -> None:
     """Register the panel's colour-mode and Fit callbacks with ``callback`` (the page's
     ``dash.callback``, or a tab's :class:`dashboard.whatif.common.CallbackSet`).
 
-    ``follow_elements=False``: the page's callback that draws the elements also draws
-    the legend (with :func:`styled`), and only a change of mode redraws it here. The
-    graph reports its elements back after drawing them, so a legend that follows them
-    costs one more request after every draw."""
-    legend = (
-        Output(legend_id, "children")
-        if follow_elements
-        else Output(legend_id, "children", allow_duplicate=True)
-    )
-    elements = Input if follow_elements else State
+    The page's callback that draws the elements also draws the legend (with
+    :func:`styled`); only a change of mode restyles here. The graph reports its
+    elements back after drawing them, so a legend that followed them would cost one
+    more request after every draw."""
 
     @callback(
         Output(graph_id, "stylesheet"),
-        legend,
+        Output(legend_id, "children", allow_duplicate=True),
         Input(mode_id, "value"),
-        elements(graph_id, "elements"),
-        prevent_initial_call=not follow_elements,
+        State(graph_id, "elements"),
+        prevent_initial_call=True,
     )
     def colours(mode: str | None, elements: list[dict[str, Any]] | None) -> tuple:
         return styled(mode, elements, modes)

@@ -834,6 +834,7 @@ def choose(
     Output(ids.OV_BLAME_GRAPH, "elements"),
     Output(ids.OV_BLAME_SOURCES, "data"),
     Output(ids.OV_EXPLAIN_SHOWN, "data"),
+    Output(ids.OV_GRAPH_LEGEND, "children"),
     Input(ids.RUN, "value"),
     Input(ids.OV_EXPLAIN_AT, "data"),
     Input(ids.ESTIMATOR, "value"),
@@ -841,6 +842,7 @@ def choose(
     Input(ids.OV_CLOCK, "value"),
     Input(ids.OV_ZONE, "data"),
     State(ids.OV_EXPLAIN_SHOWN, "data"),
+    State(ids.OV_GRAPH_MODE, "value"),
 )
 def explain(
     run_id: str | None,
@@ -850,9 +852,10 @@ def explain(
     clock: str | None,
     zone: str | None,
     shown: str | None,
+    mode: str | None,
 ) -> tuple:
     if not run_id:
-        return "", "", False, no_update, [], [], None
+        return "", "", False, no_update, [], [], None, graph_panel.styled(mode, [], GRAPH_MODES)[1]
     try:
         run = context.current().runs.get(run_id)
         interval = views.selected_interval(run, selection)
@@ -863,10 +866,12 @@ def explain(
             raise PreventUpdate
         view = views.explanation(run, interval, estimator or "mace", axis)
     except MaceError as exc:
-        return str(exc), "", False, no_update, [], [], None
+        legend = graph_panel.styled(mode, [], GRAPH_MODES)[1]
+        return str(exc), "", False, no_update, [], [], None, legend
     note = view.coverage_note or ""
     elements = view.graph.elements
-    return view.headline, note, bool(note), view.figure, elements, view.source_rows, key
+    legend = graph_panel.styled(mode, elements, GRAPH_MODES)[1]
+    return view.headline, note, bool(note), view.figure, elements, view.source_rows, key, legend
 
 
 graph_panel.wire(

@@ -518,7 +518,6 @@ graph_panel.wire(
     ids.WI_GRAPH_LEGEND,
     ids.WI_GRAPH_FIT,
     GRAPH_MODES,
-    follow_elements=False,  # show draws the legend with the elements
 )
 
 
