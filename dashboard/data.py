@@ -10,6 +10,7 @@ version (see :func:`storage.dashboard_reads.data_version`) changes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import threading
 import time
@@ -164,9 +165,12 @@ class RunData:
     def subinterval(self) -> float:
         return self.topology.subinterval
 
-    @property
+    @functools.cached_property
     def times(self) -> np.ndarray:
-        return np.arange(self.intervals) * self.subinterval
+        """Start of each interval in seconds since the run's start (read-only: shared)."""
+        times = np.arange(self.intervals) * self.subinterval
+        times.setflags(write=False)
+        return times
 
     @property
     def key(self) -> str:
