@@ -232,15 +232,15 @@ def load_run(
     )
     dlts = node_loads(topology, operator_dlts, [v.placement for v in versions], starts)
     profile = None
-    if not info.counters:  # a counter-measured run's DLTS is offered work, not executions
+    grid = info.profile_sub_buckets  # None: no profile rows stored yet
+    if not info.counters and grid is not None:
+        # (a counter-measured run's DLTS is offered work, not executions)
         connection = reopen or (lambda: nullcontext(con))
 
         def read_profile() -> np.ndarray | None:
-            from estimator.burst import SUB_BUCKETS  # numba: only when burst asks for it
-
             with connection() as cur:
                 frame = reads.node_profile_frame(cur, run_id, 0, stop)
-            return node_profile_matrix(topology, frame, stop, SUB_BUCKETS)
+            return node_profile_matrix(topology, frame, stop, grid)
 
         profile = LazyProfile(read_profile)
     node_index = {n: k for k, n in enumerate(topology.node_ids)}

@@ -59,8 +59,11 @@ from numba import njit
 from estimator.errors import ModelError
 from estimator.mace import Estimate
 
-SUB_BUCKETS = 8
-"""Default sub-buckets per subinterval (chosen on the tuning seed, docs/accuracy.md)."""
+SUB_BUCKETS = 32
+"""Sub-buckets per subinterval of a newly ingested profile, and the per-origin replay's
+step without one (w / 32). 8 was chosen for burst-aware on the tuning seed; 32 because
+the per-origin replay's step of w / 8 was what kept its per-query error above 2%
+(docs/accuracy.md). Runs ingested with 8 keep 8 (``runs.profile_sub_buckets``)."""
 
 
 @dataclass(frozen=True)

@@ -308,8 +308,11 @@ def _origin_detailed(topology: Topology, base: Estimate, detail: Detail) -> Esti
 
     ``series`` and ``per_query`` are the replay's (per query: its sinks; not a lower
     bound, not never-below-Mace); ``lower`` and the bottleneck stay Mace's; ``upper`` is
-    max(series, Mace) + 2w/k + eps with a profile, + 2w + eps without (the bursts inside
-    a subinterval are then unknown). Links are not replayed (nodes only)."""
+    max(series, Mace) + (h + 2) w/k + eps with a profile, h = :func:`hand_ons` (the
+    replay can start a piece up to one step early at each hand-on to another node and
+    at its source, and it measures a bucket's latency from the bucket's end, not from
+    its first event: one step each, docs/accuracy.md), + 2w + eps without (the bursts
+    inside a subinterval are then unknown). Links are not replayed (nodes only)."""
     from estimator.burst import SUB_BUCKETS
     from estimator.origins import origin_latency
 
@@ -319,14 +322,34 @@ def _origin_detailed(topology: Topology, base: Estimate, detail: Detail) -> Esti
     intervals = base.series.size
     latency = latency[:, :intervals]
     series = latency.max(axis=0) if latency.shape[0] else np.zeros(intervals)
-    # the profile's sub-buckets bound the bursts inside a subinterval; without it, w does
-    step = base.subinterval if detail.node_fine is None else base.subinterval / latency_k(detail)
+    if detail.node_fine is None:
+        margin = 2 * base.subinterval
+    else:
+        margin = (hand_ons(topology) + 2) * base.subinterval / latency_k(detail)
     return replace(
         base,
         series=series,
-        upper=np.maximum(series, base.series) + 2 * step + base.epsilon,
+        upper=np.maximum(series, base.series) + margin + base.epsilon,
         per_query={q: latency[r] for r, q in enumerate(topology.queries) if q in base.per_query},
     )
+
+
+def hand_ons(topology: Topology) -> int:
+    """The most hand-ons to another node along one source-to-sink operator path under
+    ``topology.placement`` (a path that stays on one node: 0)."""
+    where = topology.placement
+    known = set(topology.operator_ids)
+    depth: dict[str, int] = {}
+    for op_id in topology.topological_order:
+        depth[op_id] = max(
+            (
+                depth[u] + (where[u] != where[op_id])
+                for u in topology.operator_by_id[op_id].inputs
+                if u in known
+            ),
+            default=0,
+        )
+    return max(depth.values(), default=0)
 
 
 def latency_k(detail: Detail) -> int:
@@ -423,7 +446,7 @@ Mace's series without one (predictions, counter-measured runs)."""
 estimate_origin = Estimator(
     "per-origin",
     _origin,
-    "max(per-origin, Mace) + 2w/k + eps, k = 1 without a profile",
+    "max(per-origin, Mace) + (h + 2)w/k + eps, h: hand-ons between nodes; 2w without a profile",
     _origin_detailed,
     frozenset({NODE_FINE, PORT_WORK}),
 )

@@ -59,7 +59,12 @@ from ingest.transforms import (
 from storage import writes
 from storage.db import connect, transaction
 from storage.pending import PendingFile, pending_files, replace_pending
-from storage.reads import ingested_paths, sample_state_frame, topology_stamps
+from storage.reads import (
+    ingested_paths,
+    profile_sub_buckets,
+    sample_state_frame,
+    topology_stamps,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -128,8 +133,9 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def run_spec(run: RunFolder) -> RunSpec:
-    """The scalars validation needs, from the run's topology."""
+def run_spec(run: RunFolder, sub_buckets: int) -> RunSpec:
+    """The scalars validation and bucketing need, from the run's topology and the k of
+    its stored profile."""
     topology = run.topology
     assert topology is not None
     return RunSpec(
@@ -139,6 +145,7 @@ def run_spec(run: RunFolder) -> RunSpec:
         ports_by_operator={o.id: len(o.inputs) for o in topology.operators},
         capacity_by_node=dict(topology.capacity_by_node),
         queries=topology.queries,
+        sub_buckets=sub_buckets,
     )
 
 
@@ -165,6 +172,8 @@ def ingest_once(
         )
         summary = BatchSummary(batch_id=None)
         results: dict[str, RunResult] = {}
+        # a run keeps the profile grid it started with; a new one gets today's
+        grids = {run.run_id: profile_sub_buckets(con, run.run_id) or SUB_BUCKETS for run in runs}
         for run in runs:
             summary.warnings += [f"run '{run.run_id}': {w}" for w in run.warnings]
             if run.topology is None:
@@ -174,14 +183,16 @@ def ingest_once(
                 spark = ready_spark(master, spark)
                 state = sample_state_frame(con, run.run_id)
                 with watch_executors(spark):
-                    results[run.run_id] = compute_run(spark, run, progress, state, settled)
+                    results[run.run_id] = compute_run(
+                        spark, run, grids[run.run_id], progress, state, settled
+                    )
                 summary.warnings += results[run.run_id].warnings
         deferred = [d for r in results.values() for d in r.deferred]
         summary.deferred_files = len(deferred)
         with transaction(con, "loading ingestion batch"):
             for run in runs:
                 if run.topology is not None:
-                    writes.write_run(con, run.run_id, run.topology, run.versions)
+                    writes.write_run(con, run.run_id, run.topology, run.versions, grids[run.run_id])
                     writes.set_topology_stamp(con, run.run_id, run.stamp)
             replace_pending(
                 con, [_still_pending(pending.get(f.path), f, why, now) for f, why in deferred]
@@ -288,6 +299,7 @@ def _load(
 def compute_run(
     spark: SparkSession,
     run: RunFolder,
+    sub_buckets: int,
     progress: Progress | None,
     sample_state: pd.DataFrame | None = None,
     settled: frozenset[str] = frozenset(),
@@ -297,7 +309,7 @@ def compute_run(
     ``sample_state`` is the stored newest counter sample per key (``samples/`` only).
     A file that cannot be read is quarantined whole if its path is in ``settled``
     (unchanged for the grace period), otherwise deferred to a later pass."""
-    spec = run_spec(run)
+    spec = run_spec(run, sub_buckets)
     result = RunResult(sample_state=sample_state)
     for record_set in ("arrivals", "executions", "outputs", "samples"):
         files = [f for f in run.files if f.record_set == record_set]
@@ -464,7 +476,7 @@ def _arrivals(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
 
 def _executions(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
     cells = execution_aggregates(rows, spec).toPandas()
-    profile = node_profile_cells(rows, spec, SUB_BUCKETS).toPandas()
+    profile = node_profile_cells(rows, spec, spec.sub_buckets).toPandas()
     return Aggregated(
         cells,
         {

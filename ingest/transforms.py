@@ -97,6 +97,7 @@ class RunSpec:
     ports_by_operator: Mapping[str, int]
     capacity_by_node: Mapping[str, float]
     queries: tuple[str, ...]
+    sub_buckets: int  # k of the run's node_profile (storage: runs.profile_sub_buckets)
 
 
 def _first_reason(checks: Sequence[tuple[Column, Column | str]]) -> Column:

@@ -34,6 +34,7 @@ class RunInfo:
     first_interval: int | None
     last_interval: int | None
     counters: bool = False  # statistics from counter samples (samples/), not per-event records
+    profile_sub_buckets: int | None = None  # k of its node_profile rows (None: not fixed yet)
 
 
 @dataclass(frozen=True)
@@ -125,13 +126,14 @@ def _range_clause(start: int | None, stop: int | None, params: list[Any]) -> str
 
 _RUNS = (
     "SELECT r.run_id, r.name, r.subinterval, r.origin, k.first_interval, k.last_interval,"
-    " EXISTS (SELECT 1 FROM sample_state c WHERE c.run_id = r.run_id) AS counters"
+    " EXISTS (SELECT 1 FROM sample_state c WHERE c.run_id = r.run_id) AS counters,"
+    " r.profile_sub_buckets"
     " FROM runs r LEFT JOIN run_keys k USING (run_id)"
 )
 
 
 def _run_info(row: tuple[Any, ...]) -> RunInfo:
-    run_id, name, subinterval, origin, first, last, counters = row
+    run_id, name, subinterval, origin, first, last, counters, sub_buckets = row
     return RunInfo(
         str(run_id),
         str(name),
@@ -140,6 +142,7 @@ def _run_info(row: tuple[Any, ...]) -> RunInfo:
         None if first is None else int(first),
         None if last is None else int(last),
         bool(counters),
+        None if sub_buckets is None else int(sub_buckets),
     )
 
 
@@ -158,6 +161,16 @@ def get_run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunInfo:
     if not rows:
         raise StorageError(f"unknown run '{run_id}'")
     return _run_info(rows[0])
+
+
+def profile_sub_buckets(con: duckdb.DuckDBPyConnection, run_id: str) -> int | None:
+    """The k of the run's stored node_profile (None: an unknown run, or one whose k is
+    not fixed yet)."""
+    with storage_errors(f"reading the profile grid of run '{run_id}'"):
+        rows = con.execute(
+            "SELECT profile_sub_buckets FROM runs WHERE run_id = ?", [run_id]
+        ).fetchall()
+    return None if not rows or rows[0][0] is None else int(rows[0][0])
 
 
 def run_key(con: duckdb.DuckDBPyConnection, run_id: str) -> int:

@@ -69,21 +69,27 @@ def write_run(
     run_id: str,
     topology: Topology,
     versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+    profile_sub_buckets: int | None = None,
 ) -> None:
     """Replace a run's description: the topology and its placement versions.
 
     Version 0 is ``topology.placement``, valid from the run's origin; ``versions``
     are later (valid_from, placement) pairs, e.g. from ``topology-<epoch>.yaml``.
+    ``profile_sub_buckets`` is the k of its node_profile rows; a k already stored
+    stays (the rows merged later must share the grid of the stored ones).
     """
     with storage_errors(f"writing run '{run_id}'"):
         for table in ("nodes", "sources", "operators", "edges", "links", "placements"):
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
         # an upsert, not delete + insert: created_at and last_ingested_at stay
         con.execute(
-            "INSERT INTO runs (run_id, name, subinterval, origin) VALUES (?, ?, ?, ?)"
+            "INSERT INTO runs (run_id, name, subinterval, origin, profile_sub_buckets)"
+            " VALUES (?, ?, ?, ?, ?)"
             " ON CONFLICT (run_id) DO UPDATE SET name = excluded.name,"
-            " subinterval = excluded.subinterval, origin = excluded.origin",
-            [run_id, topology.name, topology.subinterval, topology.origin],
+            " subinterval = excluded.subinterval, origin = excluded.origin,"
+            " profile_sub_buckets = coalesce(runs.profile_sub_buckets,"
+            " excluded.profile_sub_buckets)",
+            [run_id, topology.name, topology.subinterval, topology.origin, profile_sub_buckets],
         )
         _ensure_run_keys(con, [run_id])
         con.executemany(

@@ -168,8 +168,8 @@ def layout(**query: Any) -> html.Div:
                             "bound coverage (measured inside the bounds)",
                             ids.OV_KPI_COVERAGE,
                             "Share of measured subintervals inside the estimator's band "
-                            "[Mace, estimated + w + eps] (burst-aware and per-origin: "
-                            "+ 2w/k + eps; the chart's legend names it).\n"
+                            "[Mace, estimated + w + eps] (burst-aware: + 2w/k + eps, per-origin: "
+                            "+ (h + 2)w/k + eps; the chart's legend names it).\n"
                             + _explain("Mace", "w", "eps"),
                         ),
                         md=3,

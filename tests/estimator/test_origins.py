@@ -11,6 +11,8 @@ newer work first)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -21,7 +23,7 @@ from estimator.errors import ModelError
 from estimator.mace import estimate_from_dlts
 from estimator.model import Topology, topology_from_dict
 from estimator.origins import origin_latency
-from estimator.pathaware import Detail, estimate_burst, estimate_origin
+from estimator.pathaware import Detail, estimate_burst, estimate_origin, hand_ons
 from estimator.runs import analyse
 from tests.estimator.test_burst import loop_peaks
 
@@ -154,6 +156,33 @@ def test_the_compact_kernel_equals_the_replay_holding_every_bucket(
         reference_replay(topology, port, fine, k),
         atol=1e-9,
     )
+
+
+def _paths(topology: Topology) -> list[list[str]]:
+    """Every source-to-sink operator path, enumerated one by one."""
+    fed = {o: [d.id for d in topology.operators if o in d.inputs] for o in topology.operator_ids}
+    starts = [o.id for o in topology.operators if not set(o.inputs) & set(topology.operator_ids)]
+    found: list[list[str]] = []
+    stack = [[o] for o in starts]
+    while stack:
+        path = stack.pop()
+        after = fed[path[-1]]
+        if not after:
+            found.append(path)
+        stack += [[*path, d] for d in after]
+    return found
+
+
+@settings(max_examples=100, deadline=None)
+@given(dags())
+def test_hand_ons_is_the_most_node_changes_along_one_enumerated_path(
+    case: tuple[Topology, np.ndarray, np.ndarray | None, int],
+) -> None:
+    topology = case[0]
+    where = topology.placement
+    changes = [sum(where[a] != where[b] for a, b in pairwise(p)) for p in _paths(topology)]
+    expected = max(changes)
+    assert hand_ons(topology) == expected
 
 
 def test_a_long_backlog_grows_the_window_and_quiet_subintervals_are_skipped() -> None:
@@ -376,8 +405,9 @@ def test_a_query_is_as_late_as_its_sinks() -> None:
 
 def test_a_run_analysis_carries_each_estimators_own_band() -> None:
     """``analyse`` keeps the band the estimator documents: Mace + w + eps for Mace,
-    max(per-origin, Mace) + 2w/k + eps for per-origin with a profile (+ 2w + eps
-    without), the burst-aware band for burst; the lower edge stays Mace."""
+    max(per-origin, Mace) + (h + 2)w/k + eps for per-origin with a profile (h = 1 hand-on
+    from n1 to n2 here; + 2w + eps without), the burst-aware band for burst; the lower
+    edge stays Mace."""
     topology = _chain()
     port = np.array([[1.6, 1.6, 0.2, 0.0], [1.2, 1.2, 0.3, 0.0]])
     k = 4
@@ -393,7 +423,7 @@ def test_a_run_analysis_carries_each_estimators_own_band() -> None:
     np.testing.assert_allclose(mace.upper, mace.estimate + 1.0 + eps)
     series = origin_latency(topology, port, fine, k).max(axis=0)
     np.testing.assert_allclose(origin.estimate, series)
-    np.testing.assert_allclose(origin.upper, np.maximum(series, mace.estimate) + 2 / k + eps)
+    np.testing.assert_allclose(origin.upper, np.maximum(series, mace.estimate) + 3 / k + eps)
     even_series = origin_latency(topology, port, None, SUB_BUCKETS).max(axis=0)
     np.testing.assert_allclose(even.upper, np.maximum(even_series, mace.estimate) + 2 + eps)
     base = estimate_from_dlts(

@@ -122,3 +122,48 @@ def test_per_origin_estimate_from_the_store_equals_the_one_from_raw_executions(
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["system"]["estimated_wc"] == pytest.approx(stored.estimate.max(), abs=1e-9)
+
+
+def test_a_run_ingested_on_the_old_grid_stays_on_it(
+    tmp_path: Path, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose profile was first ingested at k = 8 (before k = 32) keeps k = 8 when its
+    later files arrive: the late cells merge on the stored grid, and the run reads back
+    as nodes x D x 8 equal to the binning of all its executions at 8."""
+    import ingest.job
+
+    topology, times = workload("clickstream", nodes=3, duration=20.0, seed=3)
+    result = simulate(topology, times, "stimulus", np.random.default_rng(3))
+    landing, db = tmp_path / "landing", tmp_path / "mace.duckdb"
+    run_dir = write_run(result.telemetry, topology, landing, "old")
+    late = sorted((run_dir / "executions").iterdir())[2:]
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    for part in late:
+        part.rename(aside / part.name)
+    monkeypatch.setattr(ingest.job, "SUB_BUCKETS", 8)  # the grid before this change
+    ingest_once(landing, db, spark)
+    monkeypatch.undo()
+    assert SUB_BUCKETS != 8
+    for part in late:
+        (aside / part.name).rename(run_dir / "executions" / part.name)
+    assert ingest_once(landing, db, spark).files == len(late)
+    con = connect(db, read_only=True)
+    try:
+        run = load_run(con, "old")
+        profile = run.node_profile
+    finally:
+        con.close()
+    executions = result.telemetry.frames()["executions"]
+    expected = sub_bucket_work(
+        executions["node"].map({n: k for k, n in enumerate(topology.node_ids)}).to_numpy(),
+        executions["stimulus_time"].to_numpy() - topology.origin,
+        executions["cpu_seconds"].to_numpy(),
+        len(topology.node_ids),
+        topology.subinterval,
+        8,
+        run.intervals,
+    )
+    assert run.info.profile_sub_buckets == 8
+    assert profile is not None
+    np.testing.assert_allclose(profile, expected, atol=1e-9)

@@ -19,6 +19,7 @@ SPEC = RunSpec(
     ports_by_operator={"a": 1},
     capacity_by_node={"a-threads": 2.0},
     queries=("q",),
+    sub_buckets=8,
 )
 ROWS = (
     "time double, node string, operator string, subtask long, port long, "

@@ -27,6 +27,7 @@ SPEC = RunSpec(
     ports_by_operator={"a": 1},
     capacity_by_node={"n1": 0.5},
     queries=("q",),
+    sub_buckets=8,
 )
 
 EXEC_COLUMNS = (

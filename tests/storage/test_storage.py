@@ -223,6 +223,39 @@ def test_node_profile_merges_by_addition_and_reads_back_as_nodes_x_d_x_k(db: Pat
     assert node_profile_matrix(_topology(), frame.iloc[:0], 3, 8) is None
 
 
+def test_runs_keep_the_profile_grid_they_were_ingested_with(tmp_path: Path) -> None:
+    """Migration 9: a run whose node_profile rows were written at k = 8 is marked 8, a
+    run without rows is not fixed yet; write_run fixes it once and never changes it (rows
+    merged later share the stored grid)."""
+    path = tmp_path / "old.duckdb"
+    old = duckdb.connect(str(path))
+    old.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP)")
+    grid = next(k for k, sql in enumerate(schema.MIGRATIONS) if "profile_sub_buckets" in sql)
+    for number, sql in enumerate(schema.MIGRATIONS[:grid], start=1):
+        old.execute(sql)
+        old.execute("INSERT INTO schema_version VALUES (?, current_timestamp)", [number])
+    for run_id in ("profiled", "bare"):
+        old.execute(
+            "INSERT INTO runs (run_id, name, subinterval, origin) VALUES (?, ?, 1.0, 0.0)",
+            [run_id, run_id],
+        )
+    old.execute("INSERT INTO node_profile VALUES ('profiled', 'n1', 0, 7, 0.5, 1)")
+    old.close()
+    con = connect(path)
+    try:
+        assert reads.profile_sub_buckets(con, "profiled") == 8
+        assert reads.profile_sub_buckets(con, "bare") is None
+        assert reads.profile_sub_buckets(con, "unknown") is None
+        with transaction(con, "test"):
+            writes.write_run(con, "profiled", _topology(), [], 32)
+            writes.write_run(con, "bare", _topology(), [], 32)
+            writes.write_run(con, "bare", _topology(), [], 16)
+        assert reads.get_run(con, "profiled").profile_sub_buckets == 8
+        assert reads.get_run(con, "bare").profile_sub_buckets == 32
+    finally:
+        con.close()
+
+
 def test_migration_files_must_be_numbered_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
