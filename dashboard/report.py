@@ -36,11 +36,12 @@ import numpy as np
 from dashboard.data import RunData
 from estimator.drift import refit
 from estimator.fitting import training_window
-from estimator.pathaware import PORT_WORK, Detail, estimator_by_name
+from estimator.pathaware import NODE_FINE, PORT_WORK, Detail, estimator_by_name
 from estimator.runs import (
     DEFAULT_TRAINING_SHARE,
     RunAnalysis,
     analyse,
+    fitted_node_profile,
     fitted_port_dlts,
     node_loads,
     predicted_operator_dlts,
@@ -97,7 +98,12 @@ def predicted_analysis(
 ) -> RunAnalysis:
     """The latency predicted by ``estimator`` from the arrivals with the model fitted on
     the first ``share`` of the run, or on the window ``training`` ([start, stop)) when
-    given (a refit, e.g. on :func:`estimator.drift.recent_window`)."""
+    given (a refit, e.g. on :func:`estimator.drift.recent_window`).
+
+    An estimator that reads a node profile gets the one the model predicts from the
+    stored arrivals per sub-bucket (:func:`estimator.runs.fitted_node_profile`); a run
+    without them (measured by counters, ingested before migration 9) has none, and the
+    estimator spreads each subinterval evenly."""
     placements = [v.placement for v in run.versions]
     counts = run.arrivals.for_topology(run.topology)
 
@@ -110,18 +116,36 @@ def predicted_analysis(
             op_dlts = refit(run.topology, run.operator_stats, counts, training)
         return node_loads(run.topology, op_dlts, placements, run.version_starts)
 
+    def window() -> tuple[int, int] | None:
+        if training is None and run.intervals:
+            return training_window(run.intervals, share)
+        return training
+
     def fitted_ports() -> np.ndarray:
-        window = training
-        if window is None and run.intervals:
-            window = training_window(run.intervals, share)
-        return fitted_port_dlts(run.topology, run.operator_stats, counts, window)
+        return fitted_port_dlts(run.topology, run.operator_stats, counts, window())
+
+    def fitted_profile(fine_counts: np.ndarray) -> np.ndarray:
+        return fitted_node_profile(
+            run.topology,
+            run.operator_stats,
+            counts,
+            fine_counts,
+            window(),
+            placements,
+            run.version_starts,
+        )
 
     def compute() -> RunAnalysis:
         loads = run.derived(("predicted loads", share, training), fitted_loads)
-        detail = None
-        if PORT_WORK in estimator_by_name(estimator).uses:
+        uses = estimator_by_name(estimator).uses
+        ports = fine = None
+        if PORT_WORK in uses:
             ports = run.derived(("predicted port work", share, training), fitted_ports)
-            detail = Detail(port_work=ports)
+        if NODE_FINE in uses and (arrivals := run.source_profile) is not None:
+            fine = run.derived(
+                ("predicted profile", share, training), lambda: fitted_profile(arrivals)
+            )
+        detail = None if ports is None and fine is None else Detail(node_fine=fine, port_work=ports)
         return analyse(run.topology, loads, placements, run.version_starts, estimator, detail)
 
     return run.derived(("predicted", share, estimator, training), compute)
