@@ -5,7 +5,9 @@ For each query and for the whole system, across the run's intervals:
 - *estimated*: the estimator's series from the measured DLTS
   (``operator_stats.cpu_seconds``): Mace by default, or another registered one;
 - *predicted*: the same estimator from the arrivals alone, with costs and
-  selectivities fitted on a training window (default the first 10% of the run);
+  selectivities fitted on a training window (default the first 10% of the run),
+  and for the estimators that read a node profile the one the fitted model gives
+  from the stored arrivals per sub-bucket (``source_profile``);
 - *measured*: the measured maximum latency per interval (``lat_max``), over
   the intervals that had outputs.
 
