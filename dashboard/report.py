@@ -126,31 +126,40 @@ def predicted_analysis(
     def fitted_ports() -> np.ndarray:
         return fitted_port_dlts(run.topology, run.operator_stats, counts, window())
 
-    def fitted_profile(fine_counts: np.ndarray) -> np.ndarray:
-        return fitted_node_profile(
-            run.topology,
-            run.operator_stats,
-            counts,
-            fine_counts,
-            window(),
-            placements,
-            run.version_starts,
-        )
-
     def compute() -> RunAnalysis:
         loads = run.derived(("predicted loads", share, training), fitted_loads)
         uses = estimator_by_name(estimator).uses
         ports = fine = None
         if PORT_WORK in uses:
             ports = run.derived(("predicted port work", share, training), fitted_ports)
-        if NODE_FINE in uses and (arrivals := run.source_profile) is not None:
-            fine = run.derived(
-                ("predicted profile", share, training), lambda: fitted_profile(arrivals)
-            )
+        if NODE_FINE in uses:
+            fine = predicted_profile(run, window())
         detail = None if ports is None and fine is None else Detail(node_fine=fine, port_work=ports)
         return analyse(run.topology, loads, placements, run.version_starts, estimator, detail)
 
     return run.derived(("predicted", share, estimator, training), compute)
+
+
+def predicted_profile(run: RunData, window: tuple[int, int] | None) -> np.ndarray | None:
+    """The node profile (nodes x intervals x sub-buckets) that the model fitted on
+    ``window`` predicts from the run's stored arrivals per sub-bucket
+    (:func:`estimator.runs.fitted_node_profile`), once per loaded run and window; None
+    for a run without them (measured by counters, ingested before migration 9)."""
+    arrivals = run.source_profile
+    if arrivals is None:
+        return None
+    return run.derived(
+        ("predicted profile", window),
+        lambda: fitted_node_profile(
+            run.topology,
+            run.operator_stats,
+            run.arrivals.for_topology(run.topology),
+            arrivals,
+            window,
+            [v.placement for v in run.versions],
+            run.version_starts,
+        ),
+    )
 
 
 def change_checks(run: RunData, estimator: str = "mace") -> tuple[ChangeCheck, ...]:

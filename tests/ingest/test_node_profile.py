@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 
 from dashboard.data import RunData, load_run
 from dashboard.report import estimated_analysis, predicted_analysis
+from dashboard.views import refit_analyses
 from estimator.burst import SUB_BUCKETS, sub_bucket_work
 from estimator.evaluator import estimate
 from estimator.fitting import fit_operator_stats, training_window
@@ -202,6 +203,18 @@ def test_predictions_push_the_stored_arrival_profile_through_the_fitted_model(
             dataclasses.replace(run, arrival_profile=None, _derived={}), 0.1, name
         )
         assert abs(even.estimate.max() - predicted.estimate.max()) > 0.05, name
+
+    # the Overview's refit: measured (profile included) before the window's start, the
+    # refit model's prediction (from the arrival profile) from it on; both estimators
+    # are causal, so before the start the refit's figure is the estimated one
+    start = intervals // 2
+    for name in ("burst", "origin"):
+        whole = refit_analyses(run, name, (0, intervals)).predicted
+        again = predicted_analysis(run, estimator=name, training=(0, intervals))
+        np.testing.assert_allclose(whole.estimate, again.estimate, atol=1e-9)
+        spliced = refit_analyses(run, name, (start, intervals)).predicted
+        estimated = estimated_analysis(run, name)
+        np.testing.assert_allclose(spliced.estimate[:start], estimated.estimate[:start], atol=1e-9)
 
     args = ["report", "--db", str(db), "--run", "bursty", "--estimator", "burst", "--json"]
     assert main(args) == 0
