@@ -304,7 +304,8 @@ def predicted_node_profile(
         weights = np.zeros((len(node_index), basis.shape[0]))
         for k, op in enumerate(topology.operator_ids):
             weights[node_index[placement[op]]] += model.op_load[k]
-        out[:, lo:hi] = np.einsum("nb,bdk->ndk", weights, basis[:, lo:hi])
+        part = basis[:, lo:hi].reshape(basis.shape[0], -1)
+        out[:, lo:hi] = (weights @ part).reshape(len(node_index), hi - lo, basis.shape[2])
     return out
 
 
