@@ -5,13 +5,17 @@ Prints one JSON line with, as medians: ``mace_eval_s`` (arrivals to Mace, bottle
 and per-query figures, as in bench_estimator.py), ``burst_eval_s`` (Mace's evaluation
 plus the burst refinement from a stored (head, rise, tail) profile: what ``mace
 estimate``/``report`` would pay once ingestion stores the profile), ``burst_refine_s``
-(the refinement alone) and ``ratio`` (burst_eval_s / mace_eval_s). ``fine_eval_s``
-is one evaluation at w / k from arrivals binned per sub-bucket plus the profile
-reduction: the cost of a *prediction* with the burst profile (arrivals per sub-bucket
-through the fitted model). ``origin_eval_s`` is Mace's evaluation plus the per-origin
-replay from the stored data (the node profile and the work of every operator port, as
-``mace report --estimator origin`` has them), ``origin_replay_s`` the replay alone,
-``origin_even_s`` the replay without a profile (a prediction) and ``origin_ratio``
+(the refinement alone) and ``ratio`` (burst_eval_s / mace_eval_s). ``fine_eval_s`` is
+the predicted node profile from arrivals binned per sub-bucket
+(:func:`estimator.runs.predicted_node_profile`, what ``mace report``'s *predicted*
+computes from the stored source_profile) plus the profile reduction: the cost of a
+*prediction* with the burst profile; ``fine_eval_reference_s`` the same profile from one
+Mace evaluation at w / k (how it was computed before, timed in the same run) and
+``fine_max_abs_diff`` the largest difference between the two profiles (CPU-seconds).
+``origin_eval_s`` is Mace's evaluation plus the per-origin replay from the stored data
+(the node profile and the work of every operator port, as ``mace report --estimator
+origin`` has them), ``origin_replay_s`` the replay alone, ``origin_even_s`` the replay
+without a profile (a prediction from a run without source_profile) and ``origin_ratio``
 origin_eval_s / mace_eval_s; ``backlogged_share`` is the share of subintervals where
 Mace is above 0 (the replay skips only subintervals with nothing pending anywhere).
 
@@ -32,6 +36,7 @@ from estimator.mace import Estimate
 from estimator.model import topology_from_dict
 from estimator.pathaware import Detail, estimate_origin
 from estimator.propagation import bind, build_load_model, compile_topology, port_load
+from estimator.runs import predicted_node_profile
 
 
 def main() -> None:
@@ -82,12 +87,21 @@ def main() -> None:
 
     n = len(node_ids)
 
+    model = bind(coefficients, counts)
+    per_bucket = fine_counts.reshape(counts.shape[0], args.intervals, k)
+
     def fine_work() -> np.ndarray:
+        return predicted_node_profile(topology, model, per_bucket, [topology.placement], [0])
+
+    def fine_reference() -> np.ndarray:
         fine = PlacementEvaluator(fine_topology, bind(coefficients, fine_counts)).estimate()
         return fine.dlts[:n].reshape(n, args.intervals, k)
 
     def fine_profile() -> BurstProfile:
         return burst_profile(fine_work(), caps * topology.subinterval)
+
+    def fine_profile_reference() -> BurstProfile:
+        return burst_profile(fine_reference(), caps * topology.subinterval)
 
     profile = fine_profile()
     base = mace()
@@ -124,6 +138,8 @@ def main() -> None:
         "burst_eval_s": median_seconds(burst, args.repeats),
         "burst_refine_s": median_seconds(refine, args.repeats),
         "fine_eval_s": median_seconds(fine_profile, max(1, args.repeats // 3)),
+        "fine_eval_reference_s": median_seconds(fine_profile_reference, max(1, args.repeats // 3)),
+        "fine_max_abs_diff": float(np.abs(fine_work() - fine_reference()).max()),
         "origin_eval_s": median_seconds(origin, max(1, args.repeats // 3)),
         "origin_replay_s": median_seconds(origin_replay, max(1, args.repeats // 3)),
         "origin_even_s": median_seconds(origin_even, max(1, args.repeats // 3)),

@@ -33,6 +33,7 @@ from estimator.runs import (
     estimated_port_dlts,
     node_loads,
     node_profile_matrix,
+    source_profile_matrix,
 )
 from storage import reads
 from storage.dashboard_reads import data_version
@@ -80,9 +81,10 @@ Derived = TypeVar("Derived")
 
 
 class LazyProfile:
-    """A run's sub-bucket profile, read from the store the first time it is asked for.
-    Only the burst-aware and per-origin estimators use it, and reading it costs about as
-    much as the rest of the run, so the other estimators never pay for it."""
+    """A run's sub-bucket profile (of the nodes' work or of the sources' arrivals), read
+    from the store the first time it is asked for. Only the burst-aware and per-origin
+    estimators use it, and reading it costs about as much as the rest of the run, so the
+    other estimators never pay for it."""
 
     def __init__(self, read: Callable[[], np.ndarray | None]):
         self._read = read
@@ -114,6 +116,7 @@ class RunData:
     busy: np.ndarray
     latency: dict[str, QueryLatency]
     profile: LazyProfile | None = None
+    arrival_profile: LazyProfile | None = None
     _derived: dict[Hashable, Any] = dataclasses.field(
         default_factory=dict, compare=False, repr=False
     )
@@ -133,6 +136,12 @@ class RunData:
         """Nodes x intervals x sub-buckets of CPU-seconds (the stored node_profile), read
         on first use; None for a run measured by counters or ingested without one."""
         return None if self.profile is None else self.profile.get()
+
+    @property
+    def source_profile(self) -> np.ndarray | None:
+        """Sources x intervals x sub-buckets of events (the stored source_profile), read
+        on first use; None for a run measured by counters or ingested without one."""
+        return None if self.arrival_profile is None else self.arrival_profile.get()
 
     def port_work(self) -> np.ndarray:
         """The estimated work of every operator input port (inputs x intervals): measured
@@ -231,7 +240,7 @@ def load_run(
         intervals=stop,
     )
     dlts = node_loads(topology, operator_dlts, [v.placement for v in versions], starts)
-    profile = None
+    profile = arrival_profile = None
     grid = info.profile_sub_buckets  # None: no profile rows stored yet
     if not info.counters and grid is not None:
         # (a counter-measured run's DLTS is offered work, not executions)
@@ -242,7 +251,13 @@ def load_run(
                 frame = reads.node_profile_frame(cur, run_id, 0, stop)
             return node_profile_matrix(topology, frame, stop, grid)
 
+        def read_arrival_profile() -> np.ndarray | None:
+            with connection() as cur:
+                frame = reads.source_profile_frame(cur, run_id, 0, stop)
+            return source_profile_matrix(topology, frame, stop, grid)
+
         profile = LazyProfile(read_profile)
+        arrival_profile = LazyProfile(read_arrival_profile)
     node_index = {n: k for k, n in enumerate(topology.node_ids)}
     busy = np.zeros((len(node_index), stop))
     busy_frame = reads.node_busy_frame(con, run_id, 0, stop)
@@ -279,6 +294,7 @@ def load_run(
         busy=busy,
         latency=latency,
         profile=profile,
+        arrival_profile=arrival_profile,
     )
 
 

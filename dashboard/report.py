@@ -5,7 +5,9 @@ For each query and for the whole system, across the run's intervals:
 - *estimated*: the estimator's series from the measured DLTS
   (``operator_stats.cpu_seconds``): Mace by default, or another registered one;
 - *predicted*: the same estimator from the arrivals alone, with costs and
-  selectivities fitted on a training window (default the first 10% of the run);
+  selectivities fitted on a training window (default the first 10% of the run),
+  and for the estimators that read a node profile the one the fitted model gives
+  from the stored arrivals per sub-bucket (``source_profile``);
 - *measured*: the measured maximum latency per interval (``lat_max``), over
   the intervals that had outputs.
 
@@ -36,11 +38,12 @@ import numpy as np
 from dashboard.data import RunData
 from estimator.drift import refit
 from estimator.fitting import training_window
-from estimator.pathaware import PORT_WORK, Detail, estimator_by_name
+from estimator.pathaware import NODE_FINE, PORT_WORK, Detail, estimator_by_name
 from estimator.runs import (
     DEFAULT_TRAINING_SHARE,
     RunAnalysis,
     analyse,
+    fitted_node_profile,
     fitted_port_dlts,
     node_loads,
     predicted_operator_dlts,
@@ -97,7 +100,12 @@ def predicted_analysis(
 ) -> RunAnalysis:
     """The latency predicted by ``estimator`` from the arrivals with the model fitted on
     the first ``share`` of the run, or on the window ``training`` ([start, stop)) when
-    given (a refit, e.g. on :func:`estimator.drift.recent_window`)."""
+    given (a refit, e.g. on :func:`estimator.drift.recent_window`).
+
+    An estimator that reads a node profile gets the one the model predicts from the
+    stored arrivals per sub-bucket (:func:`estimator.runs.fitted_node_profile`); a run
+    without them (measured by counters, ingested before migration 9) has none, and the
+    estimator spreads each subinterval evenly."""
     placements = [v.placement for v in run.versions]
     counts = run.arrivals.for_topology(run.topology)
 
@@ -110,21 +118,48 @@ def predicted_analysis(
             op_dlts = refit(run.topology, run.operator_stats, counts, training)
         return node_loads(run.topology, op_dlts, placements, run.version_starts)
 
+    def window() -> tuple[int, int] | None:
+        if training is None and run.intervals:
+            return training_window(run.intervals, share)
+        return training
+
     def fitted_ports() -> np.ndarray:
-        window = training
-        if window is None and run.intervals:
-            window = training_window(run.intervals, share)
-        return fitted_port_dlts(run.topology, run.operator_stats, counts, window)
+        return fitted_port_dlts(run.topology, run.operator_stats, counts, window())
 
     def compute() -> RunAnalysis:
         loads = run.derived(("predicted loads", share, training), fitted_loads)
-        detail = None
-        if PORT_WORK in estimator_by_name(estimator).uses:
+        uses = estimator_by_name(estimator).uses
+        ports = fine = None
+        if PORT_WORK in uses:
             ports = run.derived(("predicted port work", share, training), fitted_ports)
-            detail = Detail(port_work=ports)
+        if NODE_FINE in uses:
+            fine = predicted_profile(run, window())
+        detail = None if ports is None and fine is None else Detail(node_fine=fine, port_work=ports)
         return analyse(run.topology, loads, placements, run.version_starts, estimator, detail)
 
     return run.derived(("predicted", share, estimator, training), compute)
+
+
+def predicted_profile(run: RunData, window: tuple[int, int] | None) -> np.ndarray | None:
+    """The node profile (nodes x intervals x sub-buckets) that the model fitted on
+    ``window`` predicts from the run's stored arrivals per sub-bucket
+    (:func:`estimator.runs.fitted_node_profile`), once per loaded run and window; None
+    for a run without them (measured by counters, ingested before migration 9)."""
+    arrivals = run.source_profile
+    if arrivals is None:
+        return None
+    return run.derived(
+        ("predicted profile", window),
+        lambda: fitted_node_profile(
+            run.topology,
+            run.operator_stats,
+            run.arrivals.for_topology(run.topology),
+            arrivals,
+            window,
+            [v.placement for v in run.versions],
+            run.version_starts,
+        ),
+    )
 
 
 def change_checks(run: RunData, estimator: str = "mace") -> tuple[ChangeCheck, ...]:

@@ -23,6 +23,7 @@ from dashboard.report import (
     build_report,
     change_checks,
     estimated_analysis,
+    predicted_profile,
 )
 from dashboard.timeaxis import PRESETS, Clock, TimeRange
 from estimator.alerts import MEASURED_BREACH, breaches
@@ -37,7 +38,13 @@ from estimator.drift import (
 from estimator.errors import ModelError
 from estimator.fitting import training_window
 from estimator.model import version_at
-from estimator.pathaware import ESTIMATOR_LABELS, PORT_WORK, Detail, estimator_by_name
+from estimator.pathaware import (
+    ESTIMATOR_LABELS,
+    NODE_FINE,
+    PORT_WORK,
+    Detail,
+    estimator_by_name,
+)
 from estimator.pathblame import PathBlame, path_blame
 from estimator.placement.planning import HostsTimeline, hosts_over_time
 from estimator.runs import (
@@ -440,17 +447,44 @@ def refit_analyses(run: RunData, estimator: str, training: tuple[int, int]) -> R
     dlts = run.operator_dlts.copy()
     dlts[:, start:] = refit(run.topology, run.operator_stats, counts, training)[:, start:]
     loads = node_loads(run.topology, dlts, placements, run.version_starts)
-    detail = None
-    if PORT_WORK in estimator_by_name(estimator).uses:
+    uses = estimator_by_name(estimator).uses
+    port_work = node_fine = None
+    if PORT_WORK in uses:
         port_work = run.port_work().copy()
         port_work[:, start:] = fitted_port_dlts(run.topology, run.operator_stats, counts, training)[
             :, start:
         ]
-        detail = Detail(port_work=port_work)
+    if NODE_FINE in uses:
+        node_fine = _spliced_profile(
+            run.node_profile, predicted_profile(run, training), loads, start
+        )
+    detail = (
+        None
+        if port_work is None and node_fine is None
+        else Detail(node_fine=node_fine, port_work=port_work)
+    )
     return RunAnalyses(
         estimated_analysis(run, estimator),
         analyse(run.topology, loads, placements, run.version_starts, estimator, detail),
     )
+
+
+def _spliced_profile(
+    measured: np.ndarray | None, predicted: np.ndarray | None, loads: np.ndarray, start: int
+) -> np.ndarray | None:
+    """The node profile of a refit: the measured one before ``start``, the refit model's
+    from ``start`` on; a part without a profile spreads its ``loads`` evenly (None when
+    neither part has one: the estimator's own even spread)."""
+    known = measured if measured is not None else predicted
+    if known is None:
+        return None
+    k = known.shape[2]
+    out = np.repeat(loads[:, :, None] / k, k, axis=2)
+    if measured is not None:
+        out[:, :start] = measured[:, :start]
+    if predicted is not None:
+        out[:, start:] = predicted[:, start:]
+    return out
 
 
 def drift_k(value: Any) -> int:

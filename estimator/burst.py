@@ -42,10 +42,12 @@ records (resource row, stimulus time, CPU-seconds) into (resources x D x k), wit
 the rule of :func:`sub_bucket_of`; ingestion stores the same bins per node
 (``node_profile``, computed by Spark with the same expression) and
 :func:`burst_profile` reduces them to (head, rise, tail) when a run is analysed
-(the reduction depends on the capacities, which what-if may change). Without a
-profile (a prediction, a run measured by counters or ingested before migration 8)
-the registered ``burst`` estimator falls back to one sub-bucket, i.e. to Mace's
-series with the band [Mace, Mace + 2w + eps].
+(the reduction depends on the capacities, which what-if may change). A prediction
+gets the bins the fitted model gives from the arrivals per sub-bucket (ingestion's
+``source_profile``, same expression; :func:`estimator.runs.predicted_node_profile`).
+Without a profile (a prediction from arrivals per subinterval only, a run measured by
+counters or ingested before migration 8) the registered ``burst`` estimator falls
+back to one sub-bucket, i.e. to Mace's series with the band [Mace, Mace + 2w + eps].
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ Where x_o(s) comes from. The work of each operator input port per subinterval
 (``port_work``, inputs x D in the rows of :attr:`Topology.input_offsets`: the
 measured ``operator_stats`` CPU of a stored run, or the model's load of a
 prediction) is spread over the subinterval's k buckets like the work of the node
-the operator runs on (``node_fine``, the stored ``node_profile``): x = port work x
+the operator runs on (``node_fine``: the stored ``node_profile``, or for a prediction
+the profile the model gives from the stored ``source_profile``): x = port work x
 node_fine(p, j) / node CPU(p). Without a profile every bucket gets 1/k of it (the
 paper's A-2 inside the subinterval).
 

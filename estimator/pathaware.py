@@ -250,8 +250,9 @@ def _path_aware(topology: Topology, base: Estimate) -> Estimate:
 
 
 def _burst(topology: Topology, base: Estimate) -> Estimate:
-    """The burst-aware estimate without an arrival profile (a prediction, a run measured by
-    counters, a run ingested before the profile was stored): the even profile with one
+    """The burst-aware estimate without an arrival profile (a prediction without arrivals
+    per sub-bucket, a run measured by counters, a run ingested before the profile was
+    stored): the even profile with one
     sub-bucket, i.e. Mace's series with the bursty-arrival band [Mace, Mace + 2w + eps]."""
     # numba (burst's kernels) loads when this estimator runs, not with the registry
     from estimator.burst import even_profile
@@ -440,8 +441,9 @@ estimate_burst = Estimator(
     frozenset({NODE_FINE}),
 )
 """Mace refined by the arrival profile inside each subinterval (:mod:`estimator.burst`):
-from the stored ``node_profile`` of a run ingested from per-event records; equal to
-Mace's series without one (predictions, counter-measured runs)."""
+from the stored ``node_profile`` of a run ingested from per-event records, for a
+prediction from the profile the fitted model gives from the stored arrivals per
+sub-bucket; equal to Mace's series without one (counter-measured runs, What-if)."""
 
 estimate_origin = Estimator(
     "per-origin",

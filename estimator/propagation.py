@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimator.errors import ModelError
 from estimator.model import Topology
 
 
@@ -109,6 +110,43 @@ def bind(coefficients: Coefficients, source_counts: np.ndarray) -> LoadModel:
 def build_load_model(topology: Topology, source_counts: np.ndarray) -> LoadModel:
     """Propagate ``source_counts`` (rows in ``topology.source_ids`` order) through the DAG."""
     return bind(compile_topology(topology), source_counts)
+
+
+def spread(totals: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    """(rows x D x k): each of ``totals`` (rows x D) spread over its k sub-buckets in
+    proportion to ``shape`` (rows x D x k), evenly where the shape holds nothing."""
+    totals = np.asarray(totals, dtype=float)
+    shape = np.asarray(shape, dtype=float)
+    k = shape.shape[2]
+    held = shape.sum(axis=2)
+    share = np.full(shape.shape, 1.0 / k)
+    np.divide(shape, held[:, :, None], out=share, where=held[:, :, None] > 0)
+    return share * totals[:, :, None]
+
+
+def fine_basis(topology: Topology, model: LoadModel, fine_counts: np.ndarray) -> np.ndarray:
+    """The model's basis (B x D) spread over k sub-buckets of each subinterval (B x D x k)
+    like the arrivals per sub-bucket ``fine_counts`` (sources x D x k, topology order).
+
+    A source row takes the shape of its fine counts; a ``product`` operator's row the
+    shape of its model evaluated per sub-bucket. Every row keeps the model's total of
+    each subinterval, so whatever is computed linearly from this basis sums over the
+    sub-buckets to what the model gives per subinterval (the fine counts are only a
+    shape: they need not add up to the model's arrivals, and a subinterval without any
+    is spread evenly)."""
+    coefficients = compile_topology(topology)
+    fine = np.asarray(fine_counts, dtype=float)
+    sources = coefficients.n_sources
+    if fine.ndim != 3 or fine.shape[:2] != (sources, model.intervals):
+        raise ModelError(
+            f"arrival profile of shape {fine.shape}, expected ({sources}, {model.intervals}, k)"
+        )
+    out = np.zeros((model.basis.shape[0], *fine.shape[1:]))
+    out[:sources] = spread(model.basis[:sources], fine)
+    for row, basis_row, _ in coefficients.products:  # in topological order
+        inputs = np.einsum("qb,bdk->qdk", coefficients.port_input[row], out)
+        out[basis_row] = spread(model.basis[basis_row][None], np.prod(inputs, axis=0)[None])[0]
+    return out
 
 
 def port_load(topology: Topology, model: LoadModel) -> np.ndarray:

@@ -21,7 +21,7 @@ from estimator.fitting import fit_operator_stats, training_window
 from estimator.mace import estimate_from_dlts
 from estimator.model import Topology
 from estimator.pathaware import Detail, estimator_by_name
-from estimator.propagation import LoadModel, build_load_model, port_load
+from estimator.propagation import LoadModel, build_load_model, fine_basis, port_load
 
 DEFAULT_TRAINING_SHARE = 0.1
 
@@ -240,11 +240,31 @@ def node_profile_matrix(
     ``node, interval, sub_bucket, cpu_seconds`` (the stored node_profile); None without
     rows (a run measured by counters, or ingested before the profile was stored). Rows
     of unknown nodes or outside [0, intervals) x [0, sub_buckets) are left out."""
+    return _profile_matrix(topology.node_ids, frame, "node", "cpu_seconds", intervals, sub_buckets)
+
+
+def source_profile_matrix(
+    topology: Topology, frame: pd.DataFrame, intervals: int, sub_buckets: int
+) -> np.ndarray | None:
+    """Sources (topology order) x intervals x sub-buckets of events from rows of
+    ``source, interval, sub_bucket, events`` (the stored source_profile); None without
+    rows, as :func:`node_profile_matrix`."""
+    return _profile_matrix(topology.source_ids, frame, "source", "events", intervals, sub_buckets)
+
+
+def _profile_matrix(
+    ids: Sequence[str],
+    frame: pd.DataFrame,
+    key: str,
+    value: str,
+    intervals: int,
+    sub_buckets: int,
+) -> np.ndarray | None:
     if frame.empty:
         return None
-    out = np.zeros((len(topology.node_ids), intervals, sub_buckets))
-    index = {n: k for k, n in enumerate(topology.node_ids)}
-    rows = frame["node"].map(index)
+    out = np.zeros((len(ids), intervals, sub_buckets))
+    index = {n: k for k, n in enumerate(ids)}
+    rows = frame[key].map(index)
     cols = frame["interval"].to_numpy(dtype=np.int64)
     buckets = frame["sub_bucket"].to_numpy(dtype=np.int64)
     keep = (
@@ -257,8 +277,35 @@ def node_profile_matrix(
     np.add.at(
         out,
         (rows[keep].to_numpy(dtype=np.int64), cols[keep], buckets[keep]),
-        frame["cpu_seconds"].to_numpy(dtype=float)[keep],
+        frame[value].to_numpy(dtype=float)[keep],
     )
+    return out
+
+
+def predicted_node_profile(
+    topology: Topology,
+    model: LoadModel,
+    fine_counts: np.ndarray,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+) -> np.ndarray:
+    """The work the model predicts on each node per subinterval and sub-bucket (nodes x
+    D x k, CPU-seconds; the prediction's counterpart of the stored node_profile): the
+    arrivals per sub-bucket ``fine_counts`` (sources x D x k, e.g. the stored
+    source_profile) pushed through ``model`` (:func:`estimator.propagation.fine_basis`),
+    each interval's operators mapped by its placement version. Summed over the
+    sub-buckets it is :func:`node_loads` of the model's operator DLTS."""
+    basis = fine_basis(topology, model, fine_counts)
+    node_index = {n: k for k, n in enumerate(topology.node_ids)}
+    out = np.zeros((len(node_index), *basis.shape[1:]))
+    for placement, (lo, hi) in zip(placements, segments(starts, model.intervals), strict=True):
+        if lo == hi:
+            continue
+        weights = np.zeros((len(node_index), basis.shape[0]))
+        for k, op in enumerate(topology.operator_ids):
+            weights[node_index[placement[op]]] += model.op_load[k]
+        part = basis[:, lo:hi].reshape(basis.shape[0], -1)
+        out[:, lo:hi] = (weights @ part).reshape(len(node_index), hi - lo, basis.shape[2])
     return out
 
 
@@ -344,6 +391,21 @@ def fitted_port_dlts(
     """:func:`fitted_operator_dlts` per operator input port (inputs x intervals)."""
     fitted, model = fitted_model(topology, operator_stats, counts, window)
     return port_load(fitted, model)
+
+
+def fitted_node_profile(
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    counts: np.ndarray,
+    fine_counts: np.ndarray,
+    window: tuple[int, int] | None,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+) -> np.ndarray:
+    """:func:`predicted_node_profile` of the model fitted as :func:`fitted_port_dlts`
+    (nodes x intervals x sub-buckets)."""
+    fitted, model = fitted_model(topology, operator_stats, counts, window)
+    return predicted_node_profile(fitted, model, fine_counts, placements, starts)
 
 
 def fitted_model(

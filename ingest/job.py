@@ -49,11 +49,12 @@ from ingest.transforms import (
     latency_rows,
     node_busy_rows,
     node_profile_cells,
-    node_profile_rows,
     operator_stat_rows,
     output_histograms,
     output_latency,
+    profile_rows,
     source_arrival_rows,
+    source_profile_cells,
     with_reason,
 )
 from storage import writes
@@ -124,6 +125,7 @@ class RunResult:
     operator_stats: list[pd.DataFrame] = field(default_factory=list)
     node_busy: list[pd.DataFrame] = field(default_factory=list)
     node_profile: list[pd.DataFrame] = field(default_factory=list)
+    source_profile: list[pd.DataFrame] = field(default_factory=list)
     latency: list[pd.DataFrame] = field(default_factory=list)
     quarantine: list[pd.DataFrame] = field(default_factory=list)
     manifest: list[writes.ManifestEntry] = field(default_factory=list)
@@ -273,6 +275,7 @@ def _load(
         writes.merge_operator_stats(con, _concat(result.operator_stats))
         writes.merge_node_busy(con, _concat(result.node_busy))
         writes.merge_node_profile(con, _concat(result.node_profile))
+        writes.merge_source_profile(con, _concat(result.source_profile))
         writes.merge_latency_stats(con, _concat(result.latency))
         writes.add_quarantine(con, batch_id, _concat(result.quarantine))
         if result.sample_state is not None:
@@ -471,7 +474,14 @@ class Aggregated:
 
 def _arrivals(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
     counts = arrival_aggregates(rows, spec).toPandas()
-    return Aggregated(counts, {"source_arrivals": source_arrival_rows(counts, run_id)})
+    profile = source_profile_cells(rows, spec, spec.sub_buckets).toPandas()
+    return Aggregated(
+        counts,
+        {
+            "source_arrivals": source_arrival_rows(counts, run_id),
+            "source_profile": profile_rows(profile, run_id),
+        },
+    )
 
 
 def _executions(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
@@ -482,7 +492,7 @@ def _executions(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
         {
             "operator_stats": operator_stat_rows(cells, run_id),
             "node_busy": node_busy_rows(cells, run_id),
-            "node_profile": node_profile_rows(profile, run_id),
+            "node_profile": profile_rows(profile, run_id),
         },
     )
 

@@ -300,27 +300,51 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
     )
 
 
-def node_profile_cells(rows: DataFrame, spec: RunSpec, sub_buckets: int) -> DataFrame:
-    """(node, interval, sub_bucket, cpu_seconds): the good executions' CPU-seconds per
-    node, stimulus-time interval and sub-bucket of that interval, for the burst-aware
-    estimator. ``sub_bucket = floor((x - floor(x)) * k)`` with ``x = (stimulus_time -
-    origin) / subinterval``, clipped to [0, k - 1]: the expression of
+def _sub_bucket(column: str, spec: RunSpec, sub_buckets: int) -> Column:
+    """The sub-bucket of a time inside its interval: ``floor((x - floor(x)) * k)`` with
+    ``x = (t - origin) / subinterval``, clipped to [0, k - 1]. The expression of
     :func:`estimator.burst.sub_bucket_of`, so a record lands in the interval its
-    operator_stats row counts it in. Cells of zero CPU are left out."""
+    per-subinterval row counts it in; written once for every profile table."""
     from pyspark.sql import functions as F
 
-    scaled = (F.col("stimulus_time") - F.lit(spec.origin)) / F.lit(spec.subinterval)
+    scaled = (F.col(column) - F.lit(spec.origin)) / F.lit(spec.subinterval)
     bucket = F.floor((scaled - F.floor(scaled)) * F.lit(sub_buckets))
-    clipped = F.least(F.lit(sub_buckets - 1), F.greatest(F.lit(0), bucket)).cast("int")
+    return F.least(F.lit(sub_buckets - 1), F.greatest(F.lit(0), bucket)).cast("int")
+
+
+def node_profile_cells(rows: DataFrame, spec: RunSpec, sub_buckets: int) -> DataFrame:
+    """(node, interval, sub_bucket, cpu_seconds): the good executions' CPU-seconds per
+    node, stimulus-time interval and sub-bucket of that interval (:func:`_sub_bucket`),
+    for the burst-aware and per-origin estimators. Cells of zero CPU are left out."""
+    from pyspark.sql import functions as F
+
     return (
         rows.where(~_bad())
         .groupBy(
             "node",
             _interval("stimulus_time", spec.origin, spec.subinterval).alias("interval"),
-            clipped.alias("sub_bucket"),
+            _sub_bucket("stimulus_time", spec, sub_buckets).alias("sub_bucket"),
         )
         .agg(F.sum("cpu_seconds").alias("cpu_seconds"))
         .where(F.col("cpu_seconds") > 0)
+    )
+
+
+def source_profile_cells(rows: DataFrame, spec: RunSpec, sub_buckets: int) -> DataFrame:
+    """(source, interval, sub_bucket, events): the good arrivals counted per source,
+    stimulus-time interval and sub-bucket of that interval (:func:`_sub_bucket`, as
+    :func:`node_profile_cells`), for predictions that push them through the fitted model.
+    Per source and interval the events add up to :func:`arrival_aggregates`' count."""
+    from pyspark.sql import functions as F
+
+    return (
+        rows.where(~_bad())
+        .groupBy(
+            "source",
+            _interval("stimulus_time", spec.origin, spec.subinterval).alias("interval"),
+            _sub_bucket("stimulus_time", spec, sub_buckets).alias("sub_bucket"),
+        )
+        .agg(F.count(F.lit(1)).alias("events"))
     )
 
 
@@ -450,8 +474,9 @@ def node_busy_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:
     return busy.rename(columns={"wall_interval": "interval"}).assign(run_id=run_id)
 
 
-def node_profile_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:
-    """node_profile rows from :func:`node_profile_cells` (already one per key)."""
+def profile_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:
+    """node_profile or source_profile rows from :func:`node_profile_cells` or
+    :func:`source_profile_cells` (already one per key)."""
     return cells.assign(run_id=run_id)
 
 

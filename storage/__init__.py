@@ -16,8 +16,8 @@ subintervals, 70 operators, 13 nodes):
 
 * **One integer key per run on every statistics row.** ``run_keys`` gives each run
   a ``run_key`` (1, 2, ... in order of first write) and ``source_arrivals``,
-  ``operator_stats``, ``node_busy``, ``node_profile`` (migration 8) and
-  ``latency_stats`` carry it; per-run reads
+  ``operator_stats``, ``node_busy``, ``node_profile`` (migration 8),
+  ``source_profile`` (migration 10) and ``latency_stats`` carry it; per-run reads
   filter ``WHERE run_key = ?`` (:func:`storage.reads.run_key` looks it up first).
   DuckDB skips a row group (122 880 rows) when its zonemap (min/max per column)
   excludes the value, but a VARCHAR zonemap keeps only the first 8 bytes, and run

@@ -376,6 +376,25 @@ def node_profile_frame(
     )
 
 
+def source_profile_frame(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    start: int | None = None,
+    stop: int | None = None,
+) -> pd.DataFrame:
+    """source, interval, sub_bucket, events (stimulus-time buckets; empty for a run
+    ingested before migration 9 or measured by counters)."""
+    params: list[Any] = [run_key(con, run_id)]
+    return _statistics(
+        con,
+        f"reading source_profile of run '{run_id}'",
+        "SELECT source, interval, sub_bucket, events FROM source_profile WHERE run_key = ?"
+        + _range_clause(start, stop, params),
+        params,
+        ["source", "interval", "sub_bucket"],
+    )
+
+
 def latency_stats_frame(
     con: duckdb.DuckDBPyConnection,
     run_id: str,

@@ -28,6 +28,7 @@ STATISTICS_TABLES = (
     "operator_stats",
     "node_busy",
     "node_profile",
+    "source_profile",
     "latency_stats",
 )
 """Filtered by ``run_key`` (zonemaps skip the other runs' row groups)."""

@@ -36,6 +36,7 @@ OPERATOR_STATS_COLUMNS = (
 )
 NODE_BUSY_COLUMNS = ("run_id", "node", "interval", "busy_seconds")
 NODE_PROFILE_COLUMNS = ("run_id", "node", "interval", "sub_bucket", "cpu_seconds")
+SOURCE_PROFILE_COLUMNS = ("run_id", "source", "interval", "sub_bucket", "events")
 LATENCY_COLUMNS = (
     "run_id",
     "query",
@@ -273,6 +274,24 @@ def merge_node_profile(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> N
         " ORDER BY k.run_key, node, interval, sub_bucket"
         " ON CONFLICT (run_id, node, interval, sub_bucket) DO UPDATE"
         " SET cpu_seconds = node_profile.cpu_seconds + excluded.cpu_seconds",
+        span=False,
+    )
+
+
+def merge_source_profile(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None:
+    """Add events per (run_id, source, interval, sub_bucket) (the arrival profile that
+    predictions push through the fitted model; stimulus-time intervals, as
+    source_arrivals)."""
+    _merge(
+        con,
+        _checked(frame, SOURCE_PROFILE_COLUMNS, "source_profile"),
+        "source_profile",
+        "INSERT INTO source_profile (run_id, source, interval, sub_bucket, events, run_key)"
+        " SELECT i.*, k.run_key FROM (SELECT run_id, source, interval, sub_bucket,"
+        " sum(events) FROM {incoming} GROUP BY ALL) i JOIN run_keys k USING (run_id)"
+        " ORDER BY k.run_key, source, interval, sub_bucket"
+        " ON CONFLICT (run_id, source, interval, sub_bucket) DO UPDATE"
+        " SET events = source_profile.events + excluded.events",
         span=False,
     )
 

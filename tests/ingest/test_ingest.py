@@ -14,7 +14,14 @@ from tests.ingest.landing import EXECUTIONS, TOPOLOGY, write_jsonl, write_run
 
 pytestmark = pytest.mark.spark
 
-TABLES = ("source_arrivals", "operator_stats", "node_busy", "latency_stats", "quarantine")
+TABLES = (
+    "source_arrivals",
+    "source_profile",
+    "operator_stats",
+    "node_busy",
+    "latency_stats",
+    "quarantine",
+)
 
 
 def _table(db: Path, name: str) -> pd.DataFrame:
@@ -40,6 +47,11 @@ def test_end_to_end_exact_numbers_then_idempotent(spark, tmp_path: Path) -> None
     )  # fmt: skip
     # origin 100, width 1: stimulus 100.2, 100.7 -> interval 0; 101.1 -> interval 1
     assert _snapshot(db)["source_arrivals"] == [("s", 0, 2), ("s", 1, 1)]
+    # k = 32 sub-buckets of 0.03125 s: 100.2 -> (0, 6), 100.7 -> (0, 22), 101.1 -> (1, 3)
+    profile = _table(db, "source_profile")
+    assert [tuple(r) for r in profile.itertuples(index=False)] == [
+        ("s", 0, 6, 1), ("s", 0, 22, 1), ("s", 1, 3, 1),
+    ]  # fmt: skip
     stats = _table(db, "operator_stats")
     counts = stats[["operator", "interval", "events_in", "events_out"]].values
     assert [tuple(r) for r in counts] == [

@@ -1,28 +1,36 @@
 """The burst-aware and per-origin estimates of an ingested run: a simulated run is
 written to a landing folder (four Parquet parts per record set, so profile cells merge
-across files), ingested by the real Spark job into DuckDB and read back; its estimates
-equal the ones computed in memory from the simulator's raw executions, and ``mace
-report --estimator burst|origin`` reports them."""
+across files), ingested by the real Spark job into DuckDB once for the module and read
+back; its estimates equal the ones computed in memory from the simulator's raw
+executions, its predictions the ones computed by hand from the raw arrivals per
+sub-bucket, and ``mace report --estimator burst|origin`` reports them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from contextlib import closing
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 from pyspark.sql import SparkSession
 
-from dashboard.data import load_run
-from dashboard.report import estimated_analysis
+from dashboard.data import RunData, load_run
+from dashboard.report import estimated_analysis, predicted_analysis
+from dashboard.views import refit_analyses
 from estimator.burst import SUB_BUCKETS, sub_bucket_work
+from estimator.evaluator import estimate
+from estimator.fitting import fit_operator_stats, training_window
+from estimator.model import Topology
 from estimator.origins import origin_latency
 from estimator.pathaware import Detail
+from estimator.propagation import build_load_model, port_load
 from estimator.runs import analyse
 from ingest.job import ingest_once
 from mace.cli import main
-from simulator.run import simulate
+from simulator.run import Result, simulate
 from simulator.telemetry import write_run
 from simulator.workloads import workload
 from storage.db import connect
@@ -30,20 +38,38 @@ from storage.db import connect
 pytestmark = pytest.mark.spark
 
 
-def test_burst_estimate_from_the_store_equals_the_one_from_raw_executions(
-    tmp_path: Path, spark: SparkSession, capsys: pytest.CaptureFixture[str]
-) -> None:
+class Ingested(NamedTuple):
+    topology: Topology
+    result: Result
+    db: Path
+
+
+@pytest.fixture(scope="module")
+def bursty(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Ingested:
+    """A 3-node clickstream run with On-Off bursts, simulated and ingested once."""
     topology, times = workload("clickstream", nodes=3, duration=20.0, seed=3)
     result = simulate(topology, times, "stimulus", np.random.default_rng(3))
-    landing, db = tmp_path / "landing", tmp_path / "mace.duckdb"
+    folder = tmp_path_factory.mktemp("bursty")
+    landing, db = folder / "landing", folder / "mace.duckdb"
     write_run(result.telemetry, topology, landing, "bursty")
     assert ingest_once(landing, db, spark).rows_quarantined == 0
+    return Ingested(topology, result, db)
+
+
+def _load(db: Path) -> RunData:
     con = connect(db, read_only=True)
     try:
-        # the profile is read on first use, through a connection of its own
-        run = load_run(con, "bursty", lambda: closing(connect(db, read_only=True)))
+        # the profiles are read on first use, through a connection of their own
+        return load_run(con, "bursty", lambda: closing(connect(db, read_only=True)))
     finally:
         con.close()
+
+
+def test_burst_estimate_from_the_store_equals_the_one_from_raw_executions(
+    bursty: Ingested, capsys: pytest.CaptureFixture[str]
+) -> None:
+    topology, result, db = bursty
+    run = _load(db)
 
     executions = result.telemetry.frames()["executions"]
     fine = sub_bucket_work(
@@ -75,20 +101,12 @@ def test_burst_estimate_from_the_store_equals_the_one_from_raw_executions(
 
 
 def test_per_origin_estimate_from_the_store_equals_the_one_from_raw_executions(
-    tmp_path: Path, spark: SparkSession, capsys: pytest.CaptureFixture[str]
+    bursty: Ingested, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``--estimator origin`` on an ingested run reads the stored profile and the CPU of
     every operator port: the same replay as from the simulator's raw executions."""
-    topology, times = workload("clickstream", nodes=3, duration=20.0, seed=3)
-    result = simulate(topology, times, "stimulus", np.random.default_rng(3))
-    landing, db = tmp_path / "landing", tmp_path / "mace.duckdb"
-    write_run(result.telemetry, topology, landing, "bursty")
-    assert ingest_once(landing, db, spark).rows_quarantined == 0
-    con = connect(db, read_only=True)
-    try:
-        run = load_run(con, "bursty", lambda: closing(connect(db, read_only=True)))
-    finally:
-        con.close()
+    topology, result, db = bursty
+    run = _load(db)
     executions = result.telemetry.frames()["executions"]
     relative = executions["stimulus_time"].to_numpy() - topology.origin
     fine = sub_bucket_work(
@@ -122,6 +140,87 @@ def test_per_origin_estimate_from_the_store_equals_the_one_from_raw_executions(
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["system"]["estimated_wc"] == pytest.approx(stored.estimate.max(), abs=1e-9)
+
+
+def test_predictions_push_the_stored_arrival_profile_through_the_fitted_model(
+    bursty: Ingested, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The product's *predicted* burst-aware and per-origin figures equal the held-out
+    benchmark's computation by hand from the raw telemetry: costs and selectivities fitted
+    on the first 10% of the intervals, the source events per sub-bucket evaluated by the
+    fitted model at w / k (Mace's DLTS at the finer width) as each node's profile, the
+    model's port work per subinterval. Without the stored arrival profile the prediction
+    spreads each subinterval evenly, and differs."""
+    topology, result, db = bursty
+    run = _load(db)
+    frames = result.telemetry.frames()
+    w, k, n = topology.subinterval, SUB_BUCKETS, len(topology.node_ids)
+    intervals, sources = run.intervals, len(topology.source_ids)
+    arrivals = frames["arrivals"]
+    fine_counts = sub_bucket_work(
+        arrivals["source"].map({s: j for j, s in enumerate(topology.source_ids)}).to_numpy(),
+        arrivals["stimulus_time"].to_numpy() - topology.origin,
+        np.ones(len(arrivals)),
+        sources,
+        w,
+        k,
+        intervals,
+    )
+    assert run.source_profile is not None
+    np.testing.assert_array_equal(run.source_profile, fine_counts)
+    np.testing.assert_array_equal(run.arrivals.for_topology(topology), fine_counts.sum(axis=2))
+    executions = frames["executions"]
+    stats = (
+        executions.assign(
+            interval=np.floor((executions["stimulus_time"] - topology.origin) / w).astype(int),
+            events_in=1,
+        )
+        .groupby(["operator", "port", "interval"], as_index=False)
+        .agg(
+            events_in=("events_in", "sum"),
+            events_out=("outputs", "sum"),
+            cpu_seconds=("cpu_seconds", "sum"),
+        )
+    )
+    fitted = fit_operator_stats(topology, stats, training_window(intervals, 0.1)).topology
+    counts = fine_counts.sum(axis=2)
+    loads = estimate(fitted, counts).dlts[:n]
+    at_sub_buckets = estimate(
+        fitted.with_changes(subinterval=w / k), fine_counts.reshape(sources, intervals * k)
+    )
+    node_fine = at_sub_buckets.dlts[:n].reshape(n, intervals, k)
+    detail = Detail(
+        node_fine=node_fine, port_work=port_load(fitted, build_load_model(fitted, counts))
+    )
+    for name in ("burst", "origin"):
+        expected = analyse(topology, loads, [topology.placement], (0,), name, detail)
+        predicted = predicted_analysis(run, 0.1, name)
+        np.testing.assert_allclose(predicted.estimate, expected.estimate, atol=1e-9)
+        np.testing.assert_allclose(predicted.upper, expected.upper, atol=1e-9)
+        for query, series in expected.per_query.items():
+            np.testing.assert_allclose(predicted.per_query[query], series, atol=1e-9)
+        even = predicted_analysis(
+            dataclasses.replace(run, arrival_profile=None, _derived={}), 0.1, name
+        )
+        assert abs(even.estimate.max() - predicted.estimate.max()) > 0.05, name
+
+    # the Overview's refit: measured (profile included) before the window's start, the
+    # refit model's prediction (from the arrival profile) from it on; both estimators
+    # are causal, so before the start the refit's figure is the estimated one
+    start = intervals // 2
+    for name in ("burst", "origin"):
+        whole = refit_analyses(run, name, (0, intervals)).predicted
+        again = predicted_analysis(run, estimator=name, training=(0, intervals))
+        np.testing.assert_allclose(whole.estimate, again.estimate, atol=1e-9)
+        spliced = refit_analyses(run, name, (start, intervals)).predicted
+        estimated = estimated_analysis(run, name)
+        np.testing.assert_allclose(spliced.estimate[:start], estimated.estimate[:start], atol=1e-9)
+
+    args = ["report", "--db", str(db), "--run", "bursty", "--estimator", "burst", "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    burst = predicted_analysis(run, 0.1, "burst")
+    assert report["system"]["predicted_wc"] == pytest.approx(burst.estimate.max(), abs=1e-9)
 
 
 def test_a_run_ingested_on_the_old_grid_stays_on_it(

@@ -15,6 +15,7 @@ from ingest.transforms import (
     node_profile_cells,
     output_histograms,
     output_latency,
+    source_profile_cells,
     with_reason,
 )
 
@@ -153,6 +154,37 @@ def test_arrival_intervals_use_origin_and_subinterval(spark) -> None:  # type: i
         "file string, bad boolean, source string, interval long, rows long",
     )
     assertDataFrameEqual(actual, expected, checkRowOrder=False)
+
+
+def test_source_profile_counts_good_arrivals_per_source_interval_and_sub_bucket(spark) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.testing import assertDataFrameEqual
+
+    # origin 10, w = 2, k = 4 (sub-buckets of 0.5 s): 10.0 and 10.4 -> (0, 0); 11.5 and
+    # 11.99 -> (0, 3); 12.6 -> (1, 1); 9.9 (before the origin) and an unknown source are
+    # quarantined, so left out
+    times = [(k, "s", t) for k, t in enumerate([9.9, 10.0, 10.4, 11.5, 11.99, 12.6])]
+    frame = spark.createDataFrame(
+        [("a.jsonl", 0, k, "{}", s, None, t, None) for k, s, t in [*times, (6, "x", 10.0)]],
+        "file string, block long, mid long, raw string, source string, source__problem string, "
+        "stimulus_time double, stimulus_time__problem string",
+    )
+    rows = with_reason(frame, "arrivals", SPEC)
+    expected = spark.createDataFrame(
+        [("s", 0, 0, 2), ("s", 0, 3, 2), ("s", 1, 1, 1)],
+        "source string, interval long, sub_bucket int, events long",
+    )
+    actual = source_profile_cells(rows, SPEC, 4)
+    assertDataFrameEqual(actual, expected, checkRowOrder=False)
+    # the same rule as the node profile and the estimator's sub_bucket_of
+    relative = np.array([10.0, 10.4, 11.5, 11.99, 12.6]) - SPEC.origin
+    assert sub_bucket_of(relative, SPEC.subinterval, 4).T.tolist() == [
+        [0, 0], [0, 0], [0, 3], [0, 3], [1, 1],
+    ]  # fmt: skip
+    # per (source, interval) the profile adds up to the arrivals' counts
+    totals = arrival_aggregates(rows, SPEC).where("NOT bad").select("source", "interval", "rows")
+    summed = actual.groupBy("source", "interval").sum("events")
+    summed = summed.withColumnRenamed("sum(events)", "rows")
+    assertDataFrameEqual(summed, totals, checkRowOrder=False)
 
 
 OUT_COLUMNS = (

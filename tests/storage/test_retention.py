@@ -33,6 +33,13 @@ def _store(tmp_path: Path) -> Path:
                      "sub_bucket": [0, 3, 7], "cpu_seconds": [0.5, 0.25, 1.0]}
                 ),
             )  # fmt: skip
+            writes.merge_source_profile(
+                con,
+                pd.DataFrame(
+                    {"run_id": run_id, "source": "s", "interval": [0, 1],
+                     "sub_bucket": [2, 5], "events": [3, 1]}
+                ),
+            )  # fmt: skip
         for batch, (run_id, age) in enumerate(
             [("old", timedelta(days=40)), ("mid", timedelta(days=10)),
              ("new", timedelta(hours=1)), ("busy", timedelta(days=40))], start=1,

@@ -36,6 +36,7 @@ TABLES = {
     ],
     "node_busy": ["run_id", "node", "interval", "busy_seconds"],
     "node_profile": ["run_id", "node", "interval", "sub_bucket", "cpu_seconds", "run_key"],
+    "source_profile": ["run_id", "source", "interval", "sub_bucket", "events", "run_key"],
     "latency_stats": [
         "run_id", "query", "interval", "outputs", "lat_max", "lat_mean",
         "lat_p50", "lat_p95", "lat_p99", "histogram",
@@ -256,10 +257,32 @@ def test_runs_keep_the_profile_grid_they_were_ingested_with(tmp_path: Path) -> N
         con.close()
 
 
+def test_source_profile_merges_by_addition_and_reads_back_sorted(db: Path) -> None:
+    con = connect(db)
+    cells = pd.DataFrame(
+        {"run_id": "r1", "source": ["s", "s", "s"], "interval": [2, 0, 0],
+         "sub_bucket": [0, 7, 1], "events": [4, 2, 3]}
+    )  # fmt: skip
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", _topology(), [])
+        writes.merge_source_profile(con, cells)
+        writes.merge_source_profile(con, cells.iloc[1:2])  # a late file: (s, 0, 7) adds up
+        writes.merge_source_profile(con, cells.iloc[:0])  # nothing to add
+    frame = reads.source_profile_frame(con, "r1")
+    assert reads.source_profile_frame(con, "r1", 1, 3)["interval"].tolist() == [2]
+    assert reads.source_profile_frame(con, "r1", 3, 4).empty
+    con.close()
+    assert [tuple(r) for r in frame.itertuples(index=False)] == [
+        ("s", 0, 1, 3), ("s", 0, 7, 4), ("s", 2, 0, 4),
+    ]  # fmt: skip
+
+
 def test_migration_files_must_be_numbered_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert schema.MIGRATIONS[7].lstrip().startswith("-- Issue 13")  # 008_node_profile.sql
+    assert "profile_sub_buckets" in schema.MIGRATIONS[8]  # 009_profile_sub_buckets.sql
+    assert "CREATE TABLE source_profile" in schema.MIGRATIONS[9]  # 010_source_profile.sql
     for name in ("008_a.sql", "010_b.sql"):
         (tmp_path / name).write_text("SELECT 1;", encoding="utf-8")
     monkeypatch.setattr(schema, "MIGRATIONS_FOLDER", tmp_path)
