@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchmarks.accuracy import Measured, clickstream_topology, measure_frames
+from estimator.burst import sub_bucket_work
 from estimator.mace import cumulative_excess
 from estimator.model import Topology
 from simulator.run import simulate
@@ -51,6 +52,22 @@ class StudyRun:
     @property
     def intervals(self) -> int:
         return int(self.base.latency.size)
+
+    def arrival_profile(self, sub_buckets: int) -> np.ndarray:
+        """The run's source events per subinterval and sub-bucket (sources x D x k: what
+        ingestion stores as source_profile)."""
+        sources = self.topology.source_ids
+        rows = np.concatenate([np.full(self.times[s].size, k) for k, s in enumerate(sources)])
+        stimulus = np.concatenate([self.times[s] for s in sources]) - self.topology.origin
+        return sub_bucket_work(
+            rows,
+            stimulus,
+            np.ones(rows.size),
+            len(sources),
+            self.topology.subinterval,
+            sub_buckets,
+            self.intervals,
+        )
 
     def simulated_after_change(self, topology: Topology, seed: int) -> Measured:
         """The arrivals from T on simulated again, from an empty system, on ``topology``."""

@@ -13,7 +13,9 @@ For each query and for the whole system, across the run's intervals:
 
 ``changes`` verifies each placement change (:mod:`estimator.verification`): the
 worst case predicted by the model fitted before the change, for the periods before
-and after it, against the measured worst case of the same periods.
+and after it (from the stored arrivals per sub-bucket too, as *predicted*, for the
+estimators that read a node profile), against the measured worst case of the same
+periods.
 
 Each gets the worst case (max), p99 and mean across time. ``objective`` is the
 stored latency objective and ``compliance`` the share of measured intervals

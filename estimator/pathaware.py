@@ -295,8 +295,8 @@ def stage_rows(query_paths: Mapping[str, Sequence[Path]]) -> list[tuple[int, ...
 
 
 def _origin(topology: Topology, base: Estimate) -> Estimate:
-    """The per-origin estimate without the work of each operator port (a what-if or
-    verification path that has node loads only): Mace's series with the bursty-arrival
+    """The per-origin estimate without the work of each operator port (a caller that
+    has node loads only): Mace's series with the bursty-arrival
     band [Mace, Mace + 2w + eps], as burst-aware without a profile."""
     width = 2 * base.subinterval + base.epsilon
     return replace(base, upper=base.series + width)

@@ -10,6 +10,9 @@ placement) and over the period after it (new placement, until the next change or
 the end of the run) are set against the measured worst case (``lat_max``) of the
 same periods. The prediction sees the arrivals that really came after the change:
 it checks the model's judgement of the placement, not a forecast of the workload.
+An estimator that reads a node profile (burst-aware, per-origin) gets the one the
+fitted model predicts from the run's arrivals per sub-bucket, as the product's
+predicted figure does (:func:`estimator.runs.predicted_node_profile`).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ import pandas as pd
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
 from estimator.model import Topology
-from estimator.pathaware import PORT_WORK, Detail, estimator_by_name
-from estimator.runs import analyse, fitted_operator_dlts, fitted_port_dlts, node_loads, segments
+from estimator.pathaware import NODE_FINE, PORT_WORK, Detail, estimator_by_name
+from estimator.propagation import port_load
+from estimator.runs import analyse, fitted_model, node_loads, predicted_node_profile, segments
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,9 @@ class MeasuredRun(Protocol):
     @property
     def intervals(self) -> int: ...
 
+    @property
+    def source_profile(self) -> np.ndarray | None: ...
+
     def measured_system(self) -> _Latency: ...
 
 
@@ -109,7 +116,10 @@ def verify_changes(
     """One :class:`ChangeCheck` per placement change of ``run`` (empty with one placement).
 
     ``training`` limits the fitting window to the last ``training`` subintervals of the
-    previous placement's period (default: the whole period)."""
+    previous placement's period (default: the whole period). The run's arrivals per
+    sub-bucket (``source_profile``) are read only for an estimator that uses a node
+    profile."""
+    profile = run.source_profile if NODE_FINE in estimator_by_name(estimator).uses else None
     return check_changes(
         run.topology,
         run.operator_stats,
@@ -120,6 +130,7 @@ def verify_changes(
         versions=[v.version for v in run.versions],
         estimator=estimator,
         training=training,
+        profile=profile,
     )
 
 
@@ -134,11 +145,15 @@ def check_changes(
     versions: Sequence[int] | None = None,
     estimator: str = "mace",
     training: int | None = None,
+    profile: np.ndarray | None = None,
 ) -> list[ChangeCheck]:
     """:func:`verify_changes` on arrays: ``operator_stats`` rows (columns of
     ``operator_stats``), ``counts`` the arrivals (``topology.source_ids`` rows),
     ``placements`` and ``starts`` the placement versions and their first subintervals,
-    ``measured`` the measured max latency per subinterval (NaN: no outputs)."""
+    ``measured`` the measured max latency per subinterval (NaN: no outputs).
+    ``profile`` is the arrivals per sub-bucket (sources x D x k, topology order: the
+    stored source_profile), read by an estimator that uses a node profile; None: that
+    estimator spreads each subinterval evenly (per-origin) or is Mace (burst-aware)."""
     if training is not None and training < 1:
         raise ModelError(f"training must be at least 1 subinterval, got {training}")
     intervals = int(np.asarray(measured).shape[0])
@@ -150,7 +165,7 @@ def check_changes(
         lo, hi = before
         window = (lo if training is None else max(lo, hi - training), hi)
         predicted = _predicted_series(
-            topology, operator_stats, counts, placements, starts, window, estimator
+            topology, operator_stats, counts, placements, starts, window, estimator, profile
         )
         checks.append(
             ChangeCheck(
@@ -181,17 +196,22 @@ def _predicted_series(
     starts: Sequence[int],
     window: tuple[int, int],
     estimator: str,
+    profile: np.ndarray | None,
 ) -> np.ndarray:
-    """The system latency predicted by the model fitted on ``window``; NaN everywhere
-    when the window is empty (no model could be fitted before the change)."""
+    """The system latency predicted by the model fitted on ``window``, with the node
+    profile that model predicts from ``profile`` when the estimator uses one; NaN
+    everywhere when the window is empty (no model could be fitted before the change)."""
     intervals = counts.shape[1]
     if window[0] >= window[1]:
         return np.full(intervals, np.nan)
-    dlts = fitted_operator_dlts(topology, operator_stats, counts, window)
-    loads = node_loads(topology, dlts, placements, starts)
-    detail = None
-    if PORT_WORK in estimator_by_name(estimator).uses:
-        detail = Detail(port_work=fitted_port_dlts(topology, operator_stats, counts, window))
+    fitted, model = fitted_model(topology, operator_stats, counts, window)
+    loads = node_loads(topology, model.operator_dlts(), placements, starts)
+    uses = estimator_by_name(estimator).uses
+    ports = port_load(fitted, model) if PORT_WORK in uses else None
+    fine = None
+    if NODE_FINE in uses and profile is not None:
+        fine = predicted_node_profile(fitted, model, profile, placements, starts)
+    detail = None if ports is None and fine is None else Detail(node_fine=fine, port_work=ports)
     return analyse(topology, loads, placements, starts, estimator, detail).estimate
 
 

@@ -3,6 +3,7 @@ against what was measured, on hand-computed runs (arrays, and a stored run)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -10,9 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.data import Database, load_run
+from dashboard.data import Database, LazyProfile, load_run
 from estimator.errors import ModelError
+from estimator.evaluator import estimate
+from estimator.fitting import fit_operator_stats
 from estimator.model import topology_from_dict
+from estimator.pathaware import Detail
+from estimator.propagation import build_load_model, port_load
+from estimator.runs import analyse
 from estimator.verification import check_changes, verify_changes
 from tests.dashboard.builders import write_small_run
 
@@ -124,3 +130,142 @@ def test_stored_run_with_a_placement_change(tmp_path: Path) -> None:
     # measured system latency [0.3, 1.2, 1.0, -, 0.4]
     assert (check.measured_wc_before, check.measured_wc_after) == (1.2, 1.0)
     assert check.moved == (("b", "n2", "n1"),)
+
+
+# the arrivals per sub-bucket (k = 4) of COUNTS: each interval's 6 events in its last
+# quarter, except interval 4's, which are spread evenly
+K = 4
+PROFILE = np.zeros((1, 6, K))
+PROFILE[0, :, K - 1] = 6.0
+PROFILE[0, 4] = 1.5
+
+
+def _by_hand(
+    name: str, stats: pd.DataFrame, window: tuple[int, int], profile: np.ndarray | None
+) -> np.ndarray:
+    """What a user computes for ``name`` from the model fitted on ``window``: each
+    version's node loads evaluated at w and, from the arrivals per sub-bucket, at w / k
+    (the node profile), and the fitted model's port work."""
+    fitted = fit_operator_stats(TOPOLOGY, stats, window).topology
+    n, w = len(TOPOLOGY.node_ids), TOPOLOGY.subinterval
+    loads = np.zeros((n, 6))
+    fine = np.zeros((n, 6, K))
+    for placement, (lo, hi) in ((OLD, (0, 3)), (NEW, (3, 6))):
+        version = fitted.with_placement(placement)
+        loads[:, lo:hi] = estimate(version, COUNTS).dlts[:n, lo:hi]
+        if profile is not None:
+            finer = version.with_changes(subinterval=w / K)
+            at_k = estimate(finer, profile.reshape(1, 6 * K)).dlts[:n].reshape(n, 6, K)
+            fine[:, lo:hi] = at_k[:, lo:hi]
+    detail = Detail(
+        node_fine=None if profile is None else fine,
+        port_work=port_load(fitted, build_load_model(fitted, COUNTS)),
+    )
+    return analyse(TOPOLOGY, loads, [OLD, NEW], (0, 3), name, detail).estimate
+
+
+@pytest.mark.parametrize("name", ["burst", "origin"])
+def test_burst_and_origin_predict_with_the_arrival_profile(name: str) -> None:
+    # the cost doubles after the change: a model fitted on anything but [0, 3) differs
+    stats = _stats([0.1, 0.1, 0.1, 0.2, 0.2, 0.2])
+    measured = np.full(6, 1.0)
+    (check,) = check_changes(
+        TOPOLOGY, stats, COUNTS, [OLD, NEW], (0, 3), measured, estimator=name, profile=PROFILE
+    )
+    expected = _by_hand(name, stats, (0, 3), PROFILE)
+    assert check.predicted_wc_before == pytest.approx(expected[:3].max(), abs=1e-12)
+    assert check.predicted_wc_after == pytest.approx(expected[3:].max(), abs=1e-12)
+    # without the profile: as before, burst-aware is Mace's series, per-origin spreads
+    # each subinterval evenly; the bursts at the end of each interval make a difference
+    (even,) = check_changes(TOPOLOGY, stats, COUNTS, [OLD, NEW], (0, 3), measured, estimator=name)
+    without = _by_hand(name, stats, (0, 3), None)
+    assert even.predicted_wc_before == pytest.approx(without[:3].max(), abs=1e-12)
+    assert even.predicted_wc_after == pytest.approx(without[3:].max(), abs=1e-12)
+    assert check.predicted_wc_after > even.predicted_wc_after + 0.1
+    if name == "burst":
+        (mace,) = check_changes(TOPOLOGY, stats, COUNTS, [OLD, NEW], (0, 3), measured)
+        assert (even.predicted_wc_before, even.predicted_wc_after) == (
+            mace.predicted_wc_before,
+            mace.predicted_wc_after,
+        )
+
+
+def test_the_profile_follows_the_training_window() -> None:
+    # trained on [2, 3) only: the model's cost is interval 2's, 0.1, not the period's
+    stats = _stats([0.2, 0.2, 0.1, 0.1, 0.1, 0.1])
+    (check,) = check_changes(
+        TOPOLOGY,
+        stats,
+        COUNTS,
+        [OLD, NEW],
+        (0, 3),
+        np.ones(6),
+        estimator="burst",
+        training=1,
+        profile=PROFILE,
+    )
+    expected = _by_hand("burst", stats, (2, 3), PROFILE)
+    assert check.predicted_wc_before == pytest.approx(expected[:3].max(), abs=1e-12)
+    assert check.predicted_wc_after == pytest.approx(expected[3:].max(), abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mace", "path"])
+def test_mace_and_path_aware_ignore_the_profile(name: str) -> None:
+    stats = _stats([0.1] * 6)
+    args = (TOPOLOGY, stats, COUNTS, [OLD, NEW], (0, 3), np.ones(6))
+    assert check_changes(*args, estimator=name, profile=PROFILE) == check_changes(
+        *args, estimator=name
+    )
+
+
+def test_a_profile_of_the_wrong_shape_is_named() -> None:
+    with pytest.raises(ModelError, match="arrival profile of shape"):
+        check_changes(
+            TOPOLOGY,
+            _stats([0.1] * 6),
+            COUNTS,
+            [OLD, NEW],
+            (0, 3),
+            np.ones(6),
+            estimator="burst",
+            profile=PROFILE[:, :5],
+        )
+
+
+def test_a_stored_run_reads_its_arrival_profile_only_for_burst_and_origin(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "change.duckdb"
+    write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n1", "c": "n1"})])
+    database = Database(db)
+    try:
+        with database.cursor() as cur:
+            stored = load_run(cur, "small")
+    finally:
+        database.close()
+    counts = stored.arrivals.for_topology(stored.topology)  # s = [5, 12, 5, 0, 10]
+    profile = np.zeros((1, stored.intervals, K))
+    profile[:, :, 0] = counts  # every interval's events in its first quarter
+    reads: list[int] = []
+
+    def read() -> np.ndarray:
+        reads.append(1)
+        return profile
+
+    for name in ("mace", "path", "burst", "origin"):
+        run = dataclasses.replace(stored, arrival_profile=LazyProfile(read), _derived={})
+        reads.clear()
+        (check,) = verify_changes(run, estimator=name)
+        uses_profile = name in ("burst", "origin")
+        assert len(reads) == int(uses_profile), name
+        (expected,) = check_changes(
+            run.topology,
+            run.operator_stats,
+            counts,
+            [v.placement for v in run.versions],
+            run.version_starts,
+            run.measured_system().lat_max,
+            estimator=name,
+            profile=profile if uses_profile else None,
+        )
+        assert check == expected
