@@ -823,7 +823,7 @@ def origins_table(study: dict[str, Any]) -> str:
     out = [
         _row(["seed/nodes", "Mace", "path", "burst", "per-origin", "worst query: burst / "
               "per-origin", "per-origin <= Lat",
-              "band [Mace, max(per-origin, Mace) + (h + 2)w/k + eps]: coverage, median width",
+              "band [Mace, max(per-origin, Mace) + (h + 2)w/k + w/4 + eps]: coverage, median width",
               "predicted per-origin: source profile / even"]),
         _row(["---"] * 9),
     ]  # fmt: skip

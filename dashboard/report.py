@@ -23,7 +23,7 @@ whose max latency meets it. The system objective is the strictest query
 objective and its compliance the share of intervals where every query with an
 objective meets it; ``bound_coverage`` is the share of measured intervals whose
 max latency lies inside the estimator's band [Mace, upper] (``Estimator.band``:
-Mace + w + eps for Mace, per-origin + (h + 2)w/k + eps for per-origin, docs/accuracy.md).
+Mace + w + eps for Mace, per-origin + (h + 2)w/k + w/4 + eps for per-origin, docs/accuracy.md).
 """
 
 from __future__ import annotations

@@ -405,9 +405,9 @@ def test_a_query_is_as_late_as_its_sinks() -> None:
 
 def test_a_run_analysis_carries_each_estimators_own_band() -> None:
     """``analyse`` keeps the band the estimator documents: Mace + w + eps for Mace,
-    max(per-origin, Mace) + (h + 2)w/k + eps for per-origin with a profile (h = 1 hand-on
-    from n1 to n2 here; + 2w + eps without), the burst-aware band for burst; the lower
-    edge stays Mace."""
+    max(per-origin, Mace) + (h + 2)w/k + w/4 + eps for per-origin with a profile (h = 1
+    hand-on from n1 to n2 here, w = 1; + 2w + eps without), the burst-aware band for
+    burst; the lower edge stays Mace."""
     topology = _chain()
     port = np.array([[1.6, 1.6, 0.2, 0.0], [1.2, 1.2, 0.3, 0.0]])
     k = 4
@@ -423,7 +423,7 @@ def test_a_run_analysis_carries_each_estimators_own_band() -> None:
     np.testing.assert_allclose(mace.upper, mace.estimate + 1.0 + eps)
     series = origin_latency(topology, port, fine, k).max(axis=0)
     np.testing.assert_allclose(origin.estimate, series)
-    np.testing.assert_allclose(origin.upper, np.maximum(series, mace.estimate) + 3 / k + eps)
+    np.testing.assert_allclose(origin.upper, np.maximum(series, mace.estimate) + 3 / k + 0.25 + eps)
     even_series = origin_latency(topology, port, None, SUB_BUCKETS).max(axis=0)
     np.testing.assert_allclose(even.upper, np.maximum(even_series, mace.estimate) + 2 + eps)
     base = estimate_from_dlts(

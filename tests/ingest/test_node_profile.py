@@ -65,22 +65,27 @@ def _load(db: Path) -> RunData:
         con.close()
 
 
+def _node_work(topology: Topology, result: Result, sub_buckets: int, intervals: int) -> np.ndarray:
+    """The simulator's raw executions binned per node, subinterval and sub-bucket."""
+    executions = result.telemetry.frames()["executions"]
+    return sub_bucket_work(
+        executions["node"].map({n: k for k, n in enumerate(topology.node_ids)}).to_numpy(),
+        executions["stimulus_time"].to_numpy() - topology.origin,
+        executions["cpu_seconds"].to_numpy(),
+        len(topology.node_ids),
+        topology.subinterval,
+        sub_buckets,
+        intervals,
+    )
+
+
 def test_burst_estimate_from_the_store_equals_the_one_from_raw_executions(
     bursty: Ingested, capsys: pytest.CaptureFixture[str]
 ) -> None:
     topology, result, db = bursty
     run = _load(db)
 
-    executions = result.telemetry.frames()["executions"]
-    fine = sub_bucket_work(
-        executions["node"].map({n: k for k, n in enumerate(topology.node_ids)}).to_numpy(),
-        executions["stimulus_time"].to_numpy() - topology.origin,
-        executions["cpu_seconds"].to_numpy(),
-        len(topology.node_ids),
-        topology.subinterval,
-        SUB_BUCKETS,
-        run.intervals,
-    )
+    fine = _node_work(topology, result, SUB_BUCKETS, run.intervals)
     assert run.node_profile is not None
     np.testing.assert_allclose(run.node_profile, fine, atol=1e-9)
     np.testing.assert_allclose(run.node_dlts, fine.sum(axis=2), atol=1e-9)
@@ -109,15 +114,7 @@ def test_per_origin_estimate_from_the_store_equals_the_one_from_raw_executions(
     run = _load(db)
     executions = result.telemetry.frames()["executions"]
     relative = executions["stimulus_time"].to_numpy() - topology.origin
-    fine = sub_bucket_work(
-        executions["node"].map({n: k for k, n in enumerate(topology.node_ids)}).to_numpy(),
-        relative,
-        executions["cpu_seconds"].to_numpy(),
-        len(topology.node_ids),
-        topology.subinterval,
-        SUB_BUCKETS,
-        run.intervals,
-    )
+    fine = _node_work(topology, result, SUB_BUCKETS, run.intervals)
     rows = [
         topology.input_offsets[topology.operator_index[o]] + p
         for o, p in zip(executions["operator"], executions["port"], strict=True)
@@ -253,16 +250,7 @@ def test_a_run_ingested_on_the_old_grid_stays_on_it(
         profile = run.node_profile
     finally:
         con.close()
-    executions = result.telemetry.frames()["executions"]
-    expected = sub_bucket_work(
-        executions["node"].map({n: k for k, n in enumerate(topology.node_ids)}).to_numpy(),
-        executions["stimulus_time"].to_numpy() - topology.origin,
-        executions["cpu_seconds"].to_numpy(),
-        len(topology.node_ids),
-        topology.subinterval,
-        8,
-        run.intervals,
-    )
+    expected = _node_work(topology, result, 8, run.intervals)
     assert run.info.profile_sub_buckets == 8
     assert profile is not None
     np.testing.assert_allclose(profile, expected, atol=1e-9)
