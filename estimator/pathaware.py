@@ -457,7 +457,7 @@ sub-bucket; equal to Mace's series without one (counter-measured runs, What-if).
 estimate_origin = Estimator(
     "per-origin",
     _origin,
-    "max(per-origin, Mace) + (h + 2)w/k + w/4 + eps, h: node hand-ons; 2w without a profile",
+    "max(per-origin, Mace) + (h+2)w/k + w/4 + eps; 2w + eps without a profile",
     _origin_detailed,
     frozenset({NODE_FINE, PORT_WORK}),
 )
