@@ -130,7 +130,7 @@ def node_loads(
         # its time
         for k, node in enumerate(rows):
             out[node, lo:hi] += operator_dlts[k, lo:hi]
-    return out
+    return topology.with_hosts(out)
 
 
 def measured_node_dlts(
@@ -227,8 +227,8 @@ def query_hosts(
         mask = np.zeros((len(node_index), intervals), dtype=bool)
         ops = topology.operators_of_query(query)
         for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
-            for op in ops:
-                mask[node_index[placement[op]], lo:hi] = True
+            for node in topology.hosts_of(placement[op] for op in ops):
+                mask[node_index[node], lo:hi] = True
         masks[query] = mask
     return masks
 
@@ -306,7 +306,7 @@ def predicted_node_profile(
             weights[node_index[placement[op]]] += model.op_load[k]
         part = basis[:, lo:hi].reshape(basis.shape[0], -1)
         out[:, lo:hi] = (weights @ part).reshape(len(node_index), hi - lo, basis.shape[2])
-    return out
+    return topology.with_hosts(out)
 
 
 def analyse(
