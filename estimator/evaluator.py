@@ -215,10 +215,6 @@ class PlacementEvaluator:
             for row in np.flatnonzero(self._host_row >= 0):
                 mask[:, self._host_row[row]] |= mask[:, row]
         return mask
-        for row, query in enumerate(topology.queries):
-            nodes = topology.hosts_of(self.placement[o] for o in topology.operators_of_query(query))
-            mask[row, [self._node_index[n] for n in nodes]] = True
-        return mask
 
     def epsilon(self) -> float:
         """The bound's eps for the current placement (see :func:`epsilon`)."""

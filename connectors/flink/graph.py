@@ -204,7 +204,9 @@ def job_graph(
     for vertex in vertices:
         missing = [u for u in vertex.inputs if u not in known]
         if missing:
-            raise ConnectorError(f"job {job.get('jid')}: plan edge from unknown vertex {missing[0]}")
+            raise ConnectorError(
+                f"job {job.get('jid')}: plan edge from unknown vertex {missing[0]}"
+            )
     members = _members(vertices)
     cores = {}
     for tm in taskmanagers.get("taskmanagers", []):
@@ -217,7 +219,7 @@ def job_graph(
         name=str(job.get("name") or job.get("jid")),
         start_time=float(job.get("start-time", 0)) / 1000.0,
         vertices=tuple(vertices),
-        ids={vid: next(m.id for m in ms if m.is_head or m.is_source) for vid, ms in members.items()},
+        ids={vid: _vertex_id(ms) for vid, ms in members.items()},
         cores=cores,
         members=members,
     )
@@ -257,6 +259,11 @@ def _members(vertices: list[Vertex]) -> dict[str, tuple[Member, ...]]:
             members.append(Member(ids[k], chained, inputs, is_source, head))
         out[vertex.vertex_id] = tuple(members)
     return out
+
+
+def _vertex_id(members: tuple[Member, ...]) -> str:
+    """The topology id that stands for a vertex: its head's (a lone source's)."""
+    return next((m.id for m in members if m.is_head), members[0].id)
 
 
 def _exit_index(vertex: Vertex) -> int:

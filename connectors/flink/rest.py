@@ -19,6 +19,8 @@ from connectors.errors import ConnectorError
 
 COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
 DEFAULT_TIMEOUT = 5.0
+MAX_NAMES_CHARS = 2000
+"""Metric names per request: Netty's default limit on a request line is 4096 bytes."""
 
 
 class FlinkRestError(ConnectorError):
@@ -86,10 +88,34 @@ class FlinkRest:
     def taskmanagers(self) -> dict[str, Any]:
         return dict(self.get("/taskmanagers"))
 
-    def counters(self, job_id: str, vertex_id: str, subtasks: int) -> list[dict[str, str]]:
-        """``[{"id": "<subtask>.<counter>", "value": "..."}]`` for every subtask."""
-        names = ",".join(f"{k}.{c}" for k in range(subtasks) for c in COUNTERS)
-        return list(self.get(f"/jobs/{job_id}/vertices/{vertex_id}/metrics", get=names))
+    def counters(
+        self, job_id: str, vertex_id: str, subtasks: int, operators: tuple[str, ...] = ()
+    ) -> list[dict[str, str]]:
+        """``[{"id": "<subtask>.<counter>", "value": "..."}]`` for every subtask, and
+        ``<subtask>.<operator>.numRecordsIn``/``Out`` for each chained operator named in
+        ``operators`` (metric names), in as many requests as keep each request line short."""
+        names = [f"{k}.{c}" for k in range(subtasks) for c in COUNTERS]
+        names += [
+            f"{k}.{op}.{c}" for k in range(subtasks) for op in operators for c in COUNTERS[:2]
+        ]
+        answer: list[dict[str, str]] = []
+        for chunk in _chunks(names, MAX_NAMES_CHARS):
+            part = self.get(f"/jobs/{job_id}/vertices/{vertex_id}/metrics", get=",".join(chunk))
+            answer += list(part)
+        return answer
+
+
+def _chunks(names: list[str], limit: int) -> list[list[str]]:
+    """``names`` in consecutive groups whose comma-joined length stays under ``limit``."""
+    out: list[list[str]] = []
+    size = limit
+    for name in names:
+        if size + len(name) + 1 > limit:
+            out.append([])
+            size = 0
+        out[-1].append(name)
+        size += len(name) + 1
+    return out
 
 
 def _error_text(exc: urllib.error.HTTPError) -> str:

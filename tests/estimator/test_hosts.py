@@ -178,4 +178,3 @@ def test_a_query_holds_every_operator_upstream_of_its_own(data: st.DataObject) -
         own = [o["id"] for o in operators if o["query"] == query]
         expected = {o["id"] for o in operators if any(reaches(o["id"], x) for x in own)}
         assert set(topology.operators_of_query(query)) == expected
-
