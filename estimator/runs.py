@@ -11,11 +11,12 @@ version, with backlogs carried over from one version to the next.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
+from estimator.delays import NO_DELAY, QueryDelay
 from estimator.evaluator import epsilon
 from estimator.fitting import fit_operator_stats, training_window
 from estimator.mace import estimate_from_dlts
@@ -48,10 +49,15 @@ class RunAnalysis:
     per_query: dict[str, np.ndarray]
     estimator: str = "mace"
     per_query_lower: Mapping[str, np.ndarray] = field(default_factory=dict)
+    per_query_upper: Mapping[str, np.ndarray] = field(default_factory=dict)
+    delays: Mapping[str, QueryDelay] = field(default_factory=dict)
+    """Per query, the engine's fixed delay added to the series (empty: none is)."""
 
     def query_upper(self, query: str) -> np.ndarray:
-        """The upper bound of ``query``'s latency: its estimate plus the width the band
-        adds to the system's estimate (w + eps for Mace)."""
+        """The upper bound of ``query``'s latency: its own when known, else its estimate
+        plus the width the band adds to the system's estimate (w + eps for Mace)."""
+        if query in self.per_query_upper:
+            return self.per_query_upper[query]
         return self.per_query[query] + (self.upper - self.estimate)
 
     @property
@@ -420,3 +426,29 @@ def fitted_model(
     if not operator_stats.empty and window is not None:
         fitted = fit_operator_stats(topology, operator_stats, window).topology
     return fitted, build_load_model(fitted, counts)
+
+
+def with_delays(analysis: RunAnalysis, delays: Mapping[str, QueryDelay]) -> RunAnalysis:
+    """``analysis`` with each query's fixed delay added: the typical delay to its
+    estimate, the least to its lower edge, the greatest to its upper edge. The system's
+    series are the largest of the queries' (its latency is its slowest query's)."""
+    if not any(d.calibrated for d in delays.values()):
+        return analysis
+    per_query, lower, upper = {}, {}, {}
+    for query, series in analysis.per_query.items():
+        delay = delays.get(query, NO_DELAY)
+        per_query[query] = series + delay.typical
+        own_lower = analysis.per_query_lower.get(query, analysis.lower)
+        lower[query] = own_lower + delay.low
+        upper[query] = analysis.query_upper(query) + delay.high
+    stack = list(per_query)
+    return replace(
+        analysis,
+        estimate=np.max([per_query[q] for q in stack], axis=0),
+        lower=np.max([lower[q] for q in stack], axis=0),
+        upper=np.max([upper[q] for q in stack], axis=0),
+        per_query=per_query,
+        per_query_lower=lower,
+        per_query_upper=upper,
+        delays=dict(delays),
+    )
