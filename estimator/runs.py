@@ -349,6 +349,12 @@ def analyse(
         upper[lo:hi] = refined.upper[lo:hi]
         for query in per_query:
             per_query[query][lo:hi] = refined.per_query[query][lo:hi]
+    if topology.hosted:
+        # refinements follow work from node to node and do not see hosts; a host's
+        # backlog is in Mace, which bounds every estimate from below
+        series = np.maximum(series, base.series)
+        upper = np.maximum(upper, base.upper)
+        per_query = {q: np.maximum(s, base.per_query[q]) for q, s in per_query.items()}
     return RunAnalysis(
         node_ids=topology.node_ids,
         ce_seconds=base.ce_seconds,

@@ -35,7 +35,7 @@ import yaml
 
 from connectors.errors import ConnectorError
 from connectors.flink.graph import JobGraph, Member, job_graph, tm_node, topology_document
-from connectors.flink.rest import COUNTERS, FlinkRest, FlinkRestError, JobNotFound
+from connectors.flink.rest import COUNTERS, PENDING, FlinkRest, FlinkRestError, JobNotFound
 from estimator.model import topology_from_dict
 
 TERMINAL_STATES = ("FINISHED", "CANCELED", "FAILED", "SUSPENDED")
@@ -122,6 +122,9 @@ def sample_rows(graph: JobGraph, counters: dict[str, list[dict[str, str]]], now:
                 busy = busy_ms / 1000.0 if member.is_head else 0.0
                 if member.is_source:
                     busy = math.nan
+                    # offered = read + not read yet: a queue in front of the source counts
+                    pending = values.get(f"{subtask}.{member.metric}.{PENDING}", 0.0)
+                    counts = (counts[0], counts[1] + max(pending, 0.0))
                 rows.append(
                     {
                         "time": now,
@@ -154,8 +157,13 @@ def _member_counts(
 
 
 def chained_metric_names(graph: JobGraph, vertex_id: str) -> tuple[str, ...]:
-    """The operator-scoped metric names the collector asks for on a vertex."""
-    return tuple(m.chained.metric_name for m in graph.members[vertex_id] if m.chained is not None)
+    """The chained operators' metric names the collector asks counters of on a vertex."""
+    return tuple(m.metric for m in graph.members[vertex_id] if m.chained is not None)
+
+
+def source_metric_names(graph: JobGraph, vertex_id: str) -> tuple[str, ...]:
+    """The sources' metric names the collector asks ``pendingRecords`` of on a vertex."""
+    return tuple(m.metric for m in graph.members[vertex_id] if m.is_source)
 
 
 def _write_atomically(folder: Path, name: str, write: Callable[[Path], object]) -> Path:
@@ -226,6 +234,7 @@ class FlinkCollector:
                 v.vertex_id,
                 v.parallelism,
                 chained_metric_names(self.graph, v.vertex_id),
+                source_metric_names(self.graph, v.vertex_id),
             )
             for v in self.graph.vertices
         }

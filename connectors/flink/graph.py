@@ -103,6 +103,7 @@ class Member:
     inputs: tuple[str, ...]  # topology ids (empty for a source)
     is_source: bool
     is_head: bool  # carries the vertex's busy time
+    metric: str = ""  # its name in operator-scoped metrics
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,10 @@ def _members(vertices: list[Vertex]) -> dict[str, tuple[Member, ...]]:
         ids = named[vertex.vertex_id]
         upstream = tuple(exits[u] for u in vertex.inputs)
         if len(vertex.chain) <= 1:
-            member = Member(ids[0], None, upstream, vertex.is_source, not vertex.is_source)
+            whole = vertex.chain[0] if vertex.chain else ChainedOperator(vertex.name, None)
+            member = Member(
+                ids[0], None, upstream, vertex.is_source, not vertex.is_source, whole.metric_name
+            )
             out[vertex.vertex_id] = (member,)
             continue
         source = vertex.chained_source
@@ -256,7 +260,7 @@ def _members(vertices: list[Vertex]) -> dict[str, tuple[Member, ...]]:
             else:
                 inputs = (ids[chained.parent],)
             head = (k == 1) if source else (k == 0)
-            members.append(Member(ids[k], chained, inputs, is_source, head))
+            members.append(Member(ids[k], chained, inputs, is_source, head, chained.metric_name))
         out[vertex.vertex_id] = tuple(members)
     return out
 

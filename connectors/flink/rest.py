@@ -18,6 +18,8 @@ from typing import Any
 from connectors.errors import ConnectorError
 
 COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
+PENDING = "pendingRecords"
+"""A source's records not read yet (FLIP-33: Kafka's consumer lag, for example)."""
 DEFAULT_TIMEOUT = 5.0
 MAX_NAMES_CHARS = 2000
 """Metric names per request: Netty's default limit on a request line is 4096 bytes."""
@@ -89,15 +91,23 @@ class FlinkRest:
         return dict(self.get("/taskmanagers"))
 
     def counters(
-        self, job_id: str, vertex_id: str, subtasks: int, operators: tuple[str, ...] = ()
+        self,
+        job_id: str,
+        vertex_id: str,
+        subtasks: int,
+        operators: tuple[str, ...] = (),
+        sources: tuple[str, ...] = (),
     ) -> list[dict[str, str]]:
-        """``[{"id": "<subtask>.<counter>", "value": "..."}]`` for every subtask, and
+        """``[{"id": "<subtask>.<counter>", "value": "..."}]`` for every subtask,
         ``<subtask>.<operator>.numRecordsIn``/``Out`` for each chained operator named in
-        ``operators`` (metric names), in as many requests as keep each request line short."""
+        ``operators`` and ``<subtask>.<source>.pendingRecords`` for each source named in
+        ``sources`` (metric names), in as many requests as keep each request line short.
+        A metric the vertex does not have is left out of the answer."""
         names = [f"{k}.{c}" for k in range(subtasks) for c in COUNTERS]
         names += [
             f"{k}.{op}.{c}" for k in range(subtasks) for op in operators for c in COUNTERS[:2]
         ]
+        names += [f"{k}.{src}.{PENDING}" for k in range(subtasks) for src in sources]
         answer: list[dict[str, str]] = []
         for chunk in _chunks(names, MAX_NAMES_CHARS):
             part = self.get(f"/jobs/{job_id}/vertices/{vertex_id}/metrics", get=",".join(chunk))

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from connectors.errors import ConnectorError
-from connectors.flink.collector import FlinkCollector, sample_rows
+from connectors.flink.collector import FlinkCollector, sample_rows, source_metric_names
 from connectors.flink.graph import (
     JobGraph,
     job_graph,
@@ -232,3 +232,23 @@ def test_drained_when_every_operator_read_what_its_inputs_sent(tmp_path: Path) -
                 metric["value"] = "2000"  # 95 records still queued in front of enrich
         collector.poll()
         assert not collector.drained()
+
+
+def test_records_a_source_has_not_read_yet_count_as_offered() -> None:
+    """A Kafka source reports its consumer lag as pendingRecords (FLIP-33): the queue in
+    front of the source is work offered to the job, so it counts in the arrivals."""
+    graph = _chained()
+    counters = recorded("counters", "flink-chained")
+    source_vertex = graph.vertices[0].vertex_id
+    assert source_metric_names(graph, source_vertex) == ("Source__clicks",)
+    read = next(float(m["value"]) for m in counters[source_vertex] if m["id"].endswith(
+        "Source__clicks.numRecordsOut"))  # fmt: skip
+    lagging = {
+        **counters,
+        source_vertex: [*counters[source_vertex], {"id": "0.Source__clicks.pendingRecords",
+                                                   "value": "250"}],
+    }  # fmt: skip
+    rows = {r["operator"]: r for r in sample_rows(graph, lagging, 5.0, "subtask")}
+    assert rows["clicks"]["records_out"] == read + 250
+    plain = {r["operator"]: r for r in sample_rows(graph, counters, 5.0, "subtask")}
+    assert plain["clicks"]["records_out"] == read
