@@ -271,6 +271,14 @@ def build_report(
             objective,
             _compliance(measured, objective),
         )
+        delay = result.estimated.delays.get(query)
+        if delay is not None:
+            queries[query]["pipeline_delay"] = {
+                "low": delay.low,
+                "typical": delay.typical,
+                "high": delay.high,
+                "calm_subintervals": delay.calm,
+            }
         finite = np.isfinite(measured)
         measured_any |= finite
         if objective is not None:

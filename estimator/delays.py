@@ -15,8 +15,8 @@ the measured max latency gives three figures per query:
 
 - ``typical``, the median: added to the query's estimate (the max latency of a
   subinterval is its backlog plus the delay its slowest event met);
-- ``low`` and ``high``, the least and greatest: added to the lower and upper edge of
-  the band, so the band holds on calm and loaded subintervals alike.
+- ``low`` and ``high``, the ``TAIL`` and ``1 - TAIL`` quantiles: added to the lower
+  and upper edge of the band, so the band holds on calm and loaded subintervals alike.
 
 A query with fewer than ``MIN_CALM`` calm subintervals in the window keeps no delay
 (the estimate is then the backlog alone, as for the simulator) and says so.
@@ -33,12 +33,16 @@ CALM_BACKLOG = 0.05
 """A calm subinterval's estimated backlog, at most, as a share of the subinterval."""
 MIN_CALM = 3
 """Calm subintervals a query needs for its delay to be calibrated."""
+TAIL = 0.05
+"""Share of calm subintervals left out at each end for the band's delays: the band is
+to hold in 95% of subintervals, and a calm subinterval's worst latencies are the
+engine's hiccups (a garbage collection, a worker start), not its pipeline."""
 
 
 @dataclass(frozen=True)
 class QueryDelay:
-    """A query's fixed delay in seconds: least, median and greatest over its calm
-    subintervals (``calm`` of them; 0 and no delay when too few)."""
+    """A query's fixed delay in seconds: low quantile, median and high quantile over its
+    calm subintervals (``calm`` of them; 0 and no delay when too few)."""
 
     low: float
     typical: float
@@ -84,7 +88,6 @@ def calibrate(
         if values.size < MIN_CALM:
             out[query] = QueryDelay(0.0, 0.0, 0.0, int(values.size))
             continue
-        out[query] = QueryDelay(
-            float(values.min()), float(np.median(values)), float(values.max()), int(values.size)
-        )
+        low, typical, high = np.quantile(values, (TAIL, 0.5, 1 - TAIL))
+        out[query] = QueryDelay(float(low), float(typical), float(high), int(values.size))
     return out
