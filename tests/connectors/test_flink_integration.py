@@ -8,7 +8,6 @@ structure and loose ratios, never timings.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import subprocess
