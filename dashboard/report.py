@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from dashboard.data import RunData
+from estimator.delays import calibrate
 from estimator.drift import refit
 from estimator.fitting import training_window
 from estimator.pathaware import NODE_FINE, PORT_WORK, Detail, estimator_by_name
@@ -49,6 +50,7 @@ from estimator.runs import (
     fitted_port_dlts,
     node_loads,
     predicted_operator_dlts,
+    with_delays,
 )
 from estimator.verification import ChangeCheck, verify_changes
 from storage.errors import StorageError
@@ -87,8 +89,10 @@ def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
         placements = [v.placement for v in run.versions]
         chosen = estimator_by_name(estimator)
         detail = run.detail(chosen.uses) if chosen.detailed is not None else None
-        return analyse(
-            run.topology, run.node_dlts, placements, run.version_starts, estimator, detail
+        return engine_delays(
+            run,
+            analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator, detail),
+            None,
         )
 
     return run.derived(("estimated", estimator), compute)
@@ -137,9 +141,23 @@ def predicted_analysis(
         if NODE_FINE in uses:
             fine = predicted_profile(run, window())
         detail = None if ports is None and fine is None else Detail(node_fine=fine, port_work=ports)
-        return analyse(run.topology, loads, placements, run.version_starts, estimator, detail)
+        computed = analyse(run.topology, loads, placements, run.version_starts, estimator, detail)
+        return engine_delays(run, computed, window())
 
     return run.derived(("predicted", share, estimator, training), compute)
+
+
+def engine_delays(
+    run: RunData, analysis: RunAnalysis, window: tuple[int, int] | None
+) -> RunAnalysis:
+    """A real engine's run (measured by counters) with each query's fixed pipeline
+    delay, calibrated on the calm subintervals of ``window`` (:mod:`estimator.delays`);
+    a simulated run as it is."""
+    if not run.info.counters:
+        return analysis
+    measured = {q: run.latency[q].lat_max for q in analysis.per_query if q in run.latency}
+    delays = calibrate(analysis.per_query, measured, run.subinterval, window)
+    return with_delays(analysis, delays)
 
 
 def predicted_profile(run: RunData, window: tuple[int, int] | None) -> np.ndarray | None:
@@ -253,6 +271,14 @@ def build_report(
             objective,
             _compliance(measured, objective),
         )
+        delay = result.estimated.delays.get(query)
+        if delay is not None:
+            queries[query]["pipeline_delay"] = {
+                "low": delay.low,
+                "typical": delay.typical,
+                "high": delay.high,
+                "calm_subintervals": delay.calm,
+            }
         finite = np.isfinite(measured)
         measured_any |= finite
         if objective is not None:

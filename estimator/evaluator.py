@@ -133,7 +133,19 @@ class PlacementEvaluator:
         self.capacities = np.array([n.capacity for n in topology.nodes], dtype=float)
         self._service = self.capacities * topology.subinterval
         self._has_links = any(lk.bandwidth is not None or lk.delay > 0 for lk in topology.links)
-        self._op_query = np.array(topology.operator_query_rows, dtype=np.int64)
+        pairs = [
+            (row, topology.operator_index[o])
+            for row, q in enumerate(topology.queries)
+            for o in topology.operators_of_query(q)
+        ]
+        self._member_query = np.array([r for r, _ in pairs], dtype=np.int64)
+        self._member_op = np.array([o for _, o in pairs], dtype=np.int64)
+        host_index = topology.node_index
+        self._host_row = (
+            np.array([host_index[n.host] if n.host else -1 for n in topology.nodes])
+            if topology.hosted
+            else None
+        )
         self._op_cost = np.array(topology.operator_cost, dtype=float)
         self.placement: dict[str, str] = dict(placement or topology.placement)
         where, index = self.placement, self._node_index
@@ -147,7 +159,16 @@ class PlacementEvaluator:
         from estimator import kernels
 
         self._kernels = kernels
-        self._node_coef = kernels.scatter_rows(self._assignment, model.op_load, len(self.node_ids))
+        # links and hosts make a move touch more than two rows: moves are evaluated fully
+        self._incremental = not (self._has_links or topology.hosted)
+        self._evaluate_all()
+
+    def _evaluate_all(self) -> None:
+        """Node rows, DLTS, CE/C and the top-3 of the current assignment, from scratch."""
+        kernels, model = self._kernels, self.model
+        self._node_coef = self.topology.with_hosts(
+            kernels.scatter_rows(self._assignment, model.op_load, len(self.node_ids))
+        )
         self.node_dlts, self.ce_seconds = kernels.node_matrices(len(self.node_ids), model.intervals)
         self._top_values, self._top_rows, self.peaks = kernels.node_pass(
             self._node_coef,
@@ -189,7 +210,10 @@ class PlacementEvaluator:
 
     def _query_mask(self) -> np.ndarray:
         mask = np.zeros((len(self.topology.queries), len(self.node_ids)), dtype=np.bool_)
-        mask[self._op_query, self._assignment] = True
+        mask[self._member_query, self._assignment[self._member_op]] = True
+        if self._host_row is not None:  # a query on a hosted node is on its host too
+            for row in np.flatnonzero(self._host_row >= 0):
+                mask[:, self._host_row[row]] |= mask[:, row]
         return mask
 
     def epsilon(self) -> float:
@@ -261,7 +285,7 @@ class PlacementEvaluator:
         src, dst = self._touched(op_id, node)
         if src == dst:
             return self.mace.copy()
-        if self._has_links:
+        if not self._incremental:
             trial = PlacementEvaluator(self.topology, self.model, {**self.placement, op_id: node})
             return trial.mace
         return self._kernels.move_series(
@@ -286,11 +310,14 @@ class PlacementEvaluator:
         src, dst = self._touched(op_id, node)
         if src == dst:
             return
+        self._assignment[self._op_index[op_id]] = dst
+        self.placement[op_id] = node
+        if self.topology.hosted:  # host rows change too
+            self._evaluate_all()
+            return
         row = self.model.op_load[self._op_index[op_id]]
         self._node_coef[src] -= row
         self._node_coef[dst] += row
-        self._assignment[self._op_index[op_id]] = dst
-        self.placement[op_id] = node
         self._kernels.commit_rows(
             self._node_coef,
             self.model.basis,

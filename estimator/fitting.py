@@ -84,6 +84,7 @@ def fit_operator_stats(
     fitted_ports: list[PortFit] = []
     unfitted: list[tuple[str, int]] = []
     operators: list[Operator] = []
+    threads = _thread_capacities(topology)
     for op in topology.operators:
         costs = list(op.cost)
         selectivities = list(op.selectivity)
@@ -95,6 +96,9 @@ def fit_operator_stats(
                 continue
             if cpu > 0:
                 costs[port] = cpu / events
+                if op.id in threads:
+                    rows = frame[(frame["operator"] == op.id) & (frame["port"] == port)]
+                    costs[port] = thread_cost(rows, threads[op.id]) or costs[port]
             selectivities[port] = outputs / events
             fitted_ports.append(PortFit(op.id, port, events, costs[port], selectivities[port]))
         coefficient = op.product_coefficient
@@ -111,6 +115,69 @@ def fit_operator_stats(
     return FitResult(
         replace(topology, operators=tuple(operators)), tuple(fitted_ports), tuple(unfitted)
     )
+
+
+SATURATED = 0.9
+"""A thread busy for at least this share of its capacity in a subinterval is saturated
+there: its busy time says how fast it can go, not how much it was offered."""
+MIN_POINTS = 3
+BLOCK = 5
+"""Subintervals summed into one reading of a thread: counters sampled every second by
+wall clock are noisy per subinterval (a metric value can lag its neighbour's by a
+sample), and sums over a few seconds are not."""
+
+
+def _thread_capacities(topology: Topology) -> dict[str, float]:
+    """Operators on a node inside a host (a thread of a real engine, whose measured
+    ``cpu_seconds`` is busy time) with the capacity of that node."""
+    nodes = {n.id: n for n in topology.nodes}
+    return {
+        op: nodes[node].capacity
+        for op, node in topology.placement.items()
+        if nodes[node].host is not None
+    }
+
+
+def thread_cost(rows: pd.DataFrame, capacity: float) -> float | None:
+    """The busy time per record at which a thread (or ``capacity`` threads) serves
+    records when a queue forms, from per-subinterval ``events_in`` and ``cpu_seconds``
+    (busy seconds), read in blocks of ``BLOCK`` subintervals.
+
+    An engine's busy time is wall-clock time, and part of it does not grow with the
+    records: a Python operator waits for each bundle, an operator waits for a core, so
+    busy time per record is highest at low load and the plain ratio overstates what a
+    record costs when the threads are full. Two readings, the first that applies:
+
+    - **saturated**: over the blocks whose busy time is at least ``SATURATED`` of the
+      capacity, the threads served their fastest; a record costs ``capacity`` over
+      the records they served per second;
+    - **unsaturated**: fitted as ``busy = c * records + f`` per second (least
+      squares) over the other blocks; full threads serve ``(capacity - f) / c``
+      records a second, so a record costs ``c / (1 - f / capacity)`` of their time.
+
+    Each needs ``MIN_POINTS`` blocks with records; None (use the plain ratio)
+    without them or when the fit is not a rising line."""
+    if rows.empty:
+        return None
+    block = rows["interval"].to_numpy(dtype=np.int64) // BLOCK
+    sums = (
+        pd.DataFrame({"block": block, "events": rows["events_in"], "busy": rows["cpu_seconds"]})
+        .groupby("block")[["events", "busy"]]
+        .sum()
+    )
+    events = sums["events"].to_numpy(dtype=float)
+    busy = sums["busy"].to_numpy(dtype=float) / BLOCK  # busy seconds per second
+    full = (events > 0) & (busy >= SATURATED * capacity)
+    if full.sum() >= MIN_POINTS:
+        return capacity * BLOCK / float(events[full].mean())
+    keep = (events > 0) & ~full
+    if keep.sum() < MIN_POINTS or np.ptp(events[keep]) <= 0:
+        return None
+    slope, intercept = np.polyfit(events[keep] / BLOCK, busy[keep], 1)
+    if slope <= 0:
+        return None
+    fixed = min(max(float(intercept), 0.0), SATURATED * capacity)
+    return float(slope) / (1.0 - fixed / capacity)
 
 
 def _fit_product(op: Operator, frame: pd.DataFrame, prior: float) -> float:

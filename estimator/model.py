@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from estimator.errors import ModelError
 
 DEFAULT_SUBINTERVAL = 1.0
@@ -25,10 +27,18 @@ OPERATOR_MODELS = ("linear", "product")
 
 @dataclass(frozen=True)
 class Node:
-    """A machine; ``capacity`` is in reference CPU-seconds per second."""
+    """A machine; ``capacity`` is in reference CPU-seconds per second.
+
+    ``host`` names a node whose capacity this node's work also uses: a thread (or
+    slot) inside a machine. The work placed on the node loads the node and its host,
+    so a host saturates when the threads it carries together want more than its
+    cores, although none of them is full (a Flink TaskManager's cores shared by its
+    subtasks' threads). A host has no host of its own.
+    """
 
     id: str
     capacity: float
+    host: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,7 +174,49 @@ class Topology:
         return _topological_order(self.operators, set(self.source_ids))
 
     def operators_of_query(self, query: str) -> tuple[str, ...]:
-        return tuple(o.id for o in self.operators if o.query == query)
+        """The operators whose work the query's events go through: its own and every
+        operator upstream of them (an operator shared by two queries' sinks is in both)."""
+        return self.query_members[query]
+
+    @cached_property
+    def query_members(self) -> dict[str, tuple[str, ...]]:
+        """Per query, :meth:`operators_of_query` in topology order."""
+        by_id = self.operator_by_id
+        out: dict[str, tuple[str, ...]] = {}
+        for query in self.queries:
+            members: set[str] = set()
+            stack = [o.id for o in self.operators if o.query == query]
+            while stack:
+                current = stack.pop()
+                if current in members or current not in by_id:
+                    continue
+                members.add(current)
+                stack.extend(by_id[current].inputs)
+            out[query] = tuple(o for o in self.operator_ids if o in members)
+        return out
+
+    @cached_property
+    def hosted(self) -> bool:
+        """Whether some node has a host (its work also loads another node)."""
+        return any(n.host is not None for n in self.nodes)
+
+    def with_hosts(self, node_rows: np.ndarray) -> np.ndarray:
+        """Node rows (nodes first, in ``node_ids`` order, any trailing shape) with each
+        host's row raised by the rows of the nodes it hosts; the rows themselves when no
+        node has a host."""
+        if not self.hosted:
+            return node_rows
+        out = node_rows.copy()
+        index = self.node_index
+        for node in self.nodes:
+            if node.host is not None:
+                out[index[node.host]] += node_rows[index[node.id]]
+        return out
+
+    def hosts_of(self, nodes: Iterable[str]) -> set[str]:
+        """``nodes`` and the hosts they are in."""
+        host = {n.id: n.host for n in self.nodes}
+        return {x for n in nodes for x in (n, host.get(n)) if x is not None}
 
     def with_placement(self, placement: Mapping[str, str]) -> Topology:
         """A copy with another placement (validated); itself if the placement is its own.
@@ -210,7 +262,10 @@ class Topology:
             "name": self.name,
             "subinterval": self.subinterval,
             "origin": self.origin,
-            "nodes": [{"id": n.id, "capacity": n.capacity} for n in self.nodes],
+            "nodes": [
+                {"id": n.id, "capacity": n.capacity, **({"host": n.host} if n.host else {})}
+                for n in self.nodes
+            ],
             "sources": sources,
             "operators": ops,
             "placement": dict(self.placement),
@@ -338,9 +393,13 @@ def topology_from_dict(data: Any) -> Topology:
             f"node '{node_id}' capacity",
             positive=True,
         )
-        nodes.append(Node(node_id, capacity))
+        host = entry.get("host")
+        if host is not None and not isinstance(host, str):
+            raise ModelError(f"node '{node_id}' host: expected a node id, got {host!r}")
+        nodes.append(Node(node_id, capacity, host))
     if not nodes:
         raise ModelError("topology: 'nodes' must list at least one node")
+    _check_hosts(nodes)
 
     sources = []
     for k, entry in enumerate(_entries(data, "sources")):
@@ -461,6 +520,22 @@ def topology_from_dict(data: Any) -> Topology:
         origin=origin,
         extra=extra,
     )
+
+
+def _check_hosts(nodes: Sequence[Node]) -> None:
+    """A node's host is another known node that has no host itself."""
+    host = {n.id: n.host for n in nodes}
+    for node in nodes:
+        if node.host is None:
+            continue
+        if node.host not in host:
+            raise ModelError(f"node '{node.id}' host: unknown node '{node.host}'")
+        if node.host == node.id:
+            raise ModelError(f"node '{node.id}' host: a node cannot host itself")
+        if host[node.host] is not None:
+            raise ModelError(
+                f"node '{node.id}' host: '{node.host}' is hosted by '{host[node.host]}' itself"
+            )
 
 
 def validate_placement(

@@ -282,7 +282,10 @@ def _burst_with(topology: Topology, base: Estimate, profile: BurstProfile) -> Es
     from estimator.burst import burst_from_profile
 
     hosts = {
-        q: np.isin(base.resources, [topology.placement[o] for o in topology.operators_of_query(q)])
+        q: np.isin(
+            base.resources,
+            list(topology.hosts_of(topology.placement[o] for o in topology.operators_of_query(q))),
+        )
         for q in base.per_query
     }
     rows = stage_rows(machine_paths(topology, base.resources))

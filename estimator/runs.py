@@ -11,11 +11,12 @@ version, with backlogs carried over from one version to the next.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
+from estimator.delays import NO_DELAY, QueryDelay
 from estimator.evaluator import epsilon
 from estimator.fitting import fit_operator_stats, training_window
 from estimator.mace import estimate_from_dlts
@@ -48,10 +49,15 @@ class RunAnalysis:
     per_query: dict[str, np.ndarray]
     estimator: str = "mace"
     per_query_lower: Mapping[str, np.ndarray] = field(default_factory=dict)
+    per_query_upper: Mapping[str, np.ndarray] = field(default_factory=dict)
+    delays: Mapping[str, QueryDelay] = field(default_factory=dict)
+    """Per query, the engine's fixed delay added to the series (empty: none is)."""
 
     def query_upper(self, query: str) -> np.ndarray:
-        """The upper bound of ``query``'s latency: its estimate plus the width the band
-        adds to the system's estimate (w + eps for Mace)."""
+        """The upper bound of ``query``'s latency: its own when known, else its estimate
+        plus the width the band adds to the system's estimate (w + eps for Mace)."""
+        if query in self.per_query_upper:
+            return self.per_query_upper[query]
         return self.per_query[query] + (self.upper - self.estimate)
 
     @property
@@ -130,7 +136,7 @@ def node_loads(
         # its time
         for k, node in enumerate(rows):
             out[node, lo:hi] += operator_dlts[k, lo:hi]
-    return out
+    return topology.with_hosts(out)
 
 
 def measured_node_dlts(
@@ -227,8 +233,8 @@ def query_hosts(
         mask = np.zeros((len(node_index), intervals), dtype=bool)
         ops = topology.operators_of_query(query)
         for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
-            for op in ops:
-                mask[node_index[placement[op]], lo:hi] = True
+            for node in topology.hosts_of(placement[op] for op in ops):
+                mask[node_index[node], lo:hi] = True
         masks[query] = mask
     return masks
 
@@ -306,7 +312,7 @@ def predicted_node_profile(
             weights[node_index[placement[op]]] += model.op_load[k]
         part = basis[:, lo:hi].reshape(basis.shape[0], -1)
         out[:, lo:hi] = (weights @ part).reshape(len(node_index), hi - lo, basis.shape[2])
-    return out
+    return topology.with_hosts(out)
 
 
 def analyse(
@@ -343,6 +349,12 @@ def analyse(
         upper[lo:hi] = refined.upper[lo:hi]
         for query in per_query:
             per_query[query][lo:hi] = refined.per_query[query][lo:hi]
+    if topology.hosted:
+        # refinements follow work from node to node and do not see hosts; a host's
+        # backlog is in Mace, which bounds every estimate from below
+        series = np.maximum(series, base.series)
+        upper = np.maximum(upper, base.upper)
+        per_query = {q: np.maximum(s, base.per_query[q]) for q, s in per_query.items()}
     return RunAnalysis(
         node_ids=topology.node_ids,
         ce_seconds=base.ce_seconds,
@@ -420,3 +432,29 @@ def fitted_model(
     if not operator_stats.empty and window is not None:
         fitted = fit_operator_stats(topology, operator_stats, window).topology
     return fitted, build_load_model(fitted, counts)
+
+
+def with_delays(analysis: RunAnalysis, delays: Mapping[str, QueryDelay]) -> RunAnalysis:
+    """``analysis`` with each query's fixed delay added: the typical delay to its
+    estimate, the least to its lower edge, the greatest to its upper edge. The system's
+    series are the largest of the queries' (its latency is its slowest query's)."""
+    if not any(d.calibrated for d in delays.values()):
+        return analysis
+    per_query, lower, upper = {}, {}, {}
+    for query, series in analysis.per_query.items():
+        delay = delays.get(query, NO_DELAY)
+        per_query[query] = series + delay.typical
+        own_lower = analysis.per_query_lower.get(query, analysis.lower)
+        lower[query] = own_lower + delay.low
+        upper[query] = analysis.query_upper(query) + delay.high
+    stack = list(per_query)
+    return replace(
+        analysis,
+        estimate=np.max([per_query[q] for q in stack], axis=0),
+        lower=np.max([lower[q] for q in stack], axis=0),
+        upper=np.max([upper[q] for q in stack], axis=0),
+        per_query=per_query,
+        per_query_lower=lower,
+        per_query_upper=upper,
+        delays=dict(delays),
+    )

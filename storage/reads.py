@@ -225,7 +225,7 @@ def run_topology(
     params = [run_id]
     with storage_errors(f"reading topology of run '{run_id}'"):
         nodes = con.execute(
-            "SELECT node, capacity FROM nodes WHERE run_id = ? ORDER BY position", params
+            "SELECT node, capacity, host FROM nodes WHERE run_id = ? ORDER BY position", params
         ).fetchall()
         sources = con.execute(
             "SELECT source, event_bytes FROM sources WHERE run_id = ? ORDER BY position", params
@@ -256,7 +256,9 @@ def run_topology(
         "name": run.name,
         "subinterval": run.subinterval,
         "origin": run.origin,
-        "nodes": [{"id": n, "capacity": c} for n, c in nodes],
+        "nodes": [
+            {"id": n, "capacity": c, **({"host": h} if h is not None else {})} for n, c, h in nodes
+        ],
         "sources": [{"id": s, "event_bytes": b} for s, b in sources],
         "operators": [
             {

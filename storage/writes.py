@@ -94,8 +94,8 @@ def write_run(
         )
         _ensure_run_keys(con, [run_id])
         con.executemany(
-            "INSERT INTO nodes VALUES (?, ?, ?, ?)",
-            [[run_id, n.id, n.capacity, k] for k, n in enumerate(topology.nodes)],
+            "INSERT INTO nodes (run_id, node, capacity, position, host) VALUES (?, ?, ?, ?, ?)",
+            [[run_id, n.id, n.capacity, k, n.host] for k, n in enumerate(topology.nodes)],
         )
         con.executemany(
             "INSERT INTO sources VALUES (?, ?, ?, ?)",

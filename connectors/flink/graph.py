@@ -1,27 +1,41 @@
 """A Flink job's graph as a Mace topology (DESIGN section 4), from REST answers.
 
 Pure functions over the JSON of ``/jobs/<id>``, ``/jobs/<id>/plan``,
-``/jobs/<id>/vertices/<vid>`` and ``/taskmanagers``:
+``/jobs/<id>/vertices/<vid>`` and ``/taskmanagers``.
 
-- **sources** are the vertices without inputs (``Source: clicks`` -> ``clicks``);
-- **operators** are the other vertices, with inputs from the plan's edges, in the
-  job's query (its name); costs and selectivities are priors (``PRIOR_COST``,
-  1.0), replaced by fitting on the measured counters;
-- **nodes and placement** come in two granularities (``NODE_MODES``):
+**Operators.** A job vertex is a chain of operators that one thread per subtask runs
+(operator chaining, on by default in production). The plan describes each chain as a
+tree (``Source: clicks<br/>+- parse<br/>   :- a<br/>   +- b``), and Flink counts
+records per chained operator (``<subtask>.<operator>.numRecordsIn``), so every chained
+operator becomes a topology operator:
 
-  ``subtask`` (default)
-      one node per operator: its subtasks' threads, with capacity = parallelism.
-      A Flink subtask is one thread, so an operator saturates when its threads
-      are busy 100% of the time, whatever the TaskManager's other cores do; its
-      busy time (wall clock, which includes time spent descheduled) against this
-      capacity is the backlog that Mace models.
-  ``taskmanager``
-      one node per TaskManager, with capacity = its CPU cores, each operator on
-      the TaskManager running most of its subtasks. Right when operators share
-      cores that are the limit (many operators per core).
+- a chain that starts with ``Source: X`` yields the **source** ``X``; the operators
+  chained behind it are operators fed by it (their work is modelled, not hidden in
+  the source);
+- the vertex's busy time (one figure per subtask thread) is charged to its first
+  operator after the source, the *head*; the operators chained behind the head get
+  no busy time of their own and a negligible prior cost (``CHAINED_PRIOR_COST``), so
+  the thread's load is the head's cost times its records, fitted on the run;
+- a network edge leaves a chain from its *exit*: the last leaf of the chain tree
+  that is not a sink writer (Flink does not say which chained operator feeds an
+  edge; a chain forks towards sinks, rarely towards the network).
 
-Operator chaining fuses several operators into one vertex; the graph is then the
-vertex graph (turn chaining off, in Java and Python, to see every operator).
+**Queries.** Every sink (an operator with no downstream operator) is a query named
+after it; an operator belongs to the query of the first sink it feeds, and the
+estimator counts it in every query whose sink it feeds (:meth:`Topology.query_members`).
+The latency probe names its rows the same way (``query`` defaults to ``sink``).
+
+**Resources** (``NODE_MODES``):
+
+``subtask`` (default)
+    one node per vertex: its subtasks' threads, capacity = parallelism (a subtask is
+    one thread, so a vertex saturates when its threads are busy all the time), each
+    hosted by its TaskManager's node, capacity = the TaskManager's CPU cores as the
+    hardware reports them. The threads' work adds up on the TaskManager, so
+    operators that compete for a few cores saturate the TaskManager's node while
+    none of their threads is full.
+``taskmanager``
+    one node per TaskManager, capacity = its cores, without the thread limit.
 """
 
 from __future__ import annotations
@@ -34,35 +48,75 @@ from typing import Any
 from connectors.errors import ConnectorError
 
 PRIOR_COST = 0.001
+CHAINED_PRIOR_COST = 1e-6
+"""Prior cost of an operator chained behind its vertex's head: its work is measured in
+the head's busy time (one figure per thread)."""
 NODE_MODES = ("subtask", "taskmanager")
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+_METRIC_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_SQL_LINE = re.compile(r"^\[(\d+)\]:(\w+)")
+_TREE_MARK = re.compile(r"[+:]- ")
+_COMMITTER = re.compile(r":\s*(Global\s+)?Committer$")
+_SINK_WRITER = re.compile(r"(:\s*Writer$)|(^Sink:)|(^\[\d+\]:Sink\b)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ChainedOperator:
+    """One operator of a vertex's chain: its name and the chained operator feeding it."""
+
+    name: str
+    parent: int | None  # index in the chain of the operator feeding it; None: the head
+
+    @property
+    def metric_name(self) -> str:
+        """The name Flink's metric scope gives it (``Source: clicks`` -> ``Source__clicks``)."""
+        return _METRIC_NAME.sub("_", self.name)[:80]
 
 
 @dataclass(frozen=True)
 class Vertex:
-    """A job vertex: its REST id, its id in the topology, and where its subtasks run."""
+    """A job vertex: its REST id, its chain of operators, and where its subtasks run."""
 
     vertex_id: str
     name: str
     parallelism: int
     inputs: tuple[str, ...]  # REST ids of the upstream vertices, in input order
     taskmanagers: tuple[str, ...]  # TaskManager id of each subtask
+    chain: tuple[ChainedOperator, ...] = ()  # from the plan; () or one: the vertex itself
 
     @property
     def is_source(self) -> bool:
-        return not self.inputs
+        """A vertex of one source operator (a chained source starts a longer chain)."""
+        return not self.inputs and len(self.chain) <= 1
+
+    @property
+    def chained_source(self) -> bool:
+        return not self.inputs and len(self.chain) > 1
+
+
+@dataclass(frozen=True)
+class Member:
+    """A topology element the vertex yields: a source or an operator."""
+
+    id: str
+    chained: ChainedOperator | None  # None: the vertex as a whole (no chain known)
+    inputs: tuple[str, ...]  # topology ids (empty for a source)
+    is_source: bool
+    is_head: bool  # carries the vertex's busy time
+    metric: str = ""  # its name in operator-scoped metrics
 
 
 @dataclass(frozen=True)
 class JobGraph:
-    """The vertices of a job with their topology ids and the TaskManagers' cores."""
+    """The vertices of a job with their topology members and the TaskManagers' cores."""
 
     job_id: str
     name: str
     start_time: float
     vertices: tuple[Vertex, ...]
-    ids: dict[str, str]  # REST vertex id -> topology id
+    ids: dict[str, str]  # REST vertex id -> topology id of the vertex's head (or source)
     cores: dict[str, float]  # TaskManager id -> CPU cores
+    members: dict[str, tuple[Member, ...]]  # REST vertex id -> its sources and operators
 
     def node_of(self, vertex: Vertex, subtask: int, mode: str) -> str:
         """The node a subtask's samples are charged to (a source's: its TaskManager)."""
@@ -81,15 +135,45 @@ def _thread_node(operator_id: str) -> str:
 
 
 def vertex_slug(name: str) -> str:
-    """A topology id from a vertex name: ``Source: clicks`` -> ``clicks``,
-    ``sink: Writer`` -> ``sink``, ``Map -> Filter`` -> ``Map-Filter``."""
+    """A topology id from a vertex or operator name: ``Source: clicks`` -> ``clicks``,
+    ``sink: Writer`` -> ``sink``, ``Map -> Filter`` -> ``Map-Filter``,
+    ``[3]:Calc(select=[a])`` -> ``Calc-3``."""
     text = name.replace("<br/>", " ").strip()
-    if text.lower().startswith("source:"):
+    sql = _SQL_LINE.match(text)
+    if sql:
+        text = f"{sql.group(2)}-{sql.group(1)}"
+    elif text.lower().startswith("source:"):
         text = text.split(":", 1)[1]
     elif ":" in text:
         text = text.split(":", 1)[0]
     slug = _SLUG.sub("-", text.replace("->", "-")).strip("-._")
     return re.sub(r"-{2,}", "-", slug) or "vertex"
+
+
+def parse_chain(description: str) -> tuple[ChainedOperator, ...]:
+    """The chain tree of a plan node's description (lines split by ``<br/>``; a line's
+    depth is the column of its ``+-``/``:-`` mark divided by 3, plus one). Committers
+    (``sink: Committer``) carry commits, not records: they are left out."""
+    chain: list[ChainedOperator] = []
+    stack: list[int] = []  # chain index of the last operator seen at each depth
+    for raw in description.split("<br/>"):
+        if not raw.strip():
+            continue
+        mark = _TREE_MARK.search(raw)
+        depth = 0 if mark is None else mark.start() // 3 + 1
+        name = raw[mark.end() :].strip() if mark else raw.strip()
+        sql = _SQL_LINE.match(name)
+        if sql:
+            name = f"{sql.group(2)}[{sql.group(1)}]"
+        del stack[depth:]
+        if _COMMITTER.search(name):
+            continue
+        parent = stack[-1] if stack else None
+        if depth and parent is None:
+            raise ConnectorError(f"plan description: line {raw.strip()!r} has no parent")
+        chain.append(ChainedOperator(name, parent))
+        stack.append(len(chain) - 1)
+    return tuple(chain)
 
 
 def job_graph(
@@ -98,9 +182,11 @@ def job_graph(
 ) -> JobGraph:  # fmt: skip
     """Combine the REST answers into a :class:`JobGraph` (raises on an inconsistent job)."""
     edges: dict[str, tuple[str, ...]] = {}
+    descriptions: dict[str, str] = {}
     for node in plan.get("plan", plan).get("nodes", []):
         ordered = sorted(node.get("inputs", []), key=lambda i: i.get("num", 0))
         edges[node["id"]] = tuple(i["id"] for i in ordered)
+        descriptions[node["id"]] = str(node.get("description", ""))
     vertices = []
     for entry in job.get("vertices", []):
         vid = entry["id"]
@@ -110,15 +196,19 @@ def job_graph(
         parallelism = int(entry.get("parallelism", len(where) or 1))
         if len(where) != parallelism:
             where = (where[0] if where else "unknown",) * parallelism
-        vertices.append(Vertex(vid, entry["name"], parallelism, edges.get(vid, ()), where))
+        chain = parse_chain(descriptions.get(vid, ""))
+        inputs = edges.get(vid, ())
+        vertices.append(Vertex(vid, entry["name"], parallelism, inputs, where, chain))
     if not vertices:
         raise ConnectorError(f"job {job.get('jid')}: the answer lists no vertices")
-    ids: dict[str, str] = {}
-    taken: Counter[str] = Counter()
+    known = {v.vertex_id for v in vertices}
     for vertex in vertices:
-        base = vertex_slug(vertex.name)
-        taken[base] += 1
-        ids[vertex.vertex_id] = base if taken[base] == 1 else f"{base}-{taken[base]}"
+        missing = [u for u in vertex.inputs if u not in known]
+        if missing:
+            raise ConnectorError(
+                f"job {job.get('jid')}: plan edge from unknown vertex {missing[0]}"
+            )
+    members = _members(vertices)
     cores = {}
     for tm in taskmanagers.get("taskmanagers", []):
         hardware = float(tm.get("hardware", {}).get("cpuCores", 0) or 0)
@@ -130,9 +220,64 @@ def job_graph(
         name=str(job.get("name") or job.get("jid")),
         start_time=float(job.get("start-time", 0)) / 1000.0,
         vertices=tuple(vertices),
-        ids=ids,
+        ids={vid: _vertex_id(ms) for vid, ms in members.items()},
         cores=cores,
+        members=members,
     )
+
+
+def _members(vertices: list[Vertex]) -> dict[str, tuple[Member, ...]]:
+    """Each vertex's sources and operators with unique topology ids and their inputs."""
+    taken: Counter[str] = Counter()
+
+    def unique(name: str) -> str:
+        base = vertex_slug(name)
+        taken[base] += 1
+        return base if taken[base] == 1 else f"{base}-{taken[base]}"
+
+    named: dict[str, list[str]] = {}
+    for vertex in vertices:
+        parts = vertex.chain if len(vertex.chain) > 1 else ()
+        named[vertex.vertex_id] = [unique(c.name) for c in parts] or [unique(vertex.name)]
+    exits = {v.vertex_id: named[v.vertex_id][_exit_index(v)] for v in vertices}
+    out: dict[str, tuple[Member, ...]] = {}
+    for vertex in vertices:
+        ids = named[vertex.vertex_id]
+        upstream = tuple(exits[u] for u in vertex.inputs)
+        if len(vertex.chain) <= 1:
+            whole = vertex.chain[0] if vertex.chain else ChainedOperator(vertex.name, None)
+            member = Member(
+                ids[0], None, upstream, vertex.is_source, not vertex.is_source, whole.metric_name
+            )
+            out[vertex.vertex_id] = (member,)
+            continue
+        source = vertex.chained_source
+        members = []
+        for k, chained in enumerate(vertex.chain):
+            is_source = source and k == 0
+            if chained.parent is None:
+                inputs: tuple[str, ...] = () if is_source else upstream
+            else:
+                inputs = (ids[chained.parent],)
+            head = (k == 1) if source else (k == 0)
+            members.append(Member(ids[k], chained, inputs, is_source, head, chained.metric_name))
+        out[vertex.vertex_id] = tuple(members)
+    return out
+
+
+def _vertex_id(members: tuple[Member, ...]) -> str:
+    """The topology id that stands for a vertex: its head's (a lone source's)."""
+    return next((m.id for m in members if m.is_head), members[0].id)
+
+
+def _exit_index(vertex: Vertex) -> int:
+    """The chained operator a network edge leaves the vertex from (0 without a chain)."""
+    if len(vertex.chain) <= 1:
+        return 0
+    parents = {c.parent for c in vertex.chain}
+    leaves = [k for k in range(len(vertex.chain)) if k not in parents]
+    feeding = [k for k in leaves if not _SINK_WRITER.search(vertex.chain[k].name)]
+    return (feeding or leaves)[-1]
 
 
 def topology_document(
@@ -141,39 +286,67 @@ def topology_document(
     """The topology file (DESIGN section 4) of the job, with ``origin`` = the job's start."""
     if mode not in NODE_MODES:
         raise ConnectorError(f"node mode must be one of {', '.join(NODE_MODES)}, got {mode!r}")
-    ids = graph.ids
-    sources = [{"id": ids[v.vertex_id]} for v in graph.vertices if v.is_source]
-    operators = []
+    sources = []
+    operators: list[dict[str, Any]] = []
     placement: dict[str, str] = {}
-    capacity: dict[str, float] = {}
+    nodes: dict[str, dict[str, Any]] = {}
     for vertex in graph.vertices:
-        if vertex.is_source:
-            continue
-        op_id = ids[vertex.vertex_id]
-        ports = len(vertex.inputs)
-        operators.append(
-            {
-                "id": op_id,
-                "query": graph.name,
-                "inputs": [ids[u] for u in vertex.inputs],
-                "cost": [PRIOR_COST] * ports if ports > 1 else PRIOR_COST,
-                "selectivity": [1.0] * ports if ports > 1 else 1.0,
-            }
-        )
-        if mode == "subtask":
-            node = _thread_node(op_id)
-            capacity[node] = float(vertex.parallelism)
-        else:
-            busiest = Counter(vertex.taskmanagers).most_common(1)[0][0]
-            node = tm_node(busiest)
-            capacity[node] = graph.cores.get(busiest, 1.0)
-        placement[op_id] = node
+        busiest = Counter(vertex.taskmanagers).most_common(1)[0][0]
+        host = tm_node(busiest)
+        for member in graph.members[vertex.vertex_id]:
+            if member.is_source:
+                sources.append({"id": member.id})
+                continue
+            ports = len(member.inputs)
+            prior = PRIOR_COST if member.is_head else CHAINED_PRIOR_COST
+            operators.append(
+                {
+                    "id": member.id,
+                    "inputs": list(member.inputs),
+                    "cost": [prior] * ports if ports > 1 else prior,
+                    "selectivity": [1.0] * ports if ports > 1 else 1.0,
+                }
+            )
+            nodes.setdefault(host, {"id": host, "capacity": graph.cores.get(busiest, 1.0)})
+            if mode == "subtask":
+                node = _thread_node(graph.ids[vertex.vertex_id])
+                nodes.setdefault(
+                    node, {"id": node, "capacity": float(vertex.parallelism), "host": host}
+                )
+            else:
+                node = host
+            placement[member.id] = node
+    _assign_queries(operators)
+    ordered = sorted(nodes.values(), key=lambda n: "host" not in n)  # threads first
     return {
         "name": graph.name,
         "subinterval": subinterval,
         "origin": graph.start_time,
-        "nodes": [{"id": n, "capacity": c} for n, c in capacity.items()],
+        "nodes": ordered,
         "sources": sources,
         "operators": operators,
         "placement": placement,
     }
+
+
+def _assign_queries(operators: list[dict[str, Any]]) -> None:
+    """One query per sink, named after it; an operator joins the query of the first sink
+    (in topology order) it feeds."""
+    consumers: dict[str, list[str]] = {o["id"]: [] for o in operators}
+    for op in operators:
+        for upstream in op["inputs"]:
+            if upstream in consumers:
+                consumers[upstream].append(op["id"])
+    sinks = [o["id"] for o in operators if not consumers[o["id"]]]
+    owner: dict[str, str] = {}
+    by_id = {o["id"]: o for o in operators}
+    for sink in sinks:
+        stack = [sink]
+        while stack:
+            current = stack.pop()
+            if current in owner or current not in by_id:
+                continue
+            owner[current] = sink
+            stack.extend(by_id[current]["inputs"])
+    for op in operators:
+        op["query"] = owner[op["id"]]

@@ -149,9 +149,9 @@ def latency_probe(
     landing: str | Path,
     run_id: str,
     *,
-    query: str,
     sink: str,
     stimulus: Callable[[Any], float],
+    query: str | None = None,
     max_rate: float = DEFAULT_MAX_RATE,
     flush_seconds: float = DEFAULT_FLUSH_SECONDS,
 ) -> Any:
@@ -159,8 +159,9 @@ def latency_probe(
 
     ``stimulus(event)`` returns the event's stimulus time in seconds since the epoch
     (the time its source event entered the system). ``sink`` names the sink operator
-    in the run's topology and ``query`` its query (the job's name, as
-    ``mace collect flink`` names it).
+    in the run's topology as ``mace collect flink`` names it (``sink: Writer`` ->
+    ``sink``); its query is named after it, as the collector names a sink's query
+    (``query`` overrides that, for a topology written by hand).
     """
     from pyflink.datastream import MapFunction, RuntimeContext
 
@@ -171,7 +172,12 @@ def latency_probe(
             index = runtime_context.get_index_of_this_subtask()
             name = f"probe-{sink}-{index}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
             writer = ProbeWriter(
-                folder, query, sink, max_rate=max_rate, flush_seconds=flush_seconds, name=name
+                folder,
+                query or sink,
+                sink,
+                max_rate=max_rate,
+                flush_seconds=flush_seconds,
+                name=name,
             )
             self.flusher = _Flusher(writer)
 

@@ -18,7 +18,11 @@ from typing import Any
 from connectors.errors import ConnectorError
 
 COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
+PENDING = "pendingRecords"
+"""A source's records not read yet (FLIP-33: Kafka's consumer lag, for example)."""
 DEFAULT_TIMEOUT = 5.0
+MAX_NAMES_CHARS = 2000
+"""Metric names per request: Netty's default limit on a request line is 4096 bytes."""
 
 
 class FlinkRestError(ConnectorError):
@@ -86,10 +90,42 @@ class FlinkRest:
     def taskmanagers(self) -> dict[str, Any]:
         return dict(self.get("/taskmanagers"))
 
-    def counters(self, job_id: str, vertex_id: str, subtasks: int) -> list[dict[str, str]]:
-        """``[{"id": "<subtask>.<counter>", "value": "..."}]`` for every subtask."""
-        names = ",".join(f"{k}.{c}" for k in range(subtasks) for c in COUNTERS)
-        return list(self.get(f"/jobs/{job_id}/vertices/{vertex_id}/metrics", get=names))
+    def counters(
+        self,
+        job_id: str,
+        vertex_id: str,
+        subtasks: int,
+        operators: tuple[str, ...] = (),
+        sources: tuple[str, ...] = (),
+    ) -> list[dict[str, str]]:
+        """``[{"id": "<subtask>.<counter>", "value": "..."}]`` for every subtask,
+        ``<subtask>.<operator>.numRecordsIn``/``Out`` for each chained operator named in
+        ``operators`` and ``<subtask>.<source>.pendingRecords`` for each source named in
+        ``sources`` (metric names), in as many requests as keep each request line short.
+        A metric the vertex does not have is left out of the answer."""
+        names = [f"{k}.{c}" for k in range(subtasks) for c in COUNTERS]
+        names += [
+            f"{k}.{op}.{c}" for k in range(subtasks) for op in operators for c in COUNTERS[:2]
+        ]
+        names += [f"{k}.{src}.{PENDING}" for k in range(subtasks) for src in sources]
+        answer: list[dict[str, str]] = []
+        for chunk in _chunks(names, MAX_NAMES_CHARS):
+            part = self.get(f"/jobs/{job_id}/vertices/{vertex_id}/metrics", get=",".join(chunk))
+            answer += list(part)
+        return answer
+
+
+def _chunks(names: list[str], limit: int) -> list[list[str]]:
+    """``names`` in consecutive groups whose comma-joined length stays under ``limit``."""
+    out: list[list[str]] = []
+    size = limit
+    for name in names:
+        if size + len(name) + 1 > limit:
+            out.append([])
+            size = 0
+        out[-1].append(name)
+        size += len(name) + 1
+    return out
 
 
 def _error_text(exc: urllib.error.HTTPError) -> str:

@@ -15,8 +15,10 @@ from urllib.parse import parse_qs, urlparse
 FIXTURES = Path(__file__).parent / "fixtures" / "flink"
 
 
-def recorded(name: str) -> Any:
-    return json.loads((FIXTURES / f"{name}.json").read_text())
+def recorded(name: str, job: str = "flink") -> Any:
+    """A recorded REST answer: ``flink`` is the demo job with chaining off, one sink;
+    ``flink-chained`` the demo job as it runs now, chaining on, two sinks."""
+    return json.loads((FIXTURES.parent / job / f"{name}.json").read_text())
 
 
 class FakeFlink:

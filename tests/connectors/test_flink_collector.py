@@ -11,8 +11,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from connectors.errors import ConnectorError
-from connectors.flink.collector import FlinkCollector, sample_rows
-from connectors.flink.graph import JobGraph, job_graph, topology_document, vertex_slug
+from connectors.flink.collector import FlinkCollector, sample_rows, source_metric_names
+from connectors.flink.graph import (
+    JobGraph,
+    job_graph,
+    parse_chain,
+    topology_document,
+    vertex_slug,
+)
 from connectors.flink.rest import FlinkRest, FlinkRestError
 from estimator.loaders import load_topology
 from estimator.model import topology_from_dict
@@ -44,11 +50,103 @@ def test_the_job_graph_becomes_the_topology() -> None:
     assert inputs["parse"] == ("clicks",)
     for upstream, operator in itertools.pairwise(chain):
         assert inputs[operator] == (upstream,)
-    assert set(topology.queries) == {"clickstream"}
-    # one node per operator: its subtasks' threads (parallelism 1 -> capacity 1)
-    assert {n.capacity for n in topology.nodes} == {1.0}
+    assert set(topology.queries) == {"sink"}  # one sink: one query, named after it
+    # one node per vertex: its subtasks' threads (parallelism 1 -> capacity 1), all in
+    # the TaskManager's machine, whose 2 cores they share
+    tm = f"tm-{recorded('taskmanagers')['taskmanagers'][0]['id'][:8]}"
+    threads = [n for n in topology.nodes if n.host is not None]
+    assert {n.capacity for n in threads} == {1.0}
+    assert {n.host for n in threads} == {tm}
+    assert topology.capacity_by_node[tm] == 2.0
     assert topology.placement["enrich"] == "enrich-threads"
     assert topology.origin == pytest.approx(recorded("job")["start-time"] / 1000)
+
+
+def _chained() -> JobGraph:
+    return job_graph(*(recorded(n, "flink-chained") for n in GRAPH_ANSWERS))
+
+
+GRAPH_ANSWERS = ("job", "plan", "vertices", "taskmanagers")
+
+
+def test_a_chained_job_yields_every_chained_operator_and_a_query_per_sink() -> None:
+    """The demo job with chaining on: two vertices, ``Source: clicks -> parse -> (filter,
+    enrich, key_by; views-filter, views-probe -> views: Writer)`` and ``count,
+    click-counts-probe -> click-counts: Writer``."""
+    topology = topology_from_dict(topology_document(_chained()))
+    assert topology.source_ids == ("clicks",)
+    enrich = "filter-enrich-_stream_key_by_map_operator"
+    views = "views-filter-views-probe"
+    count = "count-click-counts-probe"
+    inputs = {o.id: o.inputs for o in topology.operators}
+    assert inputs == {
+        "parse": ("clicks",),
+        enrich: ("parse",),
+        views: ("parse",),
+        "views": (views,),
+        count: (enrich,),  # the network edge leaves the chain from its non-sink leaf
+        "click-counts": (count,),
+    }
+    assert topology.sinks == ("views", "click-counts")
+    assert set(topology.queries) == {"views", "click-counts"}
+    assert set(topology.operators_of_query("views")) == {"parse", views, "views"}
+    assert set(topology.operators_of_query("click-counts")) == {
+        "parse", enrich, count, "click-counts"
+    }  # fmt: skip
+    # one thread node per vertex, both in the TaskManager (2 cores)
+    assert topology.placement["parse"] == topology.placement["views"] == "parse-threads"
+    assert topology.placement["click-counts"] == f"{count}-threads"
+    hosts = {n.id: n.host for n in topology.nodes}
+    assert hosts["parse-threads"] == hosts[f"{count}-threads"] is not None
+    # the head of each chain carries a prior cost, the operators behind it almost none
+    cost = {o.id: o.cost[0] for o in topology.operators}
+    assert cost["parse"] == cost[count] > 100 * cost[enrich]
+
+
+def test_chained_operators_get_their_own_counts_and_the_head_the_busy_time() -> None:
+    graph = _chained()
+    counters = recorded("counters", "flink-chained")
+    rows = {r["operator"]: r for r in sample_rows(graph, counters, 5.0, "subtask")}
+    source_vertex, count_vertex = (v.vertex_id for v in graph.vertices)
+    value = {
+        vid: {m["id"]: float(m["value"]) for m in counters[vid]}
+        for vid in (source_vertex, count_vertex)
+    }
+    assert rows["clicks"]["records_out"] == value[source_vertex]["0.Source__clicks.numRecordsOut"]
+    assert rows["parse"]["records_in"] == value[source_vertex]["0.parse.numRecordsIn"]
+    assert rows["views"]["records_in"] == value[source_vertex]["0.views__Writer.numRecordsIn"]
+    assert rows["views"]["records_out"] == 0.0  # a writer reports none
+    busy = value[source_vertex]["0.accumulateBusyTimeMs"] / 1000
+    assert rows["parse"]["busy_seconds"] == busy
+    assert rows["views"]["busy_seconds"] == rows["views-filter-views-probe"]["busy_seconds"] == 0
+    assert rows["count-click-counts-probe"]["busy_seconds"] == (
+        value[count_vertex]["0.accumulateBusyTimeMs"] / 1000
+    )
+    assert len(rows) == 7
+
+
+@pytest.mark.parametrize(
+    ("description", "expected"),
+    [
+        ("parse<br/>", [("parse", None)]),
+        (
+            "Source: a<br/>+- b<br/>   :- c<br/>   :  +- d: Writer<br/>   +- e<br/>",
+            [("Source: a", None), ("b", 0), ("c", 1), ("d: Writer", 2), ("e", 1)],
+        ),
+        (  # a committer carries commits, not records
+            "s: Writer<br/>+- s: Committer<br/>",
+            [("s: Writer", None)],
+        ),
+        (  # Flink SQL names operators [id]:Kind(details)
+            "[1]:TableSourceScan(table=[[t]])<br/>+- [2]:Calc(select=[a], where=[(a > 1)])<br/>",
+            [("TableSourceScan[1]", None), ("Calc[2]", 0)],
+        ),
+    ],
+)
+def test_a_plan_description_is_read_as_a_chain_tree(
+    description: str, expected: list[tuple[str, int | None]]
+) -> None:
+    assert [(c.name, c.parent) for c in parse_chain(description)] == expected
 
 
 def test_taskmanager_mode_uses_the_cores_the_machine_has() -> None:
@@ -134,3 +232,23 @@ def test_drained_when_every_operator_read_what_its_inputs_sent(tmp_path: Path) -
                 metric["value"] = "2000"  # 95 records still queued in front of enrich
         collector.poll()
         assert not collector.drained()
+
+
+def test_records_a_source_has_not_read_yet_count_as_offered() -> None:
+    """A Kafka source reports its consumer lag as pendingRecords (FLIP-33): the queue in
+    front of the source is work offered to the job, so it counts in the arrivals."""
+    graph = _chained()
+    counters = recorded("counters", "flink-chained")
+    source_vertex = graph.vertices[0].vertex_id
+    assert source_metric_names(graph, source_vertex) == ("Source__clicks",)
+    read = next(float(m["value"]) for m in counters[source_vertex] if m["id"].endswith(
+        "Source__clicks.numRecordsOut"))  # fmt: skip
+    lagging = {
+        **counters,
+        source_vertex: [*counters[source_vertex], {"id": "0.Source__clicks.pendingRecords",
+                                                   "value": "250"}],
+    }  # fmt: skip
+    rows = {r["operator"]: r for r in sample_rows(graph, lagging, 5.0, "subtask")}
+    assert rows["clicks"]["records_out"] == read + 250
+    plain = {r["operator"]: r for r in sample_rows(graph, counters, 5.0, "subtask")}
+    assert plain["clicks"]["records_out"] == read

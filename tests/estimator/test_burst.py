@@ -201,7 +201,8 @@ def test_a_run_analysis_uses_the_measured_profile_for_burst_only() -> None:
     np.testing.assert_allclose(mace.estimate, analyse(topology, dlts, placements, starts).estimate)
     np.testing.assert_allclose(even.estimate, mace.estimate)  # no profile: Mace's series
     caps = np.array([1.0, 2.0])
-    hosts = {"q1": np.array([True, False]), "q2": np.array([False, True])}
+    # q2's join reads q1's filter: its events go through n1 too
+    hosts = {"q1": np.array([True, False]), "q2": np.array([True, True])}
     base = estimate_from_dlts(dlts, caps, ["n1", "n2"], 1.0, mace.epsilon, hosts)
     rows = stage_rows(machine_paths(topology, base.resources))
     direct = burst_from_profile(base, burst_profile(fine, caps), hosts, rows)
