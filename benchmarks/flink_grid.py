@@ -96,6 +96,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="run",
         help="hold the lock per run (default) or per job (its loads and seeds in one go)",
     )
+    grid.add_argument(
+        "--report-only",
+        action="store_true",
+        help="ingest and report the runs already in --workdir (its runs.json) again",
+    )
     grid.add_argument("--no-chaining", action="store_true", help="run the jobs unchained")
 
 
@@ -445,14 +450,16 @@ def run_grid(args: argparse.Namespace) -> dict[str, Any]:
     args.workdir.mkdir(parents=True, exist_ok=True)
     landing, db = args.workdir / "landing", args.workdir / "mace.duckdb"
     began = time.time()
-    runs = []
-    for job in args.jobs:
+    ledger = args.workdir / "runs.json"
+    runs: list[dict[str, Any]] = json.loads(ledger.read_text()) if args.report_only else []
+    for job in [] if args.report_only else args.jobs:
         with locked(args.lock) if args.lock_per == "job" else contextlib.nullcontext():
             for level, seed in itertools.product(args.loads, args.seeds):
                 progress(f"{job} {level} seed {seed}: rates {rates(job, level)}")
                 with locked(args.lock) if args.lock_per == "run" else contextlib.nullcontext():
                     try:
                         runs.append(run_one(job, level, seed, args))
+                        ledger.write_text(json.dumps(runs, indent=1))
                     except Exception as exc:  # one failed run must not lose the others
                         progress(f"{job} {level} seed {seed} failed: {exc}")
     progress(f"ingesting {len(runs)} runs into {db}")
