@@ -101,7 +101,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ingest and report the runs already in --workdir (its runs.json) again",
     )
-    grid.add_argument("--no-chaining", action="store_true", help="run the jobs unchained")
+    grid.add_argument(
+        "--no-chaining",
+        nargs="*",
+        metavar="JOB",
+        help="run these jobs (all jobs if none is named) with chaining off",
+    )
 
 
 def progress(message: str) -> None:
@@ -179,6 +184,11 @@ def group_cpu_seconds(pgid: int) -> float:
     return total
 
 
+def chained(job: str, unchained: list[str] | None) -> bool:
+    """Whether ``job`` runs with chaining on, given ``--no-chaining``'s list."""
+    return unchained is None or (bool(unchained) and job not in unchained)
+
+
 def wait_for_drain(collector: Any, deadline: float) -> bool:
     """Wait until the job has worked off its backlog (or ``deadline``): nothing queued
     between vertices and no vertex's output growing over ``QUIET`` samples (a source
@@ -211,7 +221,7 @@ def run_one(job: str, level: str, seed: int, args: argparse.Namespace) -> dict[s
     load_before = os.getloadavg()
     started = time.time()
     process, url = start_job(
-        spec, inputs, landing, run_id, run_dir, job, chaining=not args.no_chaining
+        spec, inputs, landing, run_id, run_dir, job, chaining=chained(job, args.no_chaining)
     )
     progress(f"{run_id}: job running at {url} after {time.time() - started:.0f} s")
     collector = FlinkCollector(FlinkRest(url), landing, run_id=run_id, flush_every=2.0)
@@ -281,6 +291,7 @@ def run_one(job: str, level: str, seed: int, args: argparse.Namespace) -> dict[s
         "load": level,
         "seed": seed,
         "rates": {"low": low, "high": high},
+        "chaining": chained(job, args.no_chaining),
         "producers": produced,
         "drained": drained,
         "collector_error": failures[0] if failures else None,
