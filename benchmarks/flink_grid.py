@@ -334,6 +334,47 @@ def convert_sql_outputs(parts: Path, outputs: Path) -> int:
     return len(rows)
 
 
+def sink_vertex(sink: str, terminals: list[str]) -> str | None:
+    """The topology's vertex that a probe's ``sink`` stands for: the terminal vertex
+    of that id, else the one whose chain ends with it (``window-sink-probe-sink``),
+    else the only terminal vertex; None when none or several fit."""
+    if sink in terminals:
+        return sink
+    ending = [t for t in terminals if t.endswith(f"-{sink}")]
+    if len(ending) == 1:
+        return ending[0]
+    return terminals[0] if len(terminals) == 1 else None
+
+
+def name_sinks(run_dir: Path) -> dict[str, str]:
+    """Rename the ``operator`` of the run's ``outputs/`` rows to the topology's sink
+    vertex (:func:`sink_vertex`): with chaining on, a sink's vertex is named after its
+    whole chain, and the ingestion refuses rows naming an unknown operator. Returns
+    the renaming (probe sink -> vertex)."""
+    import yaml
+
+    topology = run_dir / "topology.yaml"
+    if not topology.is_file():
+        return {}
+    operators = yaml.safe_load(topology.read_text())["operators"]
+    consumed = {i for op in operators for i in op["inputs"]}
+    terminals = [op["id"] for op in operators if op["id"] not in consumed]
+    renamed: dict[str, str] = {}
+    for file in sorted((run_dir / "outputs").glob("*.jsonl")):
+        rows = [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
+        changed = False
+        for row in rows:
+            vertex = sink_vertex(row["operator"], terminals)
+            if vertex is not None and vertex != row["operator"]:
+                renamed[row["operator"]] = vertex
+                row["operator"], changed = vertex, True
+        if changed:
+            hidden = file.with_name(f".{file.name}.inprogress")
+            hidden.write_text("".join(json.dumps(r) + "\n" for r in rows))
+            os.replace(hidden, file)
+    return renamed
+
+
 def probe_truth(outputs: Path) -> dict[str, dict[str, float]]:
     """Per sink, straight from the probe rows (no bucketing): worst and mean latency."""
     worst: dict[str, float] = {}
@@ -473,6 +514,10 @@ def run_grid(args: argparse.Namespace) -> dict[str, Any]:
                         ledger.write_text(json.dumps(runs, indent=1))
                     except Exception as exc:  # one failed run must not lose the others
                         progress(f"{job} {level} seed {seed} failed: {exc}")
+    for run in runs:
+        run["sinks_renamed"] = {**run.get("sinks_renamed", {}), **name_sinks(landing / run["run"])}
+    if args.report_only and db.exists():
+        db.unlink()  # ingest every file again, as renamed
     progress(f"ingesting {len(runs)} runs into {db}")
     with locked(args.lock):
         mace("ingest", str(landing), "--db", str(db))

@@ -104,3 +104,15 @@ def test_job_builds_its_graph(job: str, tmp_path: Path) -> None:
         assert name in contents, (name, contents)
     writers = [node for node in plan["nodes"] if node["contents"].endswith(": Writer")]
     assert len(writers) == (2 if job == "fanout" else 1)
+
+
+def test_probe_sinks_are_named_after_their_vertex() -> None:
+    chained = ["window-sink-probe-sink"]
+    assert flink_grid.sink_vertex("sink", chained) == "window-sink-probe-sink"
+    two = ["light-sink-light-probe-sink-light", "select-heavy-sink-heavy-probe-sink-heavy"]
+    assert flink_grid.sink_vertex("sink-heavy", two) == two[1]
+    assert flink_grid.sink_vertex("sink", ["sink", "other"]) == "sink"
+    assert flink_grid.sink_vertex("sink", ["a", "b"]) is None
+    assert (
+        flink_grid.sink_vertex("sink", ["WindowAggregate-4-Writer"]) == "WindowAggregate-4-Writer"
+    )
