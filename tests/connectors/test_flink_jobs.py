@@ -78,7 +78,9 @@ PLANS = {
     "chain": (1, ["events", "parse", "filter", "enrich", "sink-probe", "sink"]),
     "fanout": (1, ["events", "parse", "light", "sink-light-probe", "select", "heavy",
                    "sink-heavy-probe", "sink-light", "sink-heavy"]),
-    "window": (1, ["events", "parse", "prepare", "window", "sink-probe", "sink"]),
+    # the window's vertex is named "window, sink-probe" or "Window(TumblingProcessing...)"
+    # from one build to the next (PyFlink's chaining of the probe into it)
+    "window": (1, ["events", "parse", "prepare", "window", "sink"]),
     "join": (2, ["left", "right", "parse-left", "parse-right", "join", "sink-probe", "sink"]),
 }  # fmt: skip
 
@@ -99,7 +101,7 @@ def test_job_builds_its_graph(job: str, tmp_path: Path) -> None:
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     plan = json.loads(done.stdout[done.stdout.index("{") :])
-    contents = ", ".join(node["contents"] for node in plan["nodes"])
+    contents = ", ".join(node["contents"] for node in plan["nodes"]).lower()
     for name in names:
         assert name in contents, (name, contents)
     writers = [node for node in plan["nodes"] if node["contents"].endswith(": Writer")]
