@@ -490,8 +490,29 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def ingest_and_report(
+    runs: list[dict[str, Any]], landing: Path, db: Path, lock: Path | None
+) -> list[dict[str, Any]]:
+    """Name the runs' probe sinks after their vertices, ingest what is new (holding
+    ``lock`` unless None: the caller holds it) and report each run."""
+    for run in runs:
+        run["sinks_renamed"] = {**run.get("sinks_renamed", {}), **name_sinks(landing / run["run"])}
+    progress(f"ingesting {len(runs)} runs into {db}")
+    with locked(lock) if lock is not None else contextlib.nullcontext():
+        mace("ingest", str(landing), "--db", str(db))
+    results = []
+    for run in runs:
+        try:
+            results.append(evaluate(run, db, landing))
+        except (RuntimeError, KeyError, ValueError) as exc:
+            progress(f"{run['run']}: no report: {exc}")
+            results.append({**run, "report_error": str(exc)[-500:]})
+    return results
+
+
 def run_grid(args: argparse.Namespace) -> dict[str, Any]:
-    """Every job x load x seed, one ingestion, one report per run: the study's JSON."""
+    """Every job x load x seed, ingested and reported job by job (each job's results are
+    in ``<workdir>/results.json`` as soon as they exist): the study's JSON."""
     for item in args.capacity:
         name, _, value = item.partition("=")
         if name not in JOBS:
@@ -502,32 +523,28 @@ def run_grid(args: argparse.Namespace) -> dict[str, Any]:
     args.workdir.mkdir(parents=True, exist_ok=True)
     landing, db = args.workdir / "landing", args.workdir / "mace.duckdb"
     began = time.time()
-    ledger = args.workdir / "runs.json"
-    runs: list[dict[str, Any]] = json.loads(ledger.read_text()) if args.report_only else []
+    ledger, partial = args.workdir / "runs.json", args.workdir / "results.json"
+    runs: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    if args.report_only:
+        runs = json.loads(ledger.read_text())
+        db.unlink(missing_ok=True)  # ingest every file again, as it is now
+        results = ingest_and_report(runs, landing, db, args.lock)
     for job in [] if args.report_only else args.jobs:
-        with locked(args.lock) if args.lock_per == "job" else contextlib.nullcontext():
+        per_job = args.lock_per == "job"
+        with locked(args.lock) if per_job else contextlib.nullcontext():
+            done = []
             for level, seed in itertools.product(args.loads, args.seeds):
                 progress(f"{job} {level} seed {seed}: rates {rates(job, level)}")
-                with locked(args.lock) if args.lock_per == "run" else contextlib.nullcontext():
+                with contextlib.nullcontext() if per_job else locked(args.lock):
                     try:
-                        runs.append(run_one(job, level, seed, args))
-                        ledger.write_text(json.dumps(runs, indent=1))
+                        done.append(run_one(job, level, seed, args))
                     except Exception as exc:  # one failed run must not lose the others
                         progress(f"{job} {level} seed {seed} failed: {exc}")
-    for run in runs:
-        run["sinks_renamed"] = {**run.get("sinks_renamed", {}), **name_sinks(landing / run["run"])}
-    if args.report_only and db.exists():
-        db.unlink()  # ingest every file again, as renamed
-    progress(f"ingesting {len(runs)} runs into {db}")
-    with locked(args.lock):
-        mace("ingest", str(landing), "--db", str(db))
-    results = []
-    for run in runs:
-        try:
-            results.append(evaluate(run, db, landing))
-        except (RuntimeError, KeyError, ValueError) as exc:
-            progress(f"{run['run']}: no report: {exc}")
-            results.append({**run, "report_error": str(exc)[-500:]})
+            runs += done
+            ledger.write_text(json.dumps(runs, indent=1))
+            results += ingest_and_report(done, landing, db, None if per_job else args.lock)
+            partial.write_text(json.dumps(results, indent=1))
     if not args.keep:
         for run in runs:
             for path in sorted((args.workdir / "runs" / run["run"]).rglob("*"), reverse=True):
