@@ -347,10 +347,10 @@ def sink_vertex(sink: str, terminals: list[str]) -> str | None:
 
 
 def name_sinks(run_dir: Path) -> dict[str, str]:
-    """Rename the ``operator`` of the run's ``outputs/`` rows to the topology's sink
-    vertex (:func:`sink_vertex`): with chaining on, a sink's vertex is named after its
-    whole chain, and the ingestion refuses rows naming an unknown operator. Returns
-    the renaming (probe sink -> vertex)."""
+    """Rename the ``operator`` (and the ``query``, named after its sink) of the run's
+    ``outputs/`` rows to the topology's sink (:func:`sink_vertex`) where the probe's name
+    is not one of the topology's operators (the SQL job's sink, a chain's name), since
+    the ingestion refuses rows naming an unknown operator. Returns the renaming."""
     import yaml
 
     topology = run_dir / "topology.yaml"
@@ -367,7 +367,8 @@ def name_sinks(run_dir: Path) -> dict[str, str]:
             vertex = sink_vertex(row["operator"], terminals)
             if vertex is not None and vertex != row["operator"]:
                 renamed[row["operator"]] = vertex
-                row["operator"], changed = vertex, True
+                row["operator"] = row["query"] = vertex
+                changed = True
         if changed:
             hidden = file.with_name(f".{file.name}.inprogress")
             hidden.write_text("".join(json.dumps(r) + "\n" for r in rows))

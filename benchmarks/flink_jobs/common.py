@@ -3,9 +3,11 @@ file source, the CPU burn and the probe rule.
 
 Events are CSV lines ``stimulus_time,key,value`` written by an outside producer
 (:mod:`benchmarks.flink_jobs.producer`) into a folder that Flink's file source
-monitors every ``DISCOVERY_MS``. Operator chaining is on (Flink's default) unless
-``--no-chaining``; Python bundle settings are Flink's defaults unless ``--bundle-size``
-/ ``--bundle-ms`` set them. Every port Flink opens is bound to 127.0.0.1.
+monitors every ``DISCOVERY_MS``; the source is a vertex of its own, and the network
+buffers have room for a long queue (as in ``connectors/flink/demo_job.py``). Operator
+chaining is on (Flink's default) unless ``--no-chaining``; Python bundle settings are
+Flink's defaults unless ``--bundle-size`` / ``--bundle-ms`` set them. Every port Flink
+opens is bound to 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ def parse(line: str) -> tuple[float, str, float]:
 
 
 def probe_query(args: argparse.Namespace, sink: str) -> str:
-    """The query a sink's probe rows belong to: the job's name, as ``mace collect flink``
-    names the job's single query (the one place to change when queries follow sinks)."""
-    return str(args.job_name)
+    """The query a sink's probe rows belong to: the sink's own, as ``mace collect flink``
+    names a query after its sink (the one place to change if that rule changes)."""
+    return sink
 
 
 def arguments(description: str, inputs: int = 1) -> argparse.ArgumentParser:
@@ -74,6 +76,10 @@ def configuration(args: argparse.Namespace) -> dict[str, str]:
         "blob.server.port": "0",
         "metrics.fetcher.update-interval": "1000",
         "taskmanager.numberOfTaskSlots": "8",
+        # as the demo job: room for a long queue in the network buffers, in order
+        "taskmanager.memory.network.min": "128mb",
+        "taskmanager.memory.network.max": "128mb",
+        "taskmanager.network.memory.floating-buffers-per-gate": "1024",
         "python.executable": sys.executable,
         "python.client.executable": sys.executable,
     }
@@ -128,7 +134,15 @@ def parsed(env: Any, folder: str, name: str, cost: float, parser: str = "parse")
         burn(cost)
         return parse(line)
 
-    return events(env, folder, name).map(parse_line, output_type=event_type()).name(parser)
+    # the source gets a vertex of its own, as in the demo job: chained with busy
+    # operators it would read files only as fast as they work, and Flink's file source
+    # hands out pending files newest first (a queue in the folder, out of order, uncounted)
+    return (
+        events(env, folder, name)
+        .map(parse_line, output_type=event_type())
+        .name(parser)
+        .start_new_chain()
+    )
 
 
 def probed_sink(

@@ -25,7 +25,8 @@ SINK = "sink"
 
 
 def statements(args: argparse.Namespace) -> list[str]:
-    """The job's DDL and its INSERT (the query and sink names are literals in the rows)."""
+    """The job's DDL and its INSERT (the rows' query is their sink, as the collector
+    names a sink's query)."""
     source = Path(args.input[0]).resolve().as_uri()
     sink = Path(args.output).resolve().as_uri()
     repeat = max(1, round(HASH_REPEAT * args.cost_scale))
@@ -42,7 +43,7 @@ def statements(args: argparse.Namespace) -> list[str]:
                     'sink.rolling-policy.rollover-interval' = '1s',
                     'sink.rolling-policy.check-interval' = '1s')""",
         f"""INSERT INTO results
-            SELECT '{args.job_name}', '{SINK}', MAX(stimulus_time), CURRENT_TIMESTAMP, k,
+            SELECT '{SINK}', '{SINK}', MAX(stimulus_time), CURRENT_TIMESTAMP, k,
                    SUM(v), COUNT(*)
             FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(pt), INTERVAL '1' SECOND))
             WHERE SHA256(REPEAT(k, {repeat})) <> '' AND v < 0.9
