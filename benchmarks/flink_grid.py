@@ -59,9 +59,9 @@ class JobSpec:
 
 
 JOBS = {
-    "chain": JobSpec("benchmarks.flink_jobs.chain", 1, 100.0),
+    "chain": JobSpec("benchmarks.flink_jobs.chain", 1, 250.0),
     "fanout": JobSpec("benchmarks.flink_jobs.fanout", 1, 100.0),
-    "window": JobSpec("benchmarks.flink_jobs.window", 1, 150.0),
+    "window": JobSpec("benchmarks.flink_jobs.window", 1, 250.0),
     "join": JobSpec("benchmarks.flink_jobs.join", 2, 90.0),
     "sql": JobSpec("benchmarks.flink_jobs.sql_job", 1, 2700.0, sql=True),
 }
