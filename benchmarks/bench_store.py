@@ -37,8 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dashboard.data import load_run
-from dashboard.report import build_report
+from dashboard.core.data import load_run
+from dashboard.core.report import build_report
 from mace.report_command import load_report, load_run_data
 from storage import alerts, dashboard_reads, health, pending, placement_requests, reads, scenarios
 from storage.db import connect

@@ -24,8 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dashboard.data import Database, load_run
-from dashboard.report import analyses
+from dashboard.core.data import Database, load_run
+from dashboard.core.report import analyses
 from estimator.fitting import fit_operator_stats, training_window
 from estimator.runs import analyse, measured_node_dlts
 from storage import reads

@@ -102,8 +102,8 @@ def evaluate_runs(
 ) -> PassResult:
     """Raise and record the alerts of ``run_ids`` (None: every run) on a writable
     connection; a run that cannot be evaluated is reported in ``errors``, the others go on."""
-    from dashboard.data import load_run
-    from dashboard.monitoring import run_alerts
+    from dashboard.core.data import load_run
+    from dashboard.core.monitoring import run_alerts
     from estimator.alerts import DEFAULT_GAP
     from storage import reads
     from storage.alerts import record_alerts

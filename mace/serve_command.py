@@ -131,7 +131,7 @@ def open_app(
     live simulator applies the What-if page's placement requests (``mace demo``)."""
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
-    from dashboard.optimizer import create_manager
+    from dashboard.shell.jobs import create_manager
 
     app = create_app(
         db,

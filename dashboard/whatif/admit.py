@@ -8,10 +8,10 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard import ids, planning_view
-from dashboard.glossary import term
+from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.glossary import term
+from dashboard.whatif import ids, planning
 from dashboard.whatif.common import (
-    CallbackSet,
     cached_scenario,
     decided,
     decision_alert,
@@ -29,7 +29,7 @@ from estimator.errors import MaceError
 from estimator.placement import ALGORITHMS
 from estimator.whatif import ScenarioError, parse_positive
 
-callbacks = CallbackSet()
+callbacks = Callbacks()
 
 
 QUERY_EXAMPLE = """# a query file: the new query, its operators and its new sources' arrivals
@@ -44,7 +44,7 @@ placement: {o1: n1}             # optional: where to start"""
 
 ADMIT_ALGORITHMS = [
     *({"label": a, "value": a} for a in ALGORITHMS),
-    {"label": "as in the file (no search)", "value": planning_view.AS_IN_FILE},
+    {"label": "as in the file (no search)", "value": planning.AS_IN_FILE},
 ]
 
 
@@ -134,7 +134,7 @@ def tab() -> html.Div:
 def admit_upload(contents: str | None, filename: str | None) -> dict[str, Any]:
     """An uploaded query file goes into the text box (to read, edit, then check)."""
     try:
-        text = planning_view.upload_text(contents, filename)
+        text = planning.upload_text(contents, filename)
     except MaceError as exc:
         return {"text": no_update, **decided(str(exc), "danger")}
     return {"text": text, **decided(f"loaded {filename}", "secondary")}
@@ -178,21 +178,21 @@ def admit(
     try:
         if not (text or "").strip():
             raise ScenarioError("admit: upload or paste a query file first")
-        query = planning_view.added_query_from_text(text or "", filename or "query file")
+        query = planning.added_query_from_text(text or "", filename or "query file")
         engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
-        view = planning_view.admission(
+        view = planning.admission(
             engine,
             inputs,
             scenario,
             query,
-            planning_view.stored_objectives(objectives),
+            planning.stored_objectives(objectives),
             new_objective=(
                 None
                 if not str(objective or "").strip()
-                else planning_view.parse_objective(objective, "objective of the new query")
+                else planning.parse_objective(objective, "objective of the new query")
             ),
             algorithm=algorithm or "mace-hc",
-            budget=parse_positive(budget, "time budget", upper=planning_view.MAX_PLANNING_BUDGET),
+            budget=parse_positive(budget, "time budget", upper=planning.MAX_PLANNING_BUDGET),
         )
     except MaceError as exc:
         return proposal_failed(exc, TABLES)

@@ -10,13 +10,16 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, html, no_update
 
-from dashboard import context, ids, live_view
-from dashboard.whatif.common import MESSAGE, SCENARIO, CallbackSet, run_inputs, scenario_of
+from dashboard import context
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import Callbacks
+from dashboard.whatif import ids, live
+from dashboard.whatif.common import MESSAGE, SCENARIO, run_inputs, scenario_of
 from estimator.errors import MaceError
 from estimator.whatif import ScenarioError, scenario_from_json
 from storage import placement_requests
 
-callbacks = CallbackSet()
+callbacks = Callbacks()
 
 
 def live_apply_block() -> html.Div:
@@ -46,19 +49,19 @@ def _live_state(run_id: str | None) -> tuple[bool, str]:
             counters = app.runs.get(run_id).info.counters
         except MaceError:
             return False, "Select a run."
-    enabled, why = live_view.availability(run_id, app.live_run, counters)
+    enabled, why = live.availability(run_id, app.live_run, counters)
     if enabled:
         with app.database.cursor() as cur:
             latest = placement_requests.latest_request(cur, run_id or "")
-        why = live_view.request_status(latest) or why
+        why = live.request_status(latest) or why
     return enabled, why
 
 
 @callbacks.callback(
     Output(ids.WI_LIVE_APPLY, "disabled"),
     Output(ids.WI_LIVE_STATUS, "children"),
-    Input(ids.RUN, "value"),
-    Input(ids.RUN_REFRESH, "n_intervals"),
+    Input(shell_ids.RUN, "value"),
+    Input(shell_ids.RUN_REFRESH, "n_intervals"),
 )
 def live_state(run_id: str | None, _: Any) -> tuple[bool, str]:
     """The button is enabled only for the run a live simulator listens to."""
@@ -86,10 +89,10 @@ def apply_live(apply: Any, run_id: str | None, data: Any, windows: Any) -> dict[
         deployment, _ = app.engine.applied(
             inputs, scenario_from_json(scenario_of(inputs, data, run_id))
         )
-        placement = live_view.requested_placement(inputs.topology, deployment)
+        placement = live.requested_placement(inputs.topology, deployment)
         with app.database.cursor() as cur:
             placement_requests.request_placement(cur, run_id or "", placement)
             latest = placement_requests.latest_request(cur, run_id or "")
     except MaceError as exc:
         return {"status": no_update, "text": str(exc), "open": True}
-    return {"status": live_view.request_status(latest), "text": "", "open": False}
+    return {"status": live.request_status(latest), "text": "", "open": False}

@@ -21,14 +21,18 @@ from urllib.parse import parse_qs
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
 
-from dashboard import context, ids, whatif_link, whatif_view
-from dashboard.data import RunData
-from dashboard.urlquery import merged
-from dashboard.whatif.common import CallbackSet
+from dashboard import context
+from dashboard.core import data as core_data
+from dashboard.core.data import RunData
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.urlquery import merged
+from dashboard.whatif import ids, scenario
+from dashboard.whatif import link as whatif_link
 from estimator.errors import MaceError
 from estimator.whatif import ScenarioError
 
-callbacks = CallbackSet()
+callbacks = Callbacks()
 
 
 def line() -> html.Div:
@@ -61,9 +65,9 @@ def _adopt(link: Any, data: Any, windows: Any) -> tuple[Any, Any, list[str]]:
     if window[1] > run.intervals:
         problems.append("the link's baseline window ends after the run's data: it was left out")
         window = (0, run.intervals)
-    inputs = whatif_view.inputs_for_run(app.engine, run, window)
+    inputs = core_data.inputs_for_run(app.engine, run, window)
     edits, left_out = whatif_link.adopt_edits(inputs, adopted.pairs)
-    data = whatif_view.with_edits(data, adopted.run_id, edits)
+    data = scenario.with_edits(data, adopted.run_id, edits)
     return data, whatif_link.with_window(windows, adopted.run_id, window), problems + left_out
 
 
@@ -115,9 +119,9 @@ def label(windows: Any, run: RunData) -> str:
 
 @callbacks.callback(
     Output(ids.WI_BASELINE_LABEL, "children", allow_duplicate=True),
-    Input(ids.RUN_REFRESH, "n_intervals"),
+    Input(shell_ids.RUN_REFRESH, "n_intervals"),
     State(ids.WI_BASELINE, "data"),
-    State(ids.RUN, "value"),
+    State(shell_ids.RUN, "value"),
     prevent_initial_call=True,
 )
 def baseline_label(_: Any, windows: Any, run_id: str | None) -> str:
@@ -139,7 +143,7 @@ def query(search: str | None, run_id: str | None, data: Any, windows: Any) -> An
     if not run_id or named != run_id:
         return no_update
     window = whatif_link.window_for(windows, run_id)
-    edits = whatif_view.edits_for(data, run_id)
+    edits = scenario.edits_for(data, run_id)
     value = whatif_link.encode_link(run_id, window, edits) if window or edits else None
     out = merged(search, {"scenario": value})
     return out if out != (search or "") else no_update
@@ -147,9 +151,9 @@ def query(search: str | None, run_id: str | None, data: Any, windows: Any) -> An
 
 @callbacks.callback(
     Output(ids.WI_URL_QUERY, "data"),
-    Input(ids.RUN, "value"),
+    Input(shell_ids.RUN, "value"),
     Input(ids.WI_REPIN, "n_clicks"),
-    State(ids.URL, "search"),
+    State(shell_ids.URL, "search"),
     State(ids.WI_SCENARIO, "data"),
     State(ids.WI_BASELINE, "data"),
     State(ids.WI_LINK, "data"),
@@ -177,7 +181,7 @@ def url_query(
 # trip less before the shell's links follow it.
 callbacks.clientside_callback(
     "function(query) { return query == null ? window.dash_clientside.no_update : query; }",
-    Output(ids.URL, "search", allow_duplicate=True),
+    Output(shell_ids.URL, "search", allow_duplicate=True),
     Input(ids.WI_URL_QUERY, "data"),
     prevent_initial_call=True,
 )

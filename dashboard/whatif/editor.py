@@ -13,210 +13,44 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import dash_bootstrap_components as dbc
-from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
-from dash.dash_table.DataTable import DataTable
+from dash import ALL, Input, Output, State, ctx, html, no_update
 
-from dashboard import context, graph_panel, ids, operator_graph, optimizer, whatif_view
-from dashboard.glossary import term
-from dashboard.jobs import background_job, job_buttons
-from dashboard.whatif import baseline
+from dashboard import context
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.graph import elements, panel
+from dashboard.shell.jobs import background_job
+from dashboard.whatif import baseline, ids, optimizer
+from dashboard.whatif import scenario as whatif_scenario
 from dashboard.whatif.common import (
     MESSAGE,
     NOTE,
     SCENARIO,
     SCENARIO_STATE,
     TAB_EDITOR,
-    CallbackSet,
     cached_scenario,
     failed,
     inputs_of,
     notify,
-    row,
     run_inputs,
     scenario_of,
 )
+from dashboard.whatif.editor_layout import FIELDS, GRAPH_MODES
 from estimator.errors import MaceError
-from estimator.placement import ALGORITHMS
 from estimator.whatif import ScenarioError, parse_positive, scenario_from_json, scenario_to_json
 from storage import scenarios
 
-callbacks = CallbackSet()
-GRAPH_MODES = (operator_graph.NODE, operator_graph.UTILISATION, operator_graph.CHANGE)
+callbacks = Callbacks()
 
 
-FIELDS: dict[str, tuple[str, Any]] = {
-    ids.WI_OPERATOR: ("value", None),
-    ids.WI_TARGET: ("value", None),
-    ids.WI_CAP_NODE: ("value", None),
-    ids.WI_CAP_VALUE: ("value", ""),
-    ids.WI_ADD_NODE_ID: ("value", ""),
-    ids.WI_ADD_NODE_CAP: ("value", ""),
-    ids.WI_RATE: ("value", "1"),
-    ids.WI_FACTOR: ("value", "1"),
-    ids.WI_OPT_ALGO: ("value", ["mace-hc"]),
-    ids.WI_OPT_BUDGET: ("value", "3"),
-    ids.WI_OPT_OBJECTIVE: ("value", "system"),
-    ids.WI_OPT_MAX_WORSE: ("value", "10"),
-    ids.WI_SAVE_NAME: ("value", ""),
-    ids.WI_SAVED: ("value", []),
-}
-"""Every form field and its default (the layout's value, and what Reset puts back)."""
-
-
-def _default(component: str) -> Any:
-    return FIELDS[component][1]
-
-
-OBJECTIVES = [
-    {"label": "system worst case", "value": "system"},
-    {"label": "no query worse than X%", "value": "queries"},
-]
-
-
-def tab() -> html.Div:
-    """The scenario editor: the form, the operator graph, the charts and the tables."""
-    controls = dbc.Card(
-        dbc.CardBody(
-            [
-                row(
-                    "Move an operator",
-                    dcc.Dropdown(id=ids.WI_OPERATOR, placeholder="operator"),
-                    dcc.Dropdown(id=ids.WI_TARGET, placeholder="node"),
-                    dbc.Button("Move", id=ids.WI_MOVE, size="sm"),
-                ),
-                row(
-                    "Node capacity (CPU-s/s)",
-                    dcc.Dropdown(id=ids.WI_CAP_NODE, placeholder="node"),
-                    dbc.Input(id=ids.WI_CAP_VALUE, type="text", placeholder="capacity", size="sm"),
-                    dbc.Button("Set", id=ids.WI_SET_CAP, size="sm"),
-                    dbc.Button("Remove node", id=ids.WI_REMOVE_NODE, size="sm", color="danger"),
-                ),
-                row(
-                    "Add a node",
-                    dbc.Input(id=ids.WI_ADD_NODE_ID, placeholder="node id", size="sm"),
-                    dbc.Input(id=ids.WI_ADD_NODE_CAP, placeholder="capacity", size="sm"),
-                    dbc.Button("Add", id=ids.WI_ADD_NODE, size="sm"),
-                ),
-                row(
-                    ["Source rate scale · ", term("subinterval factor")],
-                    dbc.Input(id=ids.WI_RATE, value=_default(ids.WI_RATE), size="sm"),
-                    dbc.Input(id=ids.WI_FACTOR, value=_default(ids.WI_FACTOR), size="sm"),
-                    dbc.Button("Apply", id=ids.WI_APPLY_RATE, size="sm"),
-                    dbc.Button("Reset", id=ids.WI_RESET, size="sm", color="secondary"),
-                ),
-                row(
-                    "Optimize placement (algorithms, budget in s)",
-                    dcc.Dropdown(
-                        id=ids.WI_OPT_ALGO,
-                        options=list(ALGORITHMS),
-                        value=_default(ids.WI_OPT_ALGO),
-                        multi=True,
-                    ),
-                    dbc.Input(id=ids.WI_OPT_BUDGET, value=_default(ids.WI_OPT_BUDGET), size="sm"),
-                    *job_buttons("Optimize", ids.WI_OPT_START, ids.WI_OPT_CANCEL),
-                ),
-                row(
-                    "Objective (X in %)",
-                    dcc.Dropdown(
-                        id=ids.WI_OPT_OBJECTIVE,
-                        options=OBJECTIVES,
-                        value=_default(ids.WI_OPT_OBJECTIVE),
-                        clearable=False,
-                    ),
-                    dbc.Input(
-                        id=ids.WI_OPT_MAX_WORSE,
-                        value=_default(ids.WI_OPT_MAX_WORSE),
-                        size="sm",
-                        placeholder="X %",
-                    ),
-                ),
-                dbc.Progress(id=ids.WI_OPT_PROGRESS, value=0, label="", className="mb-2"),
-                html.Small(id=ids.WI_OPT_STATUS, className="d-block mb-2"),
-                DataTable(
-                    id=ids.WI_OPT_QUERIES,
-                    columns=[
-                        {"name": c, "id": c}
-                        for c in ("query", "current (s)", "optimized (s)", "change")
-                    ],
-                    data=[],
-                    style_cell={"fontSize": 13, "padding": "2px 6px"},
-                ),
-                dbc.Button(
-                    "Use optimized placement", id=ids.WI_OPT_APPLY, size="sm", disabled=True
-                ),
-                html.Hr(),
-                html.Small("Edits of this scenario"),
-                html.Div(id=ids.WI_EDITS, className="mb-2"),
-                dcc.Store(id=ids.WI_UNDO_CLICK),
-                row(
-                    "Scenarios",
-                    dbc.Input(id=ids.WI_SAVE_NAME, placeholder="name", size="sm"),
-                    dbc.Button("Save", id=ids.WI_SAVE, size="sm"),
-                ),
-                row(
-                    "",
-                    dcc.Dropdown(id=ids.WI_SAVED, placeholder="saved scenarios", multi=True),
-                    dbc.Button("Load", id=ids.WI_LOAD, size="sm"),
-                    dbc.Button("Compare", id=ids.WI_COMPARE, size="sm"),
-                    dbc.Button("Export YAML", id=ids.WI_EXPORT, size="sm"),
-                ),
-            ]
-        )
-    )
-    return html.Div(
-        [
-            dbc.Row(
-                [
-                    dbc.Col(controls, md=4),
-                    dbc.Col(
-                        graph_panel.panel(
-                            ids.WI_GRAPH,
-                            ids.WI_GRAPH_MODE,
-                            ids.WI_GRAPH_LEGEND,
-                            ids.WI_GRAPH_FIT,
-                            GRAPH_MODES,
-                            operator_graph.EDITOR,
-                            hint=f"{graph_panel.HINT} Tap an operator, then a box: Move moves "
-                            "it there.",
-                        ),
-                        md=8,
-                    ),
-                ]
-            ),
-            dbc.Row(
-                [
-                    dbc.Col(dcc.Graph(id=ids.WI_MACE), md=7),
-                    dbc.Col(dcc.Graph(id=ids.WI_QUERIES), md=5),
-                ]
-            ),
-            html.H6("Placement (edit the node column, then apply)"),
-            DataTable(
-                id=ids.WI_TABLE,
-                columns=[
-                    {"name": "operator", "id": "operator", "editable": False},
-                    {"name": "query", "id": "query", "editable": False},
-                    {"name": "node", "id": "node", "editable": True},
-                ],
-                page_size=15,
-                filter_action="native",
-                style_cell={"fontSize": 13, "padding": "2px 6px"},
-            ),
-            dbc.Button("Apply table", id=ids.WI_APPLY_TABLE, size="sm", className="my-2"),
-            html.H6("Scenario comparison"),
-            DataTable(id=ids.WI_COMPARE_TABLE, style_cell={"fontSize": 13}),
-        ],
-        className="pt-2",
-    )
-
-
-def _optimized(form: whatif_view.EditForm) -> dict[str, Any]:
+def _optimized(form: whatif_scenario.EditForm) -> dict[str, Any]:
     placement = (form.optimized or {}).get("placement")
     if not placement:
         raise ScenarioError("optimize: no optimized placement yet")
     return {"placement": placement}
 
 
-EDITS: dict[str, tuple[str, Callable[[whatif_view.EditForm], dict[str, Any]]]] = {
+EDITS: dict[str, tuple[str, Callable[[whatif_scenario.EditForm], dict[str, Any]]]] = {
     ids.WI_MOVE: ("move", lambda f: {"operator": f.operator, "node": f.target}),
     ids.WI_SET_CAP: ("capacity", lambda f: {"node": f.cap_node, "capacity": f.cap_value}),
     ids.WI_REMOVE_NODE: ("remove_node", lambda f: {"node": f.cap_node}),
@@ -225,10 +59,12 @@ EDITS: dict[str, tuple[str, Callable[[whatif_view.EditForm], dict[str, Any]]]] =
     ids.WI_APPLY_TABLE: ("table", lambda f: {"rows": f.rows}),
     ids.WI_OPT_APPLY: ("placement", _optimized),
 }
+
+
 """Which page action each button triggers, and the form values it takes."""
 
 
-def _load_saved(form: whatif_view.EditForm) -> dict[str, Any]:
+def _load_saved(form: whatif_scenario.EditForm) -> dict[str, Any]:
     if not form.saved:
         raise ScenarioError("load: select a saved scenario")
     with context.current().database.cursor() as cur:
@@ -238,6 +74,8 @@ def _load_saved(form: whatif_view.EditForm) -> dict[str, Any]:
 
 
 PROPOSALS = {ids.WI_AD_APPLY: "admitted", ids.WI_PV_APPLY: "provisioned"}
+
+
 """The planning tabs' buttons that load their proposal as the scenario, and its state."""
 
 
@@ -272,7 +110,7 @@ def _proposal(proposal: Any) -> dict[str, Any]:
     },
     state={
         **SCENARIO,
-        "search": State(ids.URL, "search"),
+        "search": State(shell_ids.URL, "search"),
         "proposals": {
             key: State(ids.WI_AD_RESULT if key == ids.WI_AD_APPLY else ids.WI_PV_RESULT, "data")
             for key in PROPOSALS
@@ -312,27 +150,27 @@ def edit(
     if trigger == ids.WI_GRAPH:
         return {**unchanged, "open": False, "note_open": no_update}
     undoing = trigger == ids.WI_UNDO_CLICK
-    values = whatif_view.EditForm(**form)
-    edits = whatif_view.edits_for(data, run_id)
+    values = whatif_scenario.EditForm(**form)
+    edits = whatif_scenario.edits_for(data, run_id)
     try:
         inputs = run_inputs(run_id, windows)
         if trigger == ids.WI_RESET:
-            result = whatif_view.EditResult([], "reset: no edits")
+            result = whatif_scenario.EditResult([], "reset: no edits")
         elif undoing:
-            result = whatif_view.undo_edit(inputs, edits, _undone(undo))
+            result = whatif_scenario.undo_edit(inputs, edits, _undone(undo))
         elif trigger == ids.WI_LOAD:
-            result = whatif_view.add_edit(inputs, edits, "load_saved", _load_saved(values))
+            result = whatif_scenario.add_edit(inputs, edits, "load_saved", _load_saved(values))
         elif trigger in PROPOSALS:
             proposal = _proposal(proposals.get(trigger))
-            result = whatif_view.add_edit(inputs, edits, "load_saved", proposal)
+            result = whatif_scenario.add_edit(inputs, edits, "load_saved", proposal)
         elif trigger in EDITS:
             action, read = EDITS[trigger]
-            result = whatif_view.add_edit(inputs, edits, action, read(values))
+            result = whatif_scenario.add_edit(inputs, edits, action, read(values))
         else:
             raise ScenarioError("unknown action")
     except MaceError as exc:
         return {"scenario": no_update, "query": no_update, "tab": no_update, **failed(exc)}
-    store = whatif_view.with_edits(data, run_id or "", result.edits)
+    store = whatif_scenario.with_edits(data, run_id or "", result.edits)
     tab = TAB_EDITOR if isinstance(trigger, str) and trigger in PROPOSALS else no_update
     query = baseline.query(search, run_id, store, windows)
     return {"scenario": store, "query": query, "tab": tab, **notify(result.note)}
@@ -422,10 +260,10 @@ def reset_fields(reset: Any) -> dict[str, Any]:
         **MESSAGE,
     },
     inputs={
-        "run_id": Input(ids.RUN, "value"),
+        "run_id": Input(shell_ids.RUN, "value"),
         "data": Input(ids.WI_SCENARIO, "data"),
         "selected": Input(ids.WI_OPERATOR, "value"),
-        "estimator": Input(ids.ESTIMATOR, "value"),
+        "estimator": Input(shell_ids.ESTIMATOR, "value"),
         "windows": Input(ids.WI_BASELINE, "data"),
         "repin": Input(ids.WI_REPIN, "n_clicks"),
     },
@@ -469,18 +307,18 @@ def show(
             stores["link"] = None  # taken over: later draws keep the session's edits
         inputs = inputs_of(run, windows)
         scenario = scenario_of(inputs, data, run_id)
-        view = whatif_view.render(app.engine, inputs, scenario, selected, estimator or "mace")
+        view = whatif_scenario.render(app.engine, inputs, scenario, selected, estimator or "mace")
         saved: Any = no_update
-        if shown is None or f"{ids.RUN}.value" in ctx.triggered_prop_ids:
+        if shown is None or f"{shell_ids.RUN}.value" in ctx.triggered_prop_ids:
             with app.database.cursor() as cur:
                 saved = _saved_options(scenarios.list_scenarios(cur, run_id))
     except MaceError as exc:
         empty: dict[str, Any] = {}
         return {
             "latency": empty, "queries": empty, "elements": [],
-            "legend": graph_panel.styled(mode, [], GRAPH_MODES)[1], "table": [], "summary": "",
+            "legend": panel.styled(mode, [], GRAPH_MODES)[1], "table": [], "summary": "",
             "operators": [], "targets": [], "cap_nodes": [], "saved": [], "inputs_key": None,
-            "edits": edit_items(whatif_view.edits_for(data, run_id)),
+            "edits": edit_items(whatif_scenario.edits_for(data, run_id)),
             "label": "" if run is None else baseline.label(windows, run), **stores,
             "text": "; ".join([*problems, str(exc)]), "open": True,
         }  # fmt: skip
@@ -488,7 +326,7 @@ def show(
         "latency": view.latency_figure,
         "queries": view.query_figure,
         "elements": view.graph.elements,
-        "legend": graph_panel.styled(mode, view.graph.elements, GRAPH_MODES)[1],
+        "legend": panel.styled(mode, view.graph.elements, GRAPH_MODES)[1],
         "table": view.table_rows,
         "summary": view.summary,
         "operators": view.operator_options,
@@ -496,7 +334,7 @@ def show(
         "cap_nodes": view.node_options,
         "saved": saved,
         "inputs_key": inputs.key,
-        "edits": edit_items(whatif_view.edits_for(data, run_id)),
+        "edits": edit_items(whatif_scenario.edits_for(data, run_id)),
         "label": baseline.label(windows, run),
         **stores,
         "text": "; ".join(problems) if problems else no_update,
@@ -511,7 +349,7 @@ def _saved_options(saved: list[scenarios.SavedScenario]) -> list[dict[str, str]]
     ]
 
 
-graph_panel.wire(
+panel.wire(
     callbacks.callback,
     ids.WI_GRAPH,
     ids.WI_GRAPH_MODE,
@@ -529,7 +367,7 @@ graph_panel.wire(
 )
 def select_from_graph(tapped: dict[str, Any] | None) -> tuple[Any, Any]:
     """A tapped operator is the one to move; a tapped machine box is where to."""
-    tap = operator_graph.tapped(tapped)
+    tap = elements.tapped(tapped)
     return tap.operator or no_update, tap.machine or no_update
 
 
@@ -616,7 +454,7 @@ def save(
         app = context.current()
         inputs = run_inputs(run_id, windows)
         scenario = scenario_of(inputs, data, run_id)
-        whatif_view.validate(app.engine, inputs, scenario)  # only valid scenarios
+        whatif_scenario.validate(app.engine, inputs, scenario)  # only valid scenarios
         with app.database.cursor() as cur:
             scenarios.save_scenario(cur, run_id or "", name or "", scenario)
             saved = scenarios.list_scenarios(cur, run_id or "")
@@ -635,7 +473,7 @@ def save(
     state={
         **SCENARIO,
         "saved": State(ids.WI_SAVED, "value"),
-        "estimator": State(ids.ESTIMATOR, "value"),
+        "estimator": State(shell_ids.ESTIMATOR, "value"),
     },
     prevent_initial_call=True,
 )
@@ -654,7 +492,7 @@ def compare(
             for scenario_id in saved or []:
                 stored = scenarios.load_scenario(cur, scenario_id)
                 named.append((stored.name, stored.scenario))
-        rows = whatif_view.compare_rows(
+        rows = whatif_scenario.compare_rows(
             context.current().engine, inputs, named, estimator or "mace"
         )
     except MaceError as exc:
@@ -673,7 +511,7 @@ def export(export: Any, run_id: str | None, data: Any, windows: Any) -> dict[str
     try:
         inputs = run_inputs(run_id, windows)
         scenario = scenario_of(inputs, data, run_id)
-        text = whatif_view.export_topology(context.current().engine, inputs, scenario)
+        text = whatif_scenario.export_topology(context.current().engine, inputs, scenario)
     except MaceError as exc:
         return {"download": no_update, "text": str(exc), "open": True}
     content = {"content": text, "filename": f"{run_id}-scenario.yaml"}

@@ -9,11 +9,12 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, dcc, html
 from dash.dash_table.DataTable import DataTable
 
-from dashboard import ids, planning_view
-from dashboard.glossary import term
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.glossary import term
+from dashboard.whatif import ids, planning
 from dashboard.whatif.common import (
     TABLE_STYLE,
-    CallbackSet,
     decided,
     decision_alert,
     decision_outputs,
@@ -23,7 +24,7 @@ from dashboard.whatif.common import (
 )
 from estimator.errors import MaceError
 
-callbacks = CallbackSet()
+callbacks = Callbacks()
 
 
 CRITERIA = [
@@ -66,7 +67,7 @@ def tab() -> html.Div:
                     dbc.Col(
                         upload(
                             ids.WI_PL_UPLOAD,
-                            f"Drop up to {planning_view.MAX_PLANS} plan files here or click",
+                            f"Drop up to {planning.MAX_PLANS} plan files here or click",
                             multiple=True,
                         ),
                         md=7,
@@ -103,7 +104,7 @@ def tab() -> html.Div:
     },
     state={
         "filenames": State(ids.WI_PL_UPLOAD, "filename"),
-        "run_id": State(ids.RUN, "value"),
+        "run_id": State(shell_ids.RUN, "value"),
         "windows": State(ids.WI_BASELINE, "data"),
     },
     prevent_initial_call=True,
@@ -122,10 +123,10 @@ def compare_plans(
     try:
         names = list(filenames or [])
         files = [
-            (name, planning_view.upload_text(content, name))
+            (name, planning.upload_text(content, name))
             for name, content in zip(names, contents, strict=False)
         ]
-        ranking = planning_view.plan_ranking(
+        ranking = planning.plan_ranking(
             run_inputs(run_id, windows), query, files, criterion or "mace_wc"
         )
     except MaceError as exc:

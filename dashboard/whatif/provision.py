@@ -9,11 +9,11 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import State, html
 
-from dashboard import ids, planning_view
-from dashboard.glossary import term
-from dashboard.jobs import job_buttons
+from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.glossary import term
+from dashboard.shell.jobs import job_buttons
+from dashboard.whatif import ids, planning
 from dashboard.whatif.common import (
-    CallbackSet,
     cached_scenario,
     decision_alert,
     proposal_button,
@@ -27,7 +27,7 @@ from dashboard.whatif.common import (
 from estimator.errors import MaceError
 from estimator.whatif import MAX_CAPACITY, parse_positive
 
-callbacks = CallbackSet()
+callbacks = Callbacks()
 
 
 def tab() -> html.Div:
@@ -142,16 +142,16 @@ def provision(
 ) -> dict[str, Any]:
     """Nodes or capacity the objective needs on the scenario (a worker process)."""
     try:
-        seconds = planning_view.parse_objective(objective)
+        seconds = planning.parse_objective(objective)
         engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
-        view = planning_view.provisioning(
+        view = planning.provisioning(
             engine,
             inputs,
             scenario,
             seconds,
             mode=mode or "nodes",
             node_capacity=parse_positive(capacity, "node capacity", upper=MAX_CAPACITY),
-            budget=parse_positive(budget, "search budget", upper=planning_view.MAX_PLANNING_BUDGET),
+            budget=parse_positive(budget, "search budget", upper=planning.MAX_PLANNING_BUDGET),
             progress=lambda count: set_progress(
                 f"searching placements on {count} node{'s' * (count != 1)}…"
             ),

@@ -1,0 +1,283 @@
+"""Nodes: estimated CE/C heatmap, measured DLTS against capacity, bottleneck over time,
+measured utilization against demand, and the hosts the latency objective needs over
+time (Mace-based against FUGU's threshold, computed in a background job)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, Patch, State, ctx, dcc, html, no_update
+
+from dashboard import context
+from dashboard.core import data
+from dashboard.nodes import ids, views
+from dashboard.shell import figures as shell_figures
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import Callbacks, Page
+from dashboard.shell.glossary import term
+from dashboard.shell.jobs import background_job, job_buttons
+from estimator.errors import MaceError, ScenarioError
+from storage import scenarios
+
+callbacks = Callbacks()
+
+
+def layout(**_: Any) -> html.Div:
+    refresh = context.current().refresh_seconds
+    return html.Div(
+        [
+            dcc.Interval(id=ids.ND_REFRESH, interval=int(refresh * 1000)),
+            dbc.Row(
+                [
+                    dbc.Col(dcc.Dropdown(id=ids.ND_NODE, placeholder="node"), md=3),
+                    dbc.Col(
+                        dbc.RadioItems(
+                            id=ids.ND_RANGE,
+                            options=[
+                                {"label": "last 5 minutes", "value": "5m"},
+                                {"label": "last hour", "value": "1h"},
+                                {"label": "all", "value": "all"},
+                            ],
+                            value="all",
+                            inline=True,
+                        ),
+                        md=6,
+                    ),
+                ],
+                className="mb-2",
+            ),
+            dbc.Alert(id=ids.ND_MESSAGE, is_open=False, color="warning"),
+            html.Div(
+                [
+                    "Estimated ",
+                    term("CE/C"),
+                    " per node and subinterval: seconds of backlog (",
+                    term("CE", "cumulative excess"),
+                    " over capacity). Click a row to show that node below.",
+                ],
+                className="text-muted small",
+            ),
+            dcc.Graph(id=ids.ND_HEATMAP),
+            html.Div(
+                [
+                    "Left: measured ",
+                    term("DLTS"),
+                    " of the chosen node against capacity × ",
+                    term("w"),
+                    " (above the line, CE grows). Right: measured utilization against it.",
+                ],
+                className="text-muted small",
+            ),
+            dbc.Row(
+                [
+                    dbc.Col(dcc.Graph(id=ids.ND_DLTS), md=6),
+                    dbc.Col(dcc.Graph(id=ids.ND_BUSY), md=6),
+                ]
+            ),
+            dcc.Graph(id=ids.ND_BOTTLENECK),
+            html.Hr(),
+            _hosts_section(),
+        ]
+    )
+
+
+def _field(label: str, component: str, width: int) -> dbc.Col:
+    return dbc.Col([html.Small(label), dbc.Input(id=component, size="sm", debounce=True)], md=width)
+
+
+def _hosts_section() -> html.Div:
+    return html.Div(
+        [
+            dcc.Store(id=ids.ND_HOSTS_REQUEST),
+            html.H5("Hosts needed over time"),
+            html.Div(
+                [
+                    "How many machines does the latency objective need, and when? Per "
+                    "window of the recorded load, the fewest nodes on which the placement "
+                    "search keeps every query's ",
+                    term("MaceWC"),
+                    " within the ",
+                    term("latency objective"),
+                    ", against the hosts FUGU opens to keep each node under its ",
+                    term("FUGU threshold", "utilisation threshold"),
+                    ", and the ",
+                    term("machine-hours"),
+                    " of each. The objective defaults to the run's tightest stored "
+                    "objective, else its measured worst case.",
+                ],
+                className="text-muted small mb-2",
+            ),
+            dbc.Row(
+                [
+                    _field("Objective (s)", ids.ND_HOSTS_OBJECTIVE, 2),
+                    _field("Window (min)", ids.ND_HOSTS_WINDOW, 2),
+                    _field("Node capacity (CPU-s/s)", ids.ND_HOSTS_CAPACITY, 2),
+                    dbc.Col(
+                        job_buttons("Compute", ids.ND_HOSTS_START, ids.ND_HOSTS_CANCEL),
+                        md=2,
+                        className="pt-3",
+                    ),
+                ],
+                className="mb-2",
+            ),
+            dbc.Progress(id=ids.ND_HOSTS_PROGRESS, value=0, label="", style={"maxWidth": "50%"}),
+            dcc.Graph(
+                id=ids.ND_HOSTS,
+                figure=shell_figures.message_figure("Hosts needed over time", "computing…"),
+            ),
+            html.Div(id=ids.ND_HOSTS_CAPTION, className="small"),
+        ]
+    )
+
+
+@callbacks.callback(
+    Output(ids.ND_HEATMAP, "figure"),
+    Output(ids.ND_BOTTLENECK, "figure"),
+    Output(ids.ND_NODE, "options"),
+    Output(ids.ND_MESSAGE, "children"),
+    Output(ids.ND_MESSAGE, "is_open"),
+    Input(shell_ids.RUN, "value"),
+    Input(ids.ND_RANGE, "value"),
+    Input(ids.ND_REFRESH, "n_intervals"),
+    State(ids.ND_NODE, "value"),
+)
+def update_run(run_id: str | None, range_key: str | None, _: Any, node: str | None) -> tuple:
+    """The run-wide figures; a node switch does not redraw them (see :func:`update_node`)."""
+    if not run_id:
+        return (no_update,) * 3 + ("select a run", True)
+    try:
+        run = context.current().runs.get(run_id)
+        heat, bottleneck = views.nodes_run_view(run, range_key, node)
+    except MaceError as exc:
+        return (no_update,) * 3 + (str(exc), True)
+    return heat, bottleneck, list(run.topology.node_ids), "", False
+
+
+@callbacks.callback(
+    Output(ids.ND_DLTS, "figure"),
+    Output(ids.ND_BUSY, "figure"),
+    Output(ids.ND_HEATMAP, "figure", allow_duplicate=True),
+    Input(shell_ids.RUN, "value"),
+    Input(ids.ND_NODE, "value"),
+    Input(ids.ND_RANGE, "value"),
+    Input(ids.ND_REFRESH, "n_intervals"),
+    prevent_initial_call="initial_duplicate",
+)
+def update_node(run_id: str | None, node: str | None, range_key: str | None, _: Any) -> tuple:
+    """The chosen node's figures, and, when the node was switched, its outline on the
+    heatmap (a patch: the heatmap itself is not sent again; otherwise :func:`update_run`
+    draws the outline with the heatmap)."""
+    if not run_id:
+        return (no_update,) * 3
+    try:
+        run = context.current().runs.get(run_id)
+        dlts, busy, shapes = views.node_view(run, node, range_key)
+    except MaceError:
+        return (no_update,) * 3  # update_run says what is wrong
+    if ctx.triggered_id != ids.ND_NODE:
+        return dlts, busy, no_update
+    outline = Patch()
+    outline["layout"]["shapes"] = shapes
+    return dlts, busy, outline
+
+
+@callbacks.callback(
+    Output(ids.ND_NODE, "value"),
+    Input(ids.ND_HEATMAP, "clickData"),
+    State(ids.ND_NODE, "options"),
+    prevent_initial_call=True,
+)
+def choose_node(click: dict[str, Any] | None, options: list[Any] | None) -> Any:
+    """A click on a row of the heatmap chooses that node."""
+    node = views.clicked_node(click, options or [])
+    return no_update if node is None else node
+
+
+@callbacks.callback(
+    output={
+        "request": Output(ids.ND_HOSTS_REQUEST, "data"),
+        "objective": Output(ids.ND_HOSTS_OBJECTIVE, "value"),
+        "window": Output(ids.ND_HOSTS_WINDOW, "value"),
+        "capacity": Output(ids.ND_HOSTS_CAPACITY, "value"),
+        "caption": Output(ids.ND_HOSTS_CAPTION, "children", allow_duplicate=True),
+    },
+    inputs={
+        "run_id": Input(shell_ids.RUN, "value"),
+        "start": Input(ids.ND_HOSTS_START, "n_clicks"),
+    },
+    prevent_initial_call="initial_duplicate",
+)
+def hosts_request(run_id: str | None, start: int | None) -> dict[str, Any]:
+    """A computation request for the worker: the run's model fitted on its latest data
+    (the worker reads it from the engine's cache, never the database). A new run also
+    fills the fields with its defaults."""
+    unchanged = {"objective": no_update, "window": no_update, "capacity": no_update}
+    try:
+        if not run_id:
+            raise ScenarioError("select a run")
+        app = context.current()
+        run = app.runs.get(run_id)
+        inputs = data.inputs_for_run(app.engine, run)
+        request = {"key": inputs.key, "clicks": start or 0}
+        if ctx.triggered_id == ids.ND_HOSTS_START:
+            return {"request": request, "caption": "computing…", **unchanged}
+        with app.database.cursor() as cur:
+            stored = scenarios.objectives(cur, run_id)
+        defaults = views.hosts_defaults(run, stored)
+    except MaceError as exc:
+        return {"request": None, "caption": str(exc), **unchanged}
+    return {
+        "request": request,
+        "objective": defaults.objective,
+        "window": defaults.window,
+        "capacity": defaults.capacity,
+        "caption": f"objective {defaults.objective} s ({defaults.source}): computing…",
+    }
+
+
+@callbacks.callback(
+    output={
+        "figure": Output(ids.ND_HOSTS, "figure"),
+        "caption": Output(ids.ND_HOSTS_CAPTION, "children"),
+    },
+    inputs={"request": Input(ids.ND_HOSTS_REQUEST, "data")},
+    state={
+        "objective": State(ids.ND_HOSTS_OBJECTIVE, "value"),
+        "window": State(ids.ND_HOSTS_WINDOW, "value"),
+        "capacity": State(ids.ND_HOSTS_CAPACITY, "value"),
+    },
+    **background_job(ids.ND_HOSTS_START, cancel=ids.ND_HOSTS_CANCEL, bar=ids.ND_HOSTS_PROGRESS),
+)
+def hosts(
+    set_progress: Callable[[tuple[int, str]], None],
+    request: Any,
+    objective: Any,
+    window: Any,
+    capacity: Any,
+) -> dict[str, Any]:
+    """Hosts needed per window, by Mace and by FUGU (a worker process, with progress)."""
+    if not isinstance(request, dict) or not request.get("key"):
+        return {"figure": no_update, "caption": no_update}
+
+    def report(done: int, total: int) -> None:
+        set_progress((round(100 * done / total), f"window {done} of {total}"))
+
+    try:
+        inputs = context.current().engine.cached_inputs(str(request["key"]))
+        timeline = views.hosts_timeline(inputs, objective, window, capacity, report)
+        figure, caption = views.hosts_view(timeline)
+    except MaceError as exc:
+        return {"figure": no_update, "caption": str(exc)}
+    return {"figure": figure, "caption": caption}
+
+
+PAGE = Page(
+    "dashboard.nodes",
+    path="/nodes",
+    name="Nodes",
+    order=1,
+    layout=layout,
+    callbacks=[callbacks],
+)
