@@ -15,10 +15,9 @@ from dashboard.core import data
 from dashboard.nodes import ids, views
 from dashboard.shell import figures as shell_figures
 from dashboard.shell import ids as shell_ids
-from dashboard.shell.callbacks import Callbacks, Page
+from dashboard.shell.callbacks import Callbacks, Page, answers, chosen_run
 from dashboard.shell.glossary import term
 from dashboard.shell.jobs import background_job, job_buttons
-from estimator.errors import MaceError, ScenarioError
 from storage import scenarios
 
 callbacks = Callbacks()
@@ -143,15 +142,11 @@ def _hosts_section() -> html.Div:
     Input(ids.ND_REFRESH, "n_intervals"),
     State(ids.ND_NODE, "value"),
 )
+@answers(lambda message: (no_update, no_update, no_update, message, True))
 def update_run(run_id: str | None, range_key: str | None, _: Any, node: str | None) -> tuple:
     """The run-wide figures; a node switch does not redraw them (see :func:`update_node`)."""
-    if not run_id:
-        return (no_update,) * 3 + ("select a run", True)
-    try:
-        run = context.current().runs.get(run_id)
-        heat, bottleneck = views.nodes_run_view(run, range_key, node)
-    except MaceError as exc:
-        return (no_update,) * 3 + (str(exc), True)
+    run = chosen_run(run_id)
+    heat, bottleneck = views.nodes_run_view(run, range_key, node)
     return heat, bottleneck, list(run.topology.node_ids), "", False
 
 
@@ -165,17 +160,12 @@ def update_run(run_id: str | None, range_key: str | None, _: Any, node: str | No
     Input(ids.ND_REFRESH, "n_intervals"),
     prevent_initial_call="initial_duplicate",
 )
+@answers(lambda _: (no_update, no_update, no_update))
 def update_node(run_id: str | None, node: str | None, range_key: str | None, _: Any) -> tuple:
     """The chosen node's figures, and, when the node was switched, its outline on the
     heatmap (a patch: the heatmap itself is not sent again; otherwise :func:`update_run`
-    draws the outline with the heatmap)."""
-    if not run_id:
-        return (no_update,) * 3
-    try:
-        run = context.current().runs.get(run_id)
-        dlts, busy, shapes = views.node_view(run, node, range_key)
-    except MaceError:
-        return (no_update,) * 3  # update_run says what is wrong
+    draws the outline with the heatmap; :func:`update_run` says what is wrong)."""
+    dlts, busy, shapes = views.node_view(chosen_run(run_id), node, range_key)
     if ctx.triggered_id != ids.ND_NODE:
         return dlts, busy, no_update
     outline = Patch()
@@ -195,6 +185,10 @@ def choose_node(click: dict[str, Any] | None, options: list[Any] | None) -> Any:
     return no_update if node is None else node
 
 
+UNCHANGED = {"objective": no_update, "window": no_update, "capacity": no_update}
+"""The hosts fields left as they are."""
+
+
 @callbacks.callback(
     output={
         "request": Output(ids.ND_HOSTS_REQUEST, "data"),
@@ -209,25 +203,20 @@ def choose_node(click: dict[str, Any] | None, options: list[Any] | None) -> Any:
     },
     prevent_initial_call="initial_duplicate",
 )
+@answers(lambda message: {"request": None, "caption": message, **UNCHANGED})
 def hosts_request(run_id: str | None, start: int | None) -> dict[str, Any]:
     """A computation request for the worker: the run's model fitted on its latest data
     (the worker reads it from the engine's cache, never the database). A new run also
     fills the fields with its defaults."""
-    unchanged = {"objective": no_update, "window": no_update, "capacity": no_update}
-    try:
-        if not run_id:
-            raise ScenarioError("select a run")
-        app = context.current()
-        run = app.runs.get(run_id)
-        inputs = data.inputs_for_run(app.engine, run)
-        request = {"key": inputs.key, "clicks": start or 0}
-        if ctx.triggered_id == ids.ND_HOSTS_START:
-            return {"request": request, "caption": "computing…", **unchanged}
-        with app.database.cursor() as cur:
-            stored = scenarios.objectives(cur, run_id)
-        defaults = views.hosts_defaults(run, stored)
-    except MaceError as exc:
-        return {"request": None, "caption": str(exc), **unchanged}
+    run = chosen_run(run_id)
+    app = context.current()
+    inputs = data.inputs_for_run(app.engine, run)
+    request = {"key": inputs.key, "clicks": start or 0}
+    if ctx.triggered_id == ids.ND_HOSTS_START:
+        return {"request": request, "caption": "computing…", **UNCHANGED}
+    with app.database.cursor() as cur:
+        stored = scenarios.objectives(cur, run.info.run_id)
+    defaults = views.hosts_defaults(run, stored)
     return {
         "request": request,
         "objective": defaults.objective,
@@ -250,6 +239,7 @@ def hosts_request(run_id: str | None, start: int | None) -> dict[str, Any]:
     },
     **background_job(ids.ND_HOSTS_START, cancel=ids.ND_HOSTS_CANCEL, bar=ids.ND_HOSTS_PROGRESS),
 )
+@answers(lambda message: {"figure": no_update, "caption": message})
 def hosts(
     set_progress: Callable[[tuple[int, str]], None],
     request: Any,
@@ -264,12 +254,9 @@ def hosts(
     def report(done: int, total: int) -> None:
         set_progress((round(100 * done / total), f"window {done} of {total}"))
 
-    try:
-        inputs = context.current().engine.cached_inputs(str(request["key"]))
-        timeline = views.hosts_timeline(inputs, objective, window, capacity, report)
-        figure, caption = views.hosts_view(timeline)
-    except MaceError as exc:
-        return {"figure": no_update, "caption": str(exc)}
+    inputs = context.current().engine.cached_inputs(str(request["key"]))
+    timeline = views.hosts_timeline(inputs, objective, window, capacity, report)
+    figure, caption = views.hosts_view(timeline)
     return {"figure": figure, "caption": caption}
 
 

@@ -36,14 +36,18 @@ from dashboard.overview.cards import (
 )
 from dashboard.overview.layout import CLOCK_LABELS
 from dashboard.shell import ids as shell_ids
-from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.shell.graph import panel
 from dashboard.shell.urlquery import merged
-from estimator.errors import MaceError
 from storage.alerts import list_alerts
 from storage.scenarios import objectives, set_training_window, training_window_of
 
 callbacks = Callbacks()
+
+
+def _unchanged(_: str) -> Any:
+    """Leave the outputs as they are (the page's other callbacks say what is wrong)."""
+    raise PreventUpdate
 
 
 @callbacks.callback(
@@ -74,6 +78,7 @@ callbacks = Callbacks()
     Input(ids.OV_CLOCK, "value"),
     Input(ids.OV_ZONE, "data"),
 )
+@answers(lambda message: (no_update, "-", "-", "-", message, True, *(no_update,) * 11))
 def update(
     run_id: str | None,
     shown: dict[str, Any] | None,
@@ -85,28 +90,21 @@ def update(
     clock: str | None,
     zone: str | None,
 ) -> tuple:
-    unchanged = (no_update,) * 11
-    if not run_id:
-        return no_update, "-", "-", "-", "select a run (none ingested yet?)", True, *unchanged
-    try:
-        app = context.current()
-        run = app.runs.get(run_id)
-        with app.database.cursor() as cur:
-            training = views.stored_training(run, training_window_of(cur, run_id))
-            goals = objectives(cur, run_id)
-        view = views.overview(
-            run,
-            TimeRange.from_store(shown),
-            estimator or "mace",
-            overview_explain.selected_interval(run, selection),
-            k=views.drift_k(k),
-            training=training,
-            clock=clock,
-            objectives=goals,
-            zone=zone,
-        )
-    except MaceError as exc:
-        return no_update, "-", "-", "-", str(exc), True, *unchanged
+    run = chosen_run(run_id, "select a run (none ingested yet?)")
+    with context.current().database.cursor() as cur:
+        training = views.stored_training(run, training_window_of(cur, run.info.run_id))
+        goals = objectives(cur, run.info.run_id)
+    view = views.overview(
+        run,
+        TimeRange.from_store(shown),
+        estimator or "mace",
+        overview_explain.selected_interval(run, selection),
+        k=views.drift_k(k),
+        training=training,
+        clock=clock,
+        objectives=goals,
+        zone=zone,
+    )
     worst, coverage, bottleneck = view.kpis()
     banner = views.drift_banner(run, view, views.drift_k(k))
     listed = views.violation_rows(view)
@@ -148,6 +146,7 @@ def update(
     State(shell_ids.RUN, "value"),
     prevent_initial_call=True,
 )
+@answers(lambda message: (no_update, CUSTOM, message, True))
 def choose_range(
     preset: str | None,
     _apply: Any,
@@ -166,17 +165,14 @@ def choose_range(
         return TimeRange(preset).store(), no_update, "", False
     if not run_id:
         raise PreventUpdate
-    try:
-        run = context.current().runs.get(run_id)
-        axis = Clock.of(run.info.origin, clock, zone)
-        if ctx.triggered_id == ids.OV_LATENCY:
-            chosen = relayout_range(relayout, axis)
-            if chosen is None:  # a resize, not a zoom
-                raise PreventUpdate
-        else:
-            chosen = picked_range(axis, start, end, run.intervals * run.subinterval)
-    except MaceError as exc:
-        return no_update, CUSTOM, str(exc), True
+    run = chosen_run(run_id)
+    axis = Clock.of(run.info.origin, clock, zone)
+    if ctx.triggered_id == ids.OV_LATENCY:
+        chosen = relayout_range(relayout, axis)
+        if chosen is None:  # a resize, not a zoom
+            raise PreventUpdate
+    else:
+        chosen = picked_range(axis, start, end, run.intervals * run.subinterval)
     return chosen.store(), CUSTOM if chosen.custom else chosen.preset, "", False
 
 
@@ -189,18 +185,14 @@ def choose_range(
     Input(shell_ids.RUN, "value"),
     Input(ids.OV_ZONE, "data"),
 )
+@answers(_unchanged)
 def show_range(
     shown: dict[str, Any] | None, clock: str | None, run_id: str | None, zone: str | None
 ) -> tuple:
     """The picker shows the range in the chosen clock (a preset: its bounds now); the
     wall clocks are offered only for runs with a wall-clock start, the local one with
     the browser's zone in its label."""
-    if not run_id:
-        raise PreventUpdate
-    try:
-        run = context.current().runs.get(run_id)
-    except MaceError:
-        raise PreventUpdate from None
+    run = chosen_run(run_id)
     axis = Clock.of(run.info.origin, clock, zone)
     has_wall = wall_start(run.info.origin) is not None
     local = CLOCK_LABELS[LOCAL] if zone is None else f"local time ({time_zone(zone)})"
@@ -290,21 +282,17 @@ def live_refresh(rate: Any, _: Any, paused: bool | None) -> tuple:
     State(shell_ids.RUN, "value"),
     prevent_initial_call=True,
 )
+@answers(lambda message: (no_update, message, bool(message)))
 def refit(_: Any, __: Any, minutes: Any, run_id: str | None) -> tuple:
     """One click fits the run's predictive model on its last minutes, the other goes back
     to the original model; the window is stored (the alert pass uses it too) and the
     page store changes to redraw the Overview."""
-    if not run_id:
-        return no_update, "", False
-    try:
-        app = context.current()
-        window = None
-        if ctx.triggered_id == ids.OV_REFIT_APPLY:
-            window = views.refit_window(app.runs.get(run_id), minutes)
-        with app.database.cursor() as cur:
-            set_training_window(cur, run_id, window)
-    except MaceError as exc:
-        return no_update, str(exc), True
+    run = chosen_run(run_id, "")
+    window = None
+    if ctx.triggered_id == ids.OV_REFIT_APPLY:
+        window = views.refit_window(run, minutes)
+    with context.current().database.cursor() as cur:
+        set_training_window(cur, run.info.run_id, window)
     return {"run": run_id, "window": window, "clicks": ctx.triggered_id}, "", False
 
 
@@ -317,6 +305,7 @@ def refit(_: Any, __: Any, minutes: Any, run_id: str | None) -> tuple:
     State(ids.OV_ZONE, "data"),
     prevent_initial_call=True,
 )
+@answers(lambda _: None)
 def choose(
     click: dict[str, Any] | None,
     _: Any,
@@ -326,10 +315,7 @@ def choose(
 ) -> dict[str, Any] | None:
     """A click on the chart explains the clicked subinterval; the button the worst one."""
     if ctx.triggered_id == ids.OV_LATENCY and run_id:
-        try:
-            origin = context.current().runs.get(run_id).info.origin
-        except MaceError:
-            return None
+        origin = chosen_run(run_id).info.origin
         return overview_explain.clicked_point(run_id, click, Clock.of(origin, clock, zone))
     return None
 
@@ -352,6 +338,7 @@ def choose(
     State(ids.OV_EXPLAIN_SHOWN, "data"),
     State(ids.OV_GRAPH_MODE, "value"),
 )
+@answers(lambda message, *args: _no_explanation(message, args[-1]), arguments=True)
 def explain(
     run_id: str | None,
     selection: dict[str, Any] | None,
@@ -362,24 +349,23 @@ def explain(
     shown: str | None,
     mode: str | None,
 ) -> tuple:
-    if not run_id:
-        return "", "", False, no_update, [], [], None, panel.styled(mode, [], GRAPH_MODES)[1]
-    try:
-        run = context.current().runs.get(run_id)
-        interval = overview_explain.selected_interval(run, selection)
-        axis = Clock.of(run.info.origin, clock, zone)
-        # a refresh without new data leaves the panel alone (redrawing it resizes the page)
-        key = f"{run.key}|{interval}|{estimator}|{axis.key}"
-        if key == shown:
-            raise PreventUpdate
-        view = overview_explain.explanation(run, interval, estimator or "mace", axis)
-    except MaceError as exc:
-        legend = panel.styled(mode, [], GRAPH_MODES)[1]
-        return str(exc), "", False, no_update, [], [], None, legend
+    run = chosen_run(run_id, "")
+    interval = overview_explain.selected_interval(run, selection)
+    axis = Clock.of(run.info.origin, clock, zone)
+    # a refresh without new data leaves the panel alone (redrawing it resizes the page)
+    key = f"{run.key}|{interval}|{estimator}|{axis.key}"
+    if key == shown:
+        raise PreventUpdate
+    view = overview_explain.explanation(run, interval, estimator or "mace", axis)
     note = view.coverage_note or ""
     elements = view.graph.elements
     legend = panel.styled(mode, elements, GRAPH_MODES)[1]
     return view.headline, note, bool(note), view.figure, elements, view.source_rows, key, legend
+
+
+def _no_explanation(message: str, mode: str | None) -> tuple:
+    """The explanation panel empty, with ``message`` in place of the headline."""
+    return message, "", False, no_update, [], [], None, panel.styled(mode, [], GRAPH_MODES)[1]
 
 
 panel.wire(
@@ -401,16 +387,11 @@ panel.wire(
     Input(ids.OV_CLOCK, "value"),
     Input(ids.OV_ZONE, "data"),
 )
+@answers(lambda message: ([], message, no_update))
 def alerts(run_id: str | None, _: Any, clock: str | None, zone: str | None) -> tuple:
-    if not run_id:
-        return [], "", no_update
-    try:
-        app = context.current()
-        run = app.runs.get(run_id)
-        with app.database.cursor() as cur:
-            stored = list_alerts(cur, run_id)
-    except MaceError as exc:
-        return [], str(exc), no_update
+    run = chosen_run(run_id, "")
+    with context.current().database.cursor() as cur:
+        stored = list_alerts(cur, run.info.run_id)
     axis = Clock.of(run.info.origin, clock, zone)
     if not stored:
         return [], "No alert stored for this run.", alert_columns(axis)

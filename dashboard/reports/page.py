@@ -10,13 +10,14 @@ from dash.dash_table.DataTable import DataTable
 
 from dashboard import context
 from dashboard.core import violations
+from dashboard.core.data import RunData
 from dashboard.core.report import report_csv
 from dashboard.core.timeaxis import WALL, Clock
 from dashboard.reports import ids, views
 from dashboard.shell import ids as shell_ids
-from dashboard.shell.callbacks import Callbacks, Page
+from dashboard.shell.callbacks import Callbacks, Page, answers, chosen_run
 from dashboard.shell.glossary import term
-from estimator.errors import MaceError, ScenarioError
+from estimator.errors import ScenarioError
 from estimator.whatif import parse_positive
 from storage import scenarios
 
@@ -88,6 +89,12 @@ def layout(**_: Any) -> html.Div:
     )
 
 
+def _objectives(run: RunData) -> dict[str, float]:
+    """The run's stored latency objectives."""
+    with context.current().database.cursor() as cur:
+        return scenarios.objectives(cur, run.info.run_id)
+
+
 @callbacks.callback(
     Output(ids.RP_TABLE, "data"),
     Output(ids.RP_FIGURE, "figure"),
@@ -100,17 +107,11 @@ def layout(**_: Any) -> html.Div:
     Input(ids.RP_OBJ_SAVED, "data"),
     Input(shell_ids.ESTIMATOR, "value"),
 )
+@answers(lambda message: (no_update, no_update, "", [], message, True))
 def update(run_id: str | None, query: str | None, _: Any, estimator: str | None) -> tuple:
-    if not run_id:
-        return no_update, no_update, "", [], "select a run", True
-    try:
-        app = context.current()
-        run = app.runs.get(run_id)
-        with app.database.cursor() as cur:
-            goals = scenarios.objectives(cur, run_id)
-        report, fig, violating = views.report_view(run, goals, query, estimator=estimator or "mace")
-    except MaceError as exc:
-        return no_update, no_update, "", [], str(exc), True
+    run = chosen_run(run_id)
+    goals = _objectives(run)
+    report, fig, violating = views.report_view(run, goals, query, estimator=estimator or "mace")
     shown = query if query in run.latency else run.topology.queries[0]
     # wall clock (UTC) where the run has one, else seconds since its start
     clock = Clock.of(run.info.origin, WALL)
@@ -128,20 +129,16 @@ def update(run_id: str | None, query: str | None, _: Any, estimator: str | None)
     State(ids.RP_OBJ_VALUE, "value"),
     prevent_initial_call=True,
 )
+@answers(lambda message: (no_update, message, True))
 def save_objective(clicks: Any, run_id: str | None, query: str | None, value: Any) -> tuple:
-    try:
-        if not run_id:
-            raise ScenarioError("select a run")
-        run = context.current().runs.get(run_id)
-        if not query:
-            raise ScenarioError("objective: select a query")
-        if query not in run.topology.queries:
-            raise ScenarioError(f"objective: unknown query '{query}'")
-        seconds = parse_positive(value, f"objective of '{query}'", upper=MAX_OBJECTIVE)
-        with context.current().database.cursor() as cur:
-            scenarios.set_objective(cur, run_id, query, seconds)
-    except MaceError as exc:
-        return no_update, str(exc), True
+    run = chosen_run(run_id)
+    if not query:
+        raise ScenarioError("objective: select a query")
+    if query not in run.topology.queries:
+        raise ScenarioError(f"objective: unknown query '{query}'")
+    seconds = parse_positive(value, f"objective of '{query}'", upper=MAX_OBJECTIVE)
+    with context.current().database.cursor() as cur:
+        scenarios.set_objective(cur, run.info.run_id, query, seconds)
     return clicks, "", False
 
 
@@ -152,17 +149,10 @@ def save_objective(clicks: Any, run_id: str | None, query: str | None, value: An
     State(shell_ids.ESTIMATOR, "value"),
     prevent_initial_call=True,
 )
+@answers(lambda _: no_update)
 def download(_: Any, run_id: str | None, estimator: str | None) -> Any:
-    if not run_id:
-        return no_update
-    try:
-        app = context.current()
-        run = app.runs.get(run_id)
-        with app.database.cursor() as cur:
-            goals = scenarios.objectives(cur, run_id)
-        report, _fig, _v = views.report_view(run, goals, None, estimator=estimator or "mace")
-    except MaceError:
-        return no_update
+    run = chosen_run(run_id)
+    report, _fig, _v = views.report_view(run, _objectives(run), None, estimator=estimator or "mace")
     return dict(content=report_csv(report), filename=f"{run_id}-latency-report.csv")
 
 

@@ -95,10 +95,13 @@ def chosen_run(run_id: str | None, missing: str = "select a run") -> RunData:
     return context.current().runs.get(run_id)
 
 
-def answers(failure: Callable[[str], Any]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+def answers(
+    failure: Callable[..., Any], *, arguments: bool = False
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """A callback that answers ``failure(message)`` when it raises a :class:`MaceError`
     (no run chosen, an unknown run, a bad field): the page shows one line, the server
-    stays up. Put it under ``callbacks.callback``."""
+    stays up. With ``arguments``, ``failure`` also gets the callback's own arguments
+    (``failure(message, *args, **kwargs)``). Put it under ``callbacks.callback``."""
 
     def wrap(function: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(function)
@@ -106,6 +109,8 @@ def answers(failure: Callable[[str], Any]) -> Callable[[Callable[P, R]], Callabl
             try:
                 return function(*args, **kwargs)
             except MaceError as exc:
+                if arguments:
+                    return failure(str(exc), *args, **kwargs)
                 return failure(str(exc))
 
         return answered

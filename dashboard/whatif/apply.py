@@ -12,7 +12,7 @@ from dash import Input, Output, html, no_update
 
 from dashboard import context
 from dashboard.shell import ids as shell_ids
-from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.callbacks import Callbacks, answers
 from dashboard.whatif import ids, live
 from dashboard.whatif.common import MESSAGE, SCENARIO, run_inputs, scenario_of
 from estimator.errors import MaceError
@@ -63,12 +63,10 @@ def _live_state(run_id: str | None) -> tuple[bool, str]:
     Input(shell_ids.RUN, "value"),
     Input(shell_ids.RUN_REFRESH, "n_intervals"),
 )
+@answers(lambda message: (True, message))
 def live_state(run_id: str | None, _: Any) -> tuple[bool, str]:
     """The button is enabled only for the run a live simulator listens to."""
-    try:
-        enabled, why = _live_state(run_id)
-    except MaceError as exc:
-        return True, str(exc)
+    enabled, why = _live_state(run_id)
     return not enabled, why
 
 
@@ -78,21 +76,19 @@ def live_state(run_id: str | None, _: Any) -> tuple[bool, str]:
     state=SCENARIO,
     prevent_initial_call=True,
 )
+@answers(lambda message: {"status": no_update, "text": message, "open": True})
 def apply_live(apply: Any, run_id: str | None, data: Any, windows: Any) -> dict[str, Any]:
     """Store the scenario's placement as a request to the live simulator."""
-    try:
-        enabled, why = _live_state(run_id)
-        if not enabled:
-            raise ScenarioError(why)
-        inputs = run_inputs(run_id, windows)
-        app = context.current()
-        deployment, _ = app.engine.applied(
-            inputs, scenario_from_json(scenario_of(inputs, data, run_id))
-        )
-        placement = live.requested_placement(inputs.topology, deployment)
-        with app.database.cursor() as cur:
-            placement_requests.request_placement(cur, run_id or "", placement)
-            latest = placement_requests.latest_request(cur, run_id or "")
-    except MaceError as exc:
-        return {"status": no_update, "text": str(exc), "open": True}
+    enabled, why = _live_state(run_id)
+    if not enabled:
+        raise ScenarioError(why)
+    inputs = run_inputs(run_id, windows)
+    app = context.current()
+    deployment, _ = app.engine.applied(
+        inputs, scenario_from_json(scenario_of(inputs, data, run_id))
+    )
+    placement = live.requested_placement(inputs.topology, deployment)
+    with app.database.cursor() as cur:
+        placement_requests.request_placement(cur, run_id or "", placement)
+        latest = placement_requests.latest_request(cur, run_id or "")
     return {"status": live.request_status(latest), "text": "", "open": False}

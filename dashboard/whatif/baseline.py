@@ -25,7 +25,7 @@ from dashboard import context
 from dashboard.core import data as core_data
 from dashboard.core.data import RunData
 from dashboard.shell import ids as shell_ids
-from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.shell.urlquery import merged
 from dashboard.whatif import ids, scenario
 from dashboard.whatif import link as whatif_link
@@ -124,15 +124,11 @@ def label(windows: Any, run: RunData) -> str:
     State(shell_ids.RUN, "value"),
     prevent_initial_call=True,
 )
+@answers(lambda _: "")
 def baseline_label(_: Any, windows: Any, run_id: str | None) -> str:
     """The label again at each refresh, as new data arrives (the scenario view draws it
     with the scenario)."""
-    if not run_id:
-        return ""
-    try:
-        return label(windows, context.current().runs.get(run_id))
-    except MaceError:
-        return ""
+    return label(windows, chosen_run(run_id))
 
 
 def query(search: str | None, run_id: str | None, data: Any, windows: Any) -> Any:
@@ -158,6 +154,7 @@ def query(search: str | None, run_id: str | None, data: Any, windows: Any) -> An
     State(ids.WI_BASELINE, "data"),
     State(ids.WI_LINK, "data"),
 )
+@answers(lambda _: no_update)
 def url_query(
     run_id: str | None, repin: Any, search: str | None, data: Any, windows: Any, link: Any
 ) -> Any:
@@ -167,13 +164,7 @@ def url_query(
     rule), written at once rather than after the view is drawn; an edit writes its own.
     (A page store in between: a callback writing the shell's URL from the top bar's
     inputs would fire on other pages too.)"""
-    if not run_id:
-        return no_update
-    try:
-        run = context.current().runs.get(run_id)
-    except MaceError:
-        return no_update
-    settled = settle(link, repinned(), run, data, windows)
+    settled = settle(link, repinned(), chosen_run(run_id), data, windows)
     return query(search, run_id, settled.data, settled.windows)
 
 

@@ -3,7 +3,7 @@ page's message and note outputs, and the run's baseline and scenario."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import dash_bootstrap_components as dbc
@@ -14,10 +14,11 @@ from dashboard import context
 from dashboard.core import data as core_data
 from dashboard.core.data import RunData
 from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import chosen_run
 from dashboard.shell.jobs import background_job
 from dashboard.whatif import ids, link, planning
 from dashboard.whatif import scenario as whatif_scenario
-from estimator.whatif import RunInputs, ScenarioError, WhatIfEngine
+from estimator.whatif import RunInputs, WhatIfEngine
 
 TAB_EDITOR, TAB_ADMIT, TAB_PROVISION, TAB_PLANS = "editor", "admit", "provision", "plans"
 
@@ -82,17 +83,15 @@ def notify(note: str) -> dict[str, Any]:
     return {"note": note, "note_open": bool(note), "text": "", "open": False}
 
 
-def failed(exc: Exception) -> dict[str, Any]:
+def failed(message: str) -> dict[str, Any]:
     """Outputs of a failure: the note closed, the error message shown."""
-    return {"note": "", "note_open": False, "text": str(exc), "open": True}
+    return {"note": "", "note_open": False, "text": message, "open": True}
 
 
 def run_inputs(run_id: str | None, windows: Any) -> RunInputs:
     """The What-if baseline of the selected run, on its pinned window (``windows``: the
     page's session store of them; all the run's data while none is pinned)."""
-    if not run_id:
-        raise ScenarioError("select a run")
-    return inputs_of(context.current().runs.get(run_id), windows)
+    return inputs_of(chosen_run(run_id), windows)
 
 
 def inputs_of(run: RunData, windows: Any) -> RunInputs:
@@ -196,10 +195,15 @@ def proposal_search(
     }
 
 
-def proposal_failed(exc: Exception, tables: Iterable[str]) -> dict[str, Any]:
-    """A planning search that failed: the message, empty ``tables``, nothing to apply."""
+def proposal_failed(tables: Iterable[str]) -> Callable[[str], dict[str, Any]]:
+    """The answer of a planning search that failed (for :func:`answers`): the message,
+    empty ``tables``, nothing to apply."""
     empty: dict[str, list[Any]] = {key: [] for key in tables}
-    return {**decided(str(exc), "danger"), **empty, "result": None, "apply_disabled": True}
+
+    def answer(message: str) -> dict[str, Any]:
+        return {**decided(message, "danger"), **empty, "result": None, "apply_disabled": True}
+
+    return answer
 
 
 def proposal_found(

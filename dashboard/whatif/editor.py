@@ -17,7 +17,7 @@ from dash import ALL, Input, Output, State, ctx, html, no_update
 
 from dashboard import context
 from dashboard.shell import ids as shell_ids
-from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.shell.graph import elements, panel
 from dashboard.shell.jobs import background_job
 from dashboard.whatif import baseline, ids, optimizer
@@ -93,6 +93,14 @@ def _proposal(proposal: Any) -> dict[str, Any]:
     return {"name": str(proposal.get("label", "proposal")), "scenario": proposal["scenario"]}
 
 
+EDIT_UNCHANGED = dict.fromkeys(("scenario", "query", "tab"), no_update)
+"""The edit callback's stores and tab, left as they are."""
+OPTIMIZE_FAILED = {
+    "result": no_update, "status": "", "apply_disabled": True, "queries": [], "open": True,
+}  # fmt: skip
+"""The optimizer's outputs after a failure (with the message as ``text``)."""
+
+
 @callbacks.callback(
     output={
         "scenario": Output(ids.WI_SCENARIO, "data"),
@@ -131,6 +139,9 @@ def _proposal(proposal: Any) -> dict[str, Any]:
     },
     prevent_initial_call=True,
 )
+@answers(
+    lambda message: {**dict.fromkeys(("scenario", "query", "tab"), no_update), **failed(message)}
+)
 def edit(
     clicks: dict[str, Any],
     undo: Any,
@@ -152,24 +163,21 @@ def edit(
     undoing = trigger == ids.WI_UNDO_CLICK
     values = whatif_scenario.EditForm(**form)
     edits = whatif_scenario.edits_for(data, run_id)
-    try:
-        inputs = run_inputs(run_id, windows)
-        if trigger == ids.WI_RESET:
-            result = whatif_scenario.EditResult([], "reset: no edits")
-        elif undoing:
-            result = whatif_scenario.undo_edit(inputs, edits, _undone(undo))
-        elif trigger == ids.WI_LOAD:
-            result = whatif_scenario.add_edit(inputs, edits, "load_saved", _load_saved(values))
-        elif trigger in PROPOSALS:
-            proposal = _proposal(proposals.get(trigger))
-            result = whatif_scenario.add_edit(inputs, edits, "load_saved", proposal)
-        elif trigger in EDITS:
-            action, read = EDITS[trigger]
-            result = whatif_scenario.add_edit(inputs, edits, action, read(values))
-        else:
-            raise ScenarioError("unknown action")
-    except MaceError as exc:
-        return {"scenario": no_update, "query": no_update, "tab": no_update, **failed(exc)}
+    inputs = run_inputs(run_id, windows)
+    if trigger == ids.WI_RESET:
+        result = whatif_scenario.EditResult([], "reset: no edits")
+    elif undoing:
+        result = whatif_scenario.undo_edit(inputs, edits, _undone(undo))
+    elif trigger == ids.WI_LOAD:
+        result = whatif_scenario.add_edit(inputs, edits, "load_saved", _load_saved(values))
+    elif trigger in PROPOSALS:
+        proposal = _proposal(proposals.get(trigger))
+        result = whatif_scenario.add_edit(inputs, edits, "load_saved", proposal)
+    elif trigger in EDITS:
+        action, read = EDITS[trigger]
+        result = whatif_scenario.add_edit(inputs, edits, action, read(values))
+    else:
+        raise ScenarioError("unknown action")
     store = whatif_scenario.with_edits(data, run_id or "", result.edits)
     tab = TAB_EDITOR if isinstance(trigger, str) and trigger in PROPOSALS else no_update
     query = baseline.query(search, run_id, store, windows)
@@ -295,9 +303,7 @@ def show(
     run = None
     try:
         app = context.current()
-        if not run_id:
-            raise ScenarioError("select a run")
-        run = app.runs.get(run_id)
+        run = chosen_run(run_id)
         settled = baseline.settle(link, baseline.repinned(), run, data, windows)
         problems = settled.problems
         if settled.changed:
@@ -311,7 +317,7 @@ def show(
         saved: Any = no_update
         if shown is None or f"{shell_ids.RUN}.value" in ctx.triggered_prop_ids:
             with app.database.cursor() as cur:
-                saved = _saved_options(scenarios.list_scenarios(cur, run_id))
+                saved = _saved_options(scenarios.list_scenarios(cur, run.info.run_id))
     except MaceError as exc:
         empty: dict[str, Any] = {}
         return {
@@ -389,6 +395,7 @@ def select_from_graph(tapped: dict[str, Any] | None) -> tuple[Any, Any]:
     },
     **background_job(ids.WI_OPT_START, cancel=ids.WI_OPT_CANCEL, bar=ids.WI_OPT_PROGRESS),
 )
+@answers(lambda message: {**OPTIMIZE_FAILED, "text": message})
 def optimize(
     set_progress: Callable[[tuple[int, str]], None],
     start: Any,
@@ -402,32 +409,26 @@ def optimize(
 ) -> dict[str, Any]:
     """Runs in a worker process: the run's inputs come from the engine's cache (filled
     when the page showed the run), never from the database."""
-    try:
-        seconds = parse_positive(budget, "time budget", upper=optimizer.MAX_BUDGET)
-        limit = optimizer.parse_limit(objective, max_worse)
-        engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
-        evaluator = engine.evaluator(inputs, scenario_from_json(scenario))
-        shown: list[tuple[int, str]] = []
+    seconds = parse_positive(budget, "time budget", upper=optimizer.MAX_BUDGET)
+    limit = optimizer.parse_limit(objective, max_worse)
+    engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
+    evaluator = engine.evaluator(inputs, scenario_from_json(scenario))
+    shown: list[tuple[int, str]] = []
 
-        def report(progress: optimizer.Progress) -> None:
-            update = (progress.percent, progress.label)
-            if not shown or shown[-1] != update:  # one cache write per visible change
-                shown.append(update)
-                set_progress(update)
+    def report(progress: optimizer.Progress) -> None:
+        update = (progress.percent, progress.label)
+        if not shown or shown[-1] != update:  # one cache write per visible change
+            shown.append(update)
+            set_progress(update)
 
-        outcome = optimizer.optimize(
-            evaluator.topology,
-            evaluator.model,
-            list(algorithms or []),
-            seconds,
-            report,
-            max_worse=limit,
-        )
-    except MaceError as exc:
-        return {
-            "result": no_update, "status": "", "apply_disabled": True, "queries": [],
-            "text": str(exc), "open": True,
-        }  # fmt: skip
+    outcome = optimizer.optimize(
+        evaluator.topology,
+        evaluator.model,
+        list(algorithms or []),
+        seconds,
+        report,
+        max_worse=limit,
+    )
     return {
         "result": {"placement": outcome.placement, "best_wc": outcome.best_wc},
         "status": outcome.label,
@@ -447,19 +448,17 @@ def optimize(
     },
     prevent_initial_call=True,
 )
+@answers(lambda message: {"options": no_update, **failed(message)})
 def save(
     save: Any, run_id: str | None, data: Any, windows: Any, name: str | None
 ) -> dict[str, Any]:
-    try:
-        app = context.current()
-        inputs = run_inputs(run_id, windows)
-        scenario = scenario_of(inputs, data, run_id)
-        whatif_scenario.validate(app.engine, inputs, scenario)  # only valid scenarios
-        with app.database.cursor() as cur:
-            scenarios.save_scenario(cur, run_id or "", name or "", scenario)
-            saved = scenarios.list_scenarios(cur, run_id or "")
-    except MaceError as exc:
-        return {"options": no_update, **failed(exc)}
+    app = context.current()
+    inputs = run_inputs(run_id, windows)
+    scenario = scenario_of(inputs, data, run_id)
+    whatif_scenario.validate(app.engine, inputs, scenario)  # only valid scenarios
+    with app.database.cursor() as cur:
+        scenarios.save_scenario(cur, run_id or "", name or "", scenario)
+        saved = scenarios.list_scenarios(cur, run_id or "")
     return {"options": _saved_options(saved), **notify(f"saved scenario '{(name or '').strip()}'")}
 
 
@@ -477,6 +476,7 @@ def save(
     },
     prevent_initial_call=True,
 )
+@answers(lambda message: {"rows": no_update, "columns": no_update, "text": message, "open": True})
 def compare(
     compare: Any,
     run_id: str | None,
@@ -485,18 +485,15 @@ def compare(
     saved: list[str] | None,
     estimator: str | None,
 ) -> dict[str, Any]:
-    try:
-        inputs = run_inputs(run_id, windows)
-        named: list[tuple[str, Any]] = [("this scenario", scenario_of(inputs, data, run_id))]
-        with context.current().database.cursor() as cur:
-            for scenario_id in saved or []:
-                stored = scenarios.load_scenario(cur, scenario_id)
-                named.append((stored.name, stored.scenario))
-        rows = whatif_scenario.compare_rows(
-            context.current().engine, inputs, named, estimator or "mace"
-        )
-    except MaceError as exc:
-        return {"rows": no_update, "columns": no_update, "text": str(exc), "open": True}
+    inputs = run_inputs(run_id, windows)
+    named: list[tuple[str, Any]] = [("this scenario", scenario_of(inputs, data, run_id))]
+    with context.current().database.cursor() as cur:
+        for scenario_id in saved or []:
+            stored = scenarios.load_scenario(cur, scenario_id)
+            named.append((stored.name, stored.scenario))
+    rows = whatif_scenario.compare_rows(
+        context.current().engine, inputs, named, estimator or "mace"
+    )
     columns = [{"name": k, "id": k} for k in dict.fromkeys(k for r in rows for k in r)]
     return {"rows": rows, "columns": columns, "text": no_update, "open": no_update}
 
@@ -507,12 +504,10 @@ def compare(
     state=SCENARIO,
     prevent_initial_call=True,
 )
+@answers(lambda message: {"download": no_update, "text": message, "open": True})
 def export(export: Any, run_id: str | None, data: Any, windows: Any) -> dict[str, Any]:
-    try:
-        inputs = run_inputs(run_id, windows)
-        scenario = scenario_of(inputs, data, run_id)
-        text = whatif_scenario.export_topology(context.current().engine, inputs, scenario)
-    except MaceError as exc:
-        return {"download": no_update, "text": str(exc), "open": True}
+    inputs = run_inputs(run_id, windows)
+    scenario = scenario_of(inputs, data, run_id)
+    text = whatif_scenario.export_topology(context.current().engine, inputs, scenario)
     content = {"content": text, "filename": f"{run_id}-scenario.yaml"}
     return {"download": content, "text": no_update, "open": no_update}

@@ -15,7 +15,7 @@ from dash import Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import context
 from dashboard.shell import ids as shell_ids
-from dashboard.shell.callbacks import Callbacks, Page
+from dashboard.shell.callbacks import Callbacks, Page, answers, chosen_run
 from dashboard.whatif import (
     admit,
     apply,
@@ -28,7 +28,6 @@ from dashboard.whatif import (
     provision,
 )
 from dashboard.whatif.common import TAB_ADMIT, TAB_EDITOR, TAB_PLANS, TAB_PROVISION, run_inputs
-from estimator.errors import MaceError
 from storage import scenarios
 
 
@@ -82,17 +81,18 @@ callbacks = Callbacks()
 
 
 @callbacks.callback(Output(ids.WI_ENGINE_NOTE, "is_open"), Input(shell_ids.RUN, "value"))
+@answers(lambda _: False)
 def engine_note(run_id: str | None) -> bool:
     """Say what a what-if edit means on a run measured by counters."""
-    if not run_id:
-        return False
-    try:
-        return context.current().runs.get(run_id).info.counters
-    except MaceError:
-        return False
+    return chosen_run(run_id).info.counters
 
 
 PLANNING_OUTPUTS = ("objectives", "objective", "capacity", "queries", "query", "filled")
+NO_PLANNING_DEFAULTS: dict[str, Any] = {
+    "objectives": {}, "objective": "", "capacity": "1", "queries": [], "query": None,
+    "filled": None,
+}  # fmt: skip
+"""The planning fields of a run that cannot be read."""
 
 
 @callbacks.callback(
@@ -108,6 +108,7 @@ PLANNING_OUTPUTS = ("objectives", "objective", "capacity", "queries", "query", "
     state={"windows": State(ids.WI_BASELINE, "data"), "filled": State(ids.WI_PLANNING_RUN, "data")},
     prevent_initial_call=True,
 )
+@answers(lambda _: NO_PLANNING_DEFAULTS)
 def planning_defaults(
     run_id: str | None, tab: str | None, windows: Any, filled: str | None
 ) -> dict[str, Any]:
@@ -117,17 +118,11 @@ def planning_defaults(
     on the page's load (the editor tab opens first and needs none of them)."""
     if tab == TAB_EDITOR or (filled == run_id and ctx.triggered_id == ids.WI_TABS):
         return {key: no_update for key in PLANNING_OUTPUTS}
-    try:
-        app = context.current()
-        inputs = run_inputs(run_id, windows)
-        with app.database.cursor() as cur:
-            stored = scenarios.objectives(cur, run_id or "")
-        defaults = planning.defaults(app.engine, inputs, stored)
-    except MaceError:
-        return {
-            "objectives": {}, "objective": "", "capacity": "1", "queries": [], "query": None,
-            "filled": None,
-        }  # fmt: skip
+    app = context.current()
+    inputs = run_inputs(run_id, windows)
+    with app.database.cursor() as cur:
+        stored = scenarios.objectives(cur, run_id or "")
+    defaults = planning.defaults(app.engine, inputs, stored)
     return {
         "objectives": stored,
         "objective": defaults.objective,

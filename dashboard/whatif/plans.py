@@ -10,7 +10,7 @@ from dash import Input, Output, State, dcc, html
 from dash.dash_table.DataTable import DataTable
 
 from dashboard.shell import ids as shell_ids
-from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.callbacks import Callbacks, answers
 from dashboard.shell.glossary import term
 from dashboard.whatif import ids, planning
 from dashboard.whatif.common import (
@@ -22,7 +22,6 @@ from dashboard.whatif.common import (
     run_inputs,
     upload,
 )
-from estimator.errors import MaceError
 
 callbacks = Callbacks()
 
@@ -109,6 +108,7 @@ def tab() -> html.Div:
     },
     prevent_initial_call=True,
 )
+@answers(lambda message: {"rows": [], **decided(message, "danger")})
 def compare_plans(
     contents: list[str] | None,
     criterion: str | None,
@@ -120,15 +120,12 @@ def compare_plans(
     """Rank the running plan of the query against the uploaded plans."""
     if not contents:
         return {"rows": [], **decided("", "secondary")}
-    try:
-        names = list(filenames or [])
-        files = [
-            (name, planning.upload_text(content, name))
-            for name, content in zip(names, contents, strict=False)
-        ]
-        ranking = planning.plan_ranking(
-            run_inputs(run_id, windows), query, files, criterion or "mace_wc"
-        )
-    except MaceError as exc:
-        return {"rows": [], **decided(str(exc), "danger")}
+    names = list(filenames or [])
+    files = [
+        (name, planning.upload_text(content, name))
+        for name, content in zip(names, contents, strict=False)
+    ]
+    ranking = planning.plan_ranking(
+        run_inputs(run_id, windows), query, files, criterion or "mace_wc"
+    )
     return {"rows": ranking.rows, **decided(ranking.message, "success")}

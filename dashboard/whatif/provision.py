@@ -9,7 +9,7 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import State, html
 
-from dashboard.shell.callbacks import Callbacks
+from dashboard.shell.callbacks import Callbacks, answers
 from dashboard.shell.glossary import term
 from dashboard.shell.jobs import job_buttons
 from dashboard.whatif import ids, planning
@@ -24,7 +24,6 @@ from dashboard.whatif.common import (
     row,
     table,
 )
-from estimator.errors import MaceError
 from estimator.whatif import MAX_CAPACITY, parse_positive
 
 callbacks = Callbacks()
@@ -129,6 +128,7 @@ TABLES = {"queries": ids.WI_PV_QUERIES, "nodes": ids.WI_PV_NODES}
         text=ids.WI_PV_BUSY,
     )
 )
+@answers(proposal_failed(TABLES))
 def provision(
     set_progress: Callable[[str], None],
     start: Any,
@@ -141,23 +141,20 @@ def provision(
     budget: Any,
 ) -> dict[str, Any]:
     """Nodes or capacity the objective needs on the scenario (a worker process)."""
-    try:
-        seconds = planning.parse_objective(objective)
-        engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
-        view = planning.provisioning(
-            engine,
-            inputs,
-            scenario,
-            seconds,
-            mode=mode or "nodes",
-            node_capacity=parse_positive(capacity, "node capacity", upper=MAX_CAPACITY),
-            budget=parse_positive(budget, "search budget", upper=planning.MAX_PLANNING_BUDGET),
-            progress=lambda count: set_progress(
-                f"searching placements on {count} node{'s' * (count != 1)}…"
-            ),
-        )
-    except MaceError as exc:
-        return proposal_failed(exc, TABLES)
+    seconds = planning.parse_objective(objective)
+    engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
+    view = planning.provisioning(
+        engine,
+        inputs,
+        scenario,
+        seconds,
+        mode=mode or "nodes",
+        node_capacity=parse_positive(capacity, "node capacity", upper=MAX_CAPACITY),
+        budget=parse_positive(budget, "search budget", upper=planning.MAX_PLANNING_BUDGET),
+        progress=lambda count: set_progress(
+            f"searching placements on {count} node{'s' * (count != 1)}…"
+        ),
+    )
     tables = {"queries": view.rows, "nodes": view.nodes}
     return proposal_found(
         view.message, view.feasible, tables, view.scenario, f"provisioned: {view.label}"

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dashboard.core import data, violations
+from dashboard.core import data, report, violations
 from dashboard.core.data import Database, RunCache, inputs_for_run
 from dashboard.core.errors import ViewError
 from dashboard.core.timeaxis import Clock, TimeRange
@@ -164,12 +164,12 @@ def test_derived_values_are_computed_once_per_loaded_run(cache: RunCache) -> Non
     calls = []
     first = run.derived("k", lambda: calls.append(1) or [1.0])
     assert run.derived("k", lambda: calls.append(1) or [2.0]) is first and calls == [1]
-    estimated = overview_views.estimated_analysis(run, "path")
-    assert overview_views.estimated_analysis(run, "path") is estimated
-    assert overview_views.estimated_analysis(run, "mace") is not estimated
+    estimated = report.estimated_analysis(run, "path")
+    assert report.estimated_analysis(run, "path") is estimated
+    assert report.estimated_analysis(run, "mace") is not estimated
     with cache.database.cursor() as cur:
         cur.execute("DELETE FROM latency_stats WHERE interval = 4")
-    assert overview_views.estimated_analysis(cache.get("small"), "path") is not estimated
+    assert report.estimated_analysis(cache.get("small"), "path") is not estimated
 
 
 def test_whatif_edits_and_messages(cache: RunCache) -> None:
@@ -237,7 +237,7 @@ def test_placement_versions_split_loads_and_mark_changes(tmp_path: Path) -> None
     view = overview_views.overview(run, "all")
     assert [s["x0"] for s in view.figure["layout"]["shapes"] if s["type"] == "line"] == [2.0]
     # q1 spans n1 and n2 from interval 2 on, so its Mace is the larger of the two there
-    analysis = overview_views.analyses(run).estimated
+    analysis = report.analyses(run).estimated
     np.testing.assert_allclose(
         analysis.per_query["q1"][2:], analysis.ce_seconds[:, 2:].max(axis=0), atol=1e-12
     )
@@ -268,8 +268,8 @@ def test_path_estimator_uses_the_paths_of_each_placement_version(tmp_path: Path)
     moved = {"a": "n1", "b": "n1", "c": "n1"}
     write_small_run(db, "moved", [(2.0, moved)], TANDEM_TOPOLOGY, TANDEM_CPU)
     run = RunCache(Database(db)).get("moved")
-    path = overview_views.analyses(run, estimator="path").estimated
-    mace = overview_views.analyses(run, estimator="mace").estimated
+    path = report.analyses(run, estimator="path").estimated
+    mace = report.analyses(run, estimator="mace").estimated
     np.testing.assert_allclose(path.per_query["q1"], [1.25, 3.25, 3.65, 2.65, 5.65])
     np.testing.assert_allclose(path.estimate, [1.25, 3.25, 3.65, 2.65, 5.65])
     np.testing.assert_allclose(mace.estimate, [1.25, 2.65, 3.65, 2.65, 5.65])
@@ -331,8 +331,8 @@ def test_a_third_registered_estimator_in_the_run_analysis(
         pathaware.Estimator("plus-one", plus_one, "plus-one + w + eps"),
     )
     run = cache.get("small")
-    mace = overview_views.analyses(run).estimated
-    third = overview_views.analyses(run, estimator="plus1").estimated
+    mace = report.analyses(run).estimated
+    third = report.analyses(run, estimator="plus1").estimated
     np.testing.assert_allclose(third.estimate, mace.estimate + 1.0)
     np.testing.assert_allclose(third.per_query["q1"], mace.per_query["q1"] + 1.0)
     np.testing.assert_allclose(third.lower, mace.estimate)
@@ -417,7 +417,7 @@ def test_path_aware_explanation_covers_the_critical_path(tandem_db: Path) -> Non
     assert view.source_rows == [{"source": "s", "seconds": 3.25, "share": pytest.approx(1.0)}]
     # the chart shades the chain from n1's window to the explained subinterval
     assert overview_explain.explained_span(
-        run, None, overview_views.analyses(run, estimator="path").estimated
+        run, None, report.analyses(run, estimator="path").estimated
     ) == (
         0,
         1,
