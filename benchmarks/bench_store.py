@@ -3,7 +3,7 @@
 Fill the store first with :mod:`benchmarks.fill_store` (100 runs of 3600
 subintervals). Each read is timed as the server runs it, on one run (default: the
 last one, which ``mace report`` picks), on a connection opened once, as the
-dashboard's :class:`dashboard.data.Database` does; ``load_run`` is what the first
+dashboard's :class:`dashboard.core.data.Database` does; ``load_run`` is what the first
 view of a run costs (the pages then use the cached arrays), ``report`` is
 ``mace report``'s whole work without printing (open the file, choose the run, load
 it, build the report). Medians of ``--repeat`` repetitions in ms, each as wall

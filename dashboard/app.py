@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import dash
-from dash.background_callback.managers import BaseBackgroundCallbackManager
 
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.core.data import Database, RunCache
@@ -30,7 +29,7 @@ def create_app(
     db_path: str | Path,
     *,
     refresh_seconds: float = 5.0,
-    background_manager: BaseBackgroundCallbackManager | None = None,
+    jobs: str | Path | None = None,
     credentials: tuple[str, str] | None = None,
     live_run: str | None = None,
 ) -> dash.Dash:
@@ -38,11 +37,10 @@ def create_app(
 
     With ``credentials`` (user, password) every request needs HTTP basic authentication.
 
-    Background callbacks (the optimizer) run through ``background_manager``, by
-    default a fresh diskcache manager (see :func:`dashboard.shell.jobs.create_manager`
-    for the choice). ``live_run`` names the run whose live simulator polls the
-    placement requests (set by ``mace demo``): only then can the What-if page apply a
-    placement to it.
+    Background callbacks (the searches) keep their state in the folder ``jobs`` (by
+    default a fresh temporary one; see :func:`dashboard.shell.jobs.create_manager`).
+    ``live_run`` names the run whose live simulator polls the placement requests (set
+    by ``mace demo``): only then can the What-if page apply a placement to it.
     """
     # Compile (or load from numba's cache) the estimator's kernels here, before a
     # background job forks a worker from the threaded server: compiling in such a child
@@ -53,7 +51,7 @@ def create_app(
         __name__,
         use_pages=True,
         pages_folder="",  # the pages are registered below, per app (see dashboard)
-        background_callback_manager=background_manager or create_manager(),
+        background_callback_manager=create_manager(jobs),
         assets_folder=str(ASSETS),
         suppress_callback_exceptions=True,
         title="mace — latency",

@@ -124,7 +124,7 @@ def fetch_report(
 
 
 def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
-    """A stored run's data (``dashboard.data.RunData``) and its latency objectives;
+    """A stored run's data (``dashboard.core.data.RunData``) and its latency objectives;
     ``run_id`` defaults to the last run."""
     from dashboard.core.data import load_run
     from dashboard.core.report import choose_run

@@ -1,4 +1,4 @@
-"""Drift and alerts of a stored run (issue 15), shared by the pages and the alert pass
+"""Drift and alerts of a stored run, shared by the pages and the alert pass
 of ``mace ingest`` / ``mace serve``.
 
 The predicted band is ``[Mace, path-aware estimate + w + eps]`` of the predictive

@@ -322,8 +322,8 @@ def build_report(
 
 
 def change_json(check: ChangeCheck) -> dict[str, Any]:
-    """One entry of the report's ``changes``: the five figures of the issue (None where a
-    period has no data), the version, the relative changes and the operators moved."""
+    """One entry of the report's ``changes``: the five figures of a change check (None
+    where a period has no data), the version, the relative changes and the operators moved."""
     return {
         "interval": check.interval,
         "version": check.version,

@@ -460,3 +460,17 @@ class Refresh:
         if self.seconds != default:
             rate = "off" if self.seconds == OFF else f"{self.seconds:g}"
         return {"refresh": rate, "paused": "1" if self.paused else None}
+
+
+def time_range(value: TimeRange | str | None) -> TimeRange:
+    """A range from a preset's key (ViewError if unknown) or a range itself."""
+    if isinstance(value, TimeRange):
+        return value
+    if value not in PRESETS:
+        raise ViewError(f"time range: unknown choice {value!r}")
+    return TimeRange(value)
+
+
+def preset_window(range_key: str | None, intervals: int, subinterval: float) -> slice:
+    """The intervals of the preset time range ``range_key`` (the latest ones)."""
+    return window(time_range(range_key), intervals, subinterval)[0]

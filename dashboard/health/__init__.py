@@ -1,1 +1,1 @@
-"""TODO"""
+"""The Data health page: ingestion batches, files waiting, quarantined rows."""

@@ -1,1 +1,1 @@
-"""TODO"""
+"""The Help page: the glossary and a worked example of CE."""

@@ -1,4 +1,4 @@
-"""Help: what the dashboard's terms mean (issue 14), with a diagram of CE building up."""
+"""Help: what the dashboard's terms mean, in plain words, with a diagram of CE building up."""
 
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ from dashboard.core.errors import ViewError
 from dashboard.core.report import (
     analyses,
 )
+from dashboard.core.timeaxis import preset_window
 from dashboard.nodes import figures
-from dashboard.overview.views import window
 from estimator.errors import ModelError
 from estimator.placement.planning import HostsTimeline, hosts_over_time
 from estimator.whatif import MAX_CAPACITY, RunInputs, parse_positive
@@ -48,7 +48,7 @@ def nodes_run_view(
     outlined, default the first) and the bottleneck over time. They do not depend on the
     chosen node, so choosing one redraws only :func:`node_view` and the outline."""
     nodes, selected = _node_of(run, selected)
-    part = window(run, range_key)
+    part = preset_window(range_key, run.intervals, run.subinterval)
     est = analyses(run).estimated
     times = run.times[part]
     return (
@@ -64,7 +64,7 @@ def node_view(
     outline on the heatmap (the first node if ``node`` is None)."""
     nodes, node = _node_of(run, node)
     k = nodes.index(node)
-    part = window(run, range_key)
+    part = preset_window(range_key, run.intervals, run.subinterval)
     times = run.times[part]
     capacity = run.topology.capacity_by_node[node]
     return (

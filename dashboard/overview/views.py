@@ -19,7 +19,7 @@ from dashboard.core.report import (
     change_checks,
     refit_analyses,
 )
-from dashboard.core.timeaxis import PRESETS, Clock, TimeRange
+from dashboard.core.timeaxis import Clock, TimeRange
 from dashboard.core.violations import Violation, violations
 from dashboard.overview import figures
 from dashboard.overview.explain import explained_span
@@ -40,11 +40,6 @@ from estimator.runs import (
 )
 from estimator.verification import ChangeCheck
 from storage.alerts import StoredAlert
-
-
-def window(run: RunData, range_key: str | None) -> slice:
-    """The intervals of the chosen preset time range (the latest ones)."""
-    return timeaxis.window(time_range(range_key), run.intervals, run.subinterval)[0]
 
 
 @dataclass(frozen=True)
@@ -106,15 +101,6 @@ def violations_note(objectives: Mapping[str, float], shown: int) -> str:
     return f"{shown} violation{'s' * (shown != 1)} in the shown range."
 
 
-def time_range(value: TimeRange | str | None) -> TimeRange:
-    """A range from a preset's key (ViewError if unknown) or a range itself."""
-    if isinstance(value, TimeRange):
-        return value
-    if value not in PRESETS:
-        raise ViewError(f"time range: unknown choice {value!r}")
-    return TimeRange(value)
-
-
 def overview(
     run: RunData,
     shown: TimeRange | str | None,
@@ -134,12 +120,12 @@ def overview(
     The busy period behind subinterval ``explain`` (default: the worst one) is shaded,
     each placement change marked with its verification and each violation of
     ``objectives`` shaded. The model is fitted on ``training`` ([start, stop), a refit)
-    or the run's first share; drift events (:func:`dashboard.monitoring.run_drift`) are
+    or the run's first share; drift events (:func:`dashboard.core.monitoring.run_drift`) are
     stretches of ``k`` settled subintervals outside its band."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     k = drift_k(k)
-    chosen = time_range(shown)
+    chosen = timeaxis.time_range(shown)
     axis = Clock.of(run.info.origin, clock, zone)
     w = run.subinterval
     part, x_range = timeaxis.window(chosen, run.intervals, w)

@@ -1,1 +1,1 @@
-"""TODO"""
+"""The Reports page: the latency report of a run, its objectives and violations."""

@@ -1,4 +1,4 @@
-"""One definition per term of the dashboard's jargon (issue 14).
+"""One definition per term of the dashboard's jargon, in plain words.
 
 The Help page lists them all; pages show the same sentence as a hover title where a term
 first appears (:func:`term`), so the two never disagree. Definitions follow DESIGN

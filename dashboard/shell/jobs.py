@@ -2,8 +2,14 @@
 background callbacks: one way to declare them, so that each shows it is running the
 same way (its start button disabled, a Cancel button enabled, progress shown).
 
-The jobs run in a worker process of the app's background manager
-(:func:`dashboard.optimizer.create_manager`), which Cancel kills.
+Background manager: :func:`create_manager` builds a ``DiskcacheManager``. ``mace
+serve`` is one process that owns the DuckDB file (DESIGN 2), and a diskcache
+directory needs no broker or extra service; each job runs in a child process
+forked from the server (so Cancel can kill it without touching the server) and
+reads the run's what-if inputs from the engine it inherits, never the database.
+A deployment with several server processes behind a load balancer needs a
+shared result store instead (a ``CeleryManager`` with Redis, made here); the
+callbacks do not change.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ def background_job(
     text: str | None = None,
     busy: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments of ``dash.callback`` for a search started by the button ``start``.
+    """Keyword arguments of ``callbacks.callback`` for a search started by the button ``start``.
 
     ``cancel``: a button enabled while the job runs, which stops it. ``bar``: a
     ``dbc.Progress`` the job sets with ``(percent, label)``; ``text``: a component whose

@@ -1,4 +1,4 @@
-"""The view's state in the URL's query string (issue 14: a copied link reproduces it).
+"""The view's state in the URL's query string (so that a copied link reproduces it).
 
 The shell owns ``run`` and ``estimator``; a page adds its own parameters (the
 Overview its time range and clock). Every writer goes through :func:`merged` so that

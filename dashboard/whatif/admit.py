@@ -1,4 +1,4 @@
-"""The What-if page's "Admit a query" tab (issue 18): can a new query, uploaded or
+"""The What-if page's "Admit a query" tab (admission control): can a new query, uploaded or
 pasted, run next to the scenario without breaking a latency objective?"""
 
 from __future__ import annotations

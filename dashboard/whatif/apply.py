@@ -1,6 +1,7 @@
-"""The What-if page's "Apply to the running system" block (issue 15). The button sends
+"""The What-if page's "Apply to the running system" block: a what-if answer
+put into practice. The button sends
 the scenario's placement as a request (:mod:`storage.placement_requests`) that the live
-simulator of ``mace demo`` polls and applies; :mod:`dashboard.live_view` decides when it
+simulator of ``mace demo`` polls and applies; :mod:`dashboard.whatif.live` decides when it
 is available."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The scenario's pinned baseline window and the scenario in the URL (issue 14; the rules
-are in :mod:`dashboard.whatif_link`).
+"""The scenario's pinned baseline window and the scenario in the URL (the rules are
+in :mod:`dashboard.whatif.link`).
 
 The window is pinned when a run's scenario starts (on the run's data so far) and stays
 while live data arrives, so that Optimize and the applied placement are compared with

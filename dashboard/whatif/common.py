@@ -178,7 +178,7 @@ def proposal_search(
     **job: Any,
 ) -> dict[str, Any]:
     """The callback declaration of a planning tab's search: started by the button
-    ``start`` and run in the background (``job``: see :func:`dashboard.jobs.background_job`)
+    ``start`` and run in the background (``job``: see :func:`dashboard.shell.jobs.background_job`)
     on the scenario and ``state``; it answers in the ``decision`` alert and ``tables``
     (output key -> DataTable id), and keeps its proposal in the store ``result``, which
     the ``apply`` button loads as the scenario."""

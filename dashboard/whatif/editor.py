@@ -2,9 +2,9 @@
 optimize, undo, save, compare and export scenarios.
 
 Callbacks are thin: they read the form into typed view models (dict-grouped
-``inputs=``/``state=``), ask :mod:`dashboard.whatif_view` (which asks the estimator's
+``inputs=``/``state=``), ask :mod:`dashboard.whatif.scenario` (which asks the estimator's
 what-if engine) and lay out the answer. The optimizer is a Dash background callback
-with progress and a Cancel button (:mod:`dashboard.optimizer`).
+with progress and a Cancel button (:mod:`dashboard.whatif.optimizer`).
 """
 
 from __future__ import annotations

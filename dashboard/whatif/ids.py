@@ -97,5 +97,5 @@ WI_PL_UPLOAD = "wi-plans-upload"
 WI_PL_CRITERION = "wi-plans-criterion"
 WI_PL_TABLE = "wi-plans-table"
 WI_PL_CHOSEN = "wi-plans-chosen"
-WI_LIVE_APPLY = "wi-live-apply"  # "Apply to the running system" (issue 15)
+WI_LIVE_APPLY = "wi-live-apply"  # "Apply to the running system"
 WI_LIVE_STATUS = "wi-live-status"

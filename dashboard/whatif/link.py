@@ -1,4 +1,5 @@
-"""A What-if scenario's pinned baseline window, and the scenario in the URL (issue 14).
+"""A What-if scenario's pinned baseline window, and the scenario in the URL, so that a
+copied link reproduces the scenario.
 
 The baseline ("current") of a scenario is the run fitted and replayed on a window of
 subintervals, pinned when the scenario starts: while live data arrives, every edit and

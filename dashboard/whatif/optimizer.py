@@ -2,18 +2,9 @@
 
 :func:`optimize` runs the chosen placement algorithms one after the other within
 a shared time budget and reports :class:`Progress` through a callback; the page
-wires it to ``dash.callback(background=True, progress=..., running=...,
+wires it to ``callbacks.callback(background=True, progress=..., running=...,
 cancel=...)``, so Dash runs it in a worker process, shows its progress and kills
-it when the user presses Cancel.
-
-Background manager: :func:`create_manager` builds a ``DiskcacheManager``. ``mace
-serve`` is one process that owns the DuckDB file (DESIGN 2), and a diskcache
-directory needs no broker or extra service; each job runs in a child process
-forked from the server (so Cancel can kill it without touching the server) and
-reads the run's what-if inputs from the engine it inherits, never the database.
-A deployment with several server processes behind a load balancer needs a
-shared result store instead: pass a ``CeleryManager`` (Redis) to
-``create_app``; the callbacks do not change.
+it when the user presses Cancel (see :mod:`dashboard.shell.jobs`).
 """
 
 from __future__ import annotations

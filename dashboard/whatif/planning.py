@@ -1,5 +1,5 @@
 """Planning on the What-if page as plain functions: admit a query, provision for an
-objective, compare alternative plans (issue 18; paper section IX).
+objective, compare alternative plans (the planning uses of the paper, section IX).
 
 The numbers come from :mod:`estimator.placement.planning`; this module reads the
 page's uploads and fields, runs the planner on the run's what-if deployment (the

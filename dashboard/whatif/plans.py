@@ -1,4 +1,4 @@
-"""The What-if page's "Compare plans" tab (issue 18): the running plan of a query ranked
+"""The What-if page's "Compare plans" tab (plan choice): the running plan of a query ranked
 against uploaded alternative plans."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The What-if page's "Provision for an objective" tab (issue 18): the fewest nodes, or
+"""The What-if page's "Provision for an objective" tab (capacity planning): the fewest nodes, or
 the least added capacity, that keep every query within a latency objective."""
 
 from __future__ import annotations

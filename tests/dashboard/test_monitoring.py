@@ -1,4 +1,4 @@
-"""Drift and alerts of a stored run (dashboard.monitoring) and a refit's training window.
+"""Drift and alerts of a stored run (dashboard.core.monitoring) and a refit's training window.
 
 The run: one operator (cost 0.1) on one node of capacity 1, 5 events per subinterval
 for 40 subintervals: load 0.5, Mace 0, eps 0.1, so the predicted band widened by w is

@@ -11,7 +11,7 @@ import pytest
 from dashboard.core import data, report, violations
 from dashboard.core.data import Database, RunCache, inputs_for_run
 from dashboard.core.errors import ViewError
-from dashboard.core.timeaxis import Clock, TimeRange
+from dashboard.core.timeaxis import Clock, TimeRange, preset_window
 from dashboard.nodes import views as nodes_views
 from dashboard.overview import explain as overview_explain
 from dashboard.overview import views as overview_views
@@ -248,11 +248,11 @@ def test_time_range_window() -> None:
     from types import SimpleNamespace
 
     run: Any = SimpleNamespace(intervals=4000, subinterval=2.0)
-    assert overview_views.window(run, "all") == slice(0, 4000)
-    assert overview_views.window(run, "5m") == slice(4000 - 150, 4000)
-    assert overview_views.window(run, "1h") == slice(4000 - 1800, 4000)
+    assert preset_window("all", run.intervals, run.subinterval) == slice(0, 4000)
+    assert preset_window("5m", run.intervals, run.subinterval) == slice(4000 - 150, 4000)
+    assert preset_window("1h", run.intervals, run.subinterval) == slice(4000 - 1800, 4000)
     short: Any = SimpleNamespace(intervals=5, subinterval=1.0)
-    assert overview_views.window(short, "1h") == slice(0, 5)
+    assert preset_window("1h", short.intervals, short.subinterval) == slice(0, 5)
 
 
 def test_path_estimator_uses_the_paths_of_each_placement_version(tmp_path: Path) -> None:

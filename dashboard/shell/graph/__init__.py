@@ -1,1 +1,1 @@
-"""TODO"""
+"""The operator graph every page draws the same way: geometry, elements, style, panel."""

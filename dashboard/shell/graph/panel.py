@@ -2,7 +2,7 @@
 a Fit button, the Cytoscape graph (fitted on every draw, zoom bounded) and a legend.
 
 Pages lay it out with :func:`panel`, feed their data to the graph's ``elements``
-(:class:`dashboard.operator_graph.Graph`) and call :func:`wire` for the two callbacks
+(:class:`dashboard.shell.graph.elements.Graph`) and call :func:`wire` for the two callbacks
 every graph has: the mode to the ``stylesheet`` and legend (:func:`styled`), and Fit to
 the ``layout`` (:func:`refit`).
 """
