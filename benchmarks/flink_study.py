@@ -43,7 +43,7 @@ def study(db: Path, run_id: str | None, share: float) -> dict[str, Any]:
             cpu = reads.operator_cpu_frame(cur, chosen, 0, run.intervals)
     finally:
         database.close()
-    placements = [v.placement for v in run.versions]
+    placements = run.placements
     computed = analyses(run, share)
     busy = measured_node_dlts(run.topology, cpu, placements, run.version_starts, run.intervals)
     by_busy = analyse(run.topology, busy, placements, run.version_starts)

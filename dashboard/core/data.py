@@ -157,7 +157,7 @@ class RunData:
             lambda: estimated_port_dlts(
                 self.topology,
                 stats=self.operator_stats,
-                counts=self.arrivals.for_topology(self.topology),
+                counts=self.counts,
                 counters=self.info.counters,
                 intervals=self.intervals,
             ),
@@ -174,6 +174,18 @@ class RunData:
     @property
     def intervals(self) -> int:
         return int(self.arrivals.intervals)
+
+    @property
+    def placements(self) -> list[dict[str, str]]:
+        """The placement of each version, in order (with :attr:`version_starts`, what
+        the estimator's functions take for a run whose placement changed)."""
+        return [v.placement for v in self.versions]
+
+    @functools.cached_property
+    def counts(self) -> np.ndarray:
+        """Arrivals per source of the topology and interval, computed once per loaded run
+        (shared: do not modify it)."""
+        return self.arrivals.for_topology(self.topology)
 
     @property
     def subinterval(self) -> float:

@@ -99,7 +99,7 @@ def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
     finer work it uses: the stored sub-bucket profile, the work of each operator port)."""
 
     def compute() -> RunAnalysis:
-        placements = [v.placement for v in run.versions]
+        placements = run.placements
         chosen = estimator_by_name(estimator)
         detail = run.detail(chosen.uses) if chosen.detailed is not None else None
         return engine_delays(
@@ -125,8 +125,8 @@ def predicted_analysis(
     stored arrivals per sub-bucket (:func:`estimator.runs.fitted_node_profile`); a run
     without them (measured by counters, ingested before migration 9) has none, and the
     estimator spreads each subinterval evenly."""
-    placements = [v.placement for v in run.versions]
-    counts = run.arrivals.for_topology(run.topology)
+    placements = run.placements
+    counts = run.counts
 
     def fitted_loads() -> np.ndarray:
         if training is None:
@@ -186,10 +186,10 @@ def predicted_profile(run: RunData, window: tuple[int, int] | None) -> np.ndarra
         lambda: fitted_node_profile(
             run.topology,
             run.operator_stats,
-            run.arrivals.for_topology(run.topology),
+            run.counts,
             arrivals,
             window,
-            [v.placement for v in run.versions],
+            run.placements,
             run.version_starts,
         ),
     )
@@ -374,8 +374,8 @@ def refit_analyses(run: RunData, estimator: str, training: tuple[int, int]) -> R
     (Adapter over :func:`estimator.drift.refit`: that module gives the refit model's
     DLTS for the whole run.)"""
     start = training[0]
-    placements = [v.placement for v in run.versions]
-    counts = run.arrivals.for_topology(run.topology)
+    placements = run.placements
+    counts = run.counts
     dlts = run.operator_dlts.copy()
     dlts[:, start:] = refit(run.topology, run.operator_stats, counts, training)[:, start:]
     loads = node_loads(run.topology, dlts, placements, run.version_starts)

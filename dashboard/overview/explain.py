@@ -59,8 +59,8 @@ def blame_at(run: RunData, interval: int | None, estimated: RunAnalysis) -> Blam
     return blame(
         run.topology,
         run.operator_dlts,
-        run.arrivals.for_topology(run.topology),
-        [v.placement for v in run.versions],
+        run.counts,
+        run.placements,
         run.version_starts,
         interval,
     )
@@ -71,8 +71,8 @@ def path_blame_at(run: RunData, interval: int | None) -> PathBlame:
     return path_blame(
         run.topology,
         run.operator_dlts,
-        run.arrivals.for_topology(run.topology),
-        [v.placement for v in run.versions],
+        run.counts,
+        run.placements,
         run.version_starts,
         interval,
     )

@@ -1,10 +1,10 @@
 """The What-if page's "Scenario editor" tab: move operators, change nodes and load,
-optimize, undo, save, compare and export scenarios.
+undo and reset; the optimizer, save, compare and export are in
+:mod:`dashboard.whatif.editor_tools`.
 
 Callbacks are thin: they read the form into typed view models (dict-grouped
 ``inputs=``/``state=``), ask :mod:`dashboard.whatif.scenario` (which asks the estimator's
-what-if engine) and lay out the answer. The optimizer is a Dash background callback
-with progress and a Cancel button (:mod:`dashboard.whatif.optimizer`).
+what-if engine) and lay out the answer.
 """
 
 from __future__ import annotations
@@ -19,16 +19,13 @@ from dashboard import context
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.shell.graph import elements, panel
-from dashboard.shell.jobs import background_job
-from dashboard.whatif import baseline, ids, optimizer
+from dashboard.whatif import baseline, ids
 from dashboard.whatif import scenario as whatif_scenario
 from dashboard.whatif.common import (
     MESSAGE,
     NOTE,
     SCENARIO,
-    SCENARIO_STATE,
     TAB_EDITOR,
-    cached_scenario,
     failed,
     inputs_of,
     notify,
@@ -37,7 +34,7 @@ from dashboard.whatif.common import (
 )
 from dashboard.whatif.editor_layout import FIELDS, GRAPH_MODES
 from estimator.errors import MaceError
-from estimator.whatif import ScenarioError, parse_positive, scenario_from_json, scenario_to_json
+from estimator.whatif import ScenarioError, scenario_from_json, scenario_to_json
 from storage import scenarios
 
 callbacks = Callbacks()
@@ -95,10 +92,6 @@ def _proposal(proposal: Any) -> dict[str, Any]:
 
 EDIT_UNCHANGED = dict.fromkeys(("scenario", "query", "tab"), no_update)
 """The edit callback's stores and tab, left as they are."""
-OPTIMIZE_FAILED = {
-    "result": no_update, "status": "", "apply_disabled": True, "queries": [], "open": True,
-}  # fmt: skip
-"""The optimizer's outputs after a failure (with the message as ``text``)."""
 
 
 @callbacks.callback(
@@ -317,7 +310,7 @@ def show(
         saved: Any = no_update
         if shown is None or f"{shell_ids.RUN}.value" in ctx.triggered_prop_ids:
             with app.database.cursor() as cur:
-                saved = _saved_options(scenarios.list_scenarios(cur, run.info.run_id))
+                saved = saved_options(scenarios.list_scenarios(cur, run.info.run_id))
     except MaceError as exc:
         empty: dict[str, Any] = {}
         return {
@@ -348,7 +341,7 @@ def show(
     }
 
 
-def _saved_options(saved: list[scenarios.SavedScenario]) -> list[dict[str, str]]:
+def saved_options(saved: list[scenarios.SavedScenario]) -> list[dict[str, str]]:
     return [
         {"label": f"{s.name} ({s.created_at:%Y-%m-%d %H:%M})", "value": s.scenario_id}
         for s in saved
@@ -375,139 +368,3 @@ def select_from_graph(tapped: dict[str, Any] | None) -> tuple[Any, Any]:
     """A tapped operator is the one to move; a tapped machine box is where to."""
     tap = elements.tapped(tapped)
     return tap.operator or no_update, tap.machine or no_update
-
-
-@callbacks.callback(
-    output={
-        "result": Output(ids.WI_OPT_RESULT, "data"),
-        "status": Output(ids.WI_OPT_STATUS, "children"),
-        "apply_disabled": Output(ids.WI_OPT_APPLY, "disabled"),
-        "queries": Output(ids.WI_OPT_QUERIES, "data"),
-        **MESSAGE,
-    },
-    inputs={"start": Input(ids.WI_OPT_START, "n_clicks")},
-    state={
-        **SCENARIO_STATE,
-        "algorithms": State(ids.WI_OPT_ALGO, "value"),
-        "budget": State(ids.WI_OPT_BUDGET, "value"),
-        "objective": State(ids.WI_OPT_OBJECTIVE, "value"),
-        "max_worse": State(ids.WI_OPT_MAX_WORSE, "value"),
-    },
-    **background_job(ids.WI_OPT_START, cancel=ids.WI_OPT_CANCEL, bar=ids.WI_OPT_PROGRESS),
-)
-@answers(lambda message: {**OPTIMIZE_FAILED, "text": message})
-def optimize(
-    set_progress: Callable[[tuple[int, str]], None],
-    start: Any,
-    inputs_key: str | None,
-    run_id: str | None,
-    data: Any,
-    algorithms: Any,
-    budget: Any,
-    objective: str | None,
-    max_worse: Any,
-) -> dict[str, Any]:
-    """Runs in a worker process: the run's inputs come from the engine's cache (filled
-    when the page showed the run), never from the database."""
-    seconds = parse_positive(budget, "time budget", upper=optimizer.MAX_BUDGET)
-    limit = optimizer.parse_limit(objective, max_worse)
-    engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
-    evaluator = engine.evaluator(inputs, scenario_from_json(scenario))
-    shown: list[tuple[int, str]] = []
-
-    def report(progress: optimizer.Progress) -> None:
-        update = (progress.percent, progress.label)
-        if not shown or shown[-1] != update:  # one cache write per visible change
-            shown.append(update)
-            set_progress(update)
-
-    outcome = optimizer.optimize(
-        evaluator.topology,
-        evaluator.model,
-        list(algorithms or []),
-        seconds,
-        report,
-        max_worse=limit,
-    )
-    return {
-        "result": {"placement": outcome.placement, "best_wc": outcome.best_wc},
-        "status": outcome.label,
-        "apply_disabled": False,
-        "queries": outcome.query_rows(),
-        "text": no_update,
-        "open": no_update,
-    }
-
-
-@callbacks.callback(
-    output={"options": Output(ids.WI_SAVED, "options", allow_duplicate=True), **MESSAGE, **NOTE},
-    inputs={"save": Input(ids.WI_SAVE, "n_clicks")},
-    state={
-        **SCENARIO,
-        "name": State(ids.WI_SAVE_NAME, "value"),
-    },
-    prevent_initial_call=True,
-)
-@answers(lambda message: {"options": no_update, **failed(message)})
-def save(
-    save: Any, run_id: str | None, data: Any, windows: Any, name: str | None
-) -> dict[str, Any]:
-    app = context.current()
-    inputs = run_inputs(run_id, windows)
-    scenario = scenario_of(inputs, data, run_id)
-    whatif_scenario.validate(app.engine, inputs, scenario)  # only valid scenarios
-    with app.database.cursor() as cur:
-        scenarios.save_scenario(cur, run_id or "", name or "", scenario)
-        saved = scenarios.list_scenarios(cur, run_id or "")
-    return {"options": _saved_options(saved), **notify(f"saved scenario '{(name or '').strip()}'")}
-
-
-@callbacks.callback(
-    output={
-        "rows": Output(ids.WI_COMPARE_TABLE, "data"),
-        "columns": Output(ids.WI_COMPARE_TABLE, "columns"),
-        **MESSAGE,
-    },
-    inputs={"compare": Input(ids.WI_COMPARE, "n_clicks")},
-    state={
-        **SCENARIO,
-        "saved": State(ids.WI_SAVED, "value"),
-        "estimator": State(shell_ids.ESTIMATOR, "value"),
-    },
-    prevent_initial_call=True,
-)
-@answers(lambda message: {"rows": no_update, "columns": no_update, "text": message, "open": True})
-def compare(
-    compare: Any,
-    run_id: str | None,
-    data: Any,
-    windows: Any,
-    saved: list[str] | None,
-    estimator: str | None,
-) -> dict[str, Any]:
-    inputs = run_inputs(run_id, windows)
-    named: list[tuple[str, Any]] = [("this scenario", scenario_of(inputs, data, run_id))]
-    with context.current().database.cursor() as cur:
-        for scenario_id in saved or []:
-            stored = scenarios.load_scenario(cur, scenario_id)
-            named.append((stored.name, stored.scenario))
-    rows = whatif_scenario.compare_rows(
-        context.current().engine, inputs, named, estimator or "mace"
-    )
-    columns = [{"name": k, "id": k} for k in dict.fromkeys(k for r in rows for k in r)]
-    return {"rows": rows, "columns": columns, "text": no_update, "open": no_update}
-
-
-@callbacks.callback(
-    output={"download": Output(ids.WI_DOWNLOAD, "data"), **MESSAGE},
-    inputs={"export": Input(ids.WI_EXPORT, "n_clicks")},
-    state=SCENARIO,
-    prevent_initial_call=True,
-)
-@answers(lambda message: {"download": no_update, "text": message, "open": True})
-def export(export: Any, run_id: str | None, data: Any, windows: Any) -> dict[str, Any]:
-    inputs = run_inputs(run_id, windows)
-    scenario = scenario_of(inputs, data, run_id)
-    text = whatif_scenario.export_topology(context.current().engine, inputs, scenario)
-    content = {"content": text, "filename": f"{run_id}-scenario.yaml"}
-    return {"download": content, "text": no_update, "open": no_update}

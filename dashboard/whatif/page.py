@@ -22,6 +22,7 @@ from dashboard.whatif import (
     baseline,
     editor,
     editor_layout,
+    editor_tools,
     ids,
     planning,
     plans,
@@ -141,6 +142,6 @@ PAGE = Page(
     layout=layout,
     callbacks=[
         callbacks,
-        *(m.callbacks for m in (baseline, editor, admit, provision, plans, apply)),
+        *(m.callbacks for m in (baseline, editor, editor_tools, admit, provision, plans, apply)),
     ],
 )
