@@ -34,8 +34,6 @@ from estimator.alerts import (
 from estimator.drift import DEFAULT_K, DriftEvent, drift_events, query_drift_events, settled
 
 DRIFT_ESTIMATOR = "path"
-
-
 """The estimator whose bounds make the predicted band."""
 
 

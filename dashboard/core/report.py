@@ -61,17 +61,9 @@ from estimator.verification import ChangeCheck, verify_changes
 from storage.errors import StorageError
 
 SYSTEM = "system"
-
-
 FIGURES = ("wc", "p99", "mean")
-
-
 KINDS = ("estimated", "predicted", "measured")
-
-
 KEYS = (*(f"{k}_{f}" for f in FIGURES for k in KINDS), "objective", "compliance")
-
-
 TOLERANCE = 1e-9
 
 

@@ -29,44 +29,18 @@ import numpy as np
 from dashboard.core.errors import ViewError
 
 EPOCH_FLOOR = 946_684_800.0
-
-
 """2000-01-01T00:00:00Z: an origin at or after it is a wall-clock start."""
-
-
 SINCE = "since"
-
-
 WALL = "wall"
-
-
 LOCAL = "local"
-
-
 CLOCKS = (WALL, LOCAL, SINCE)
-
-
 """The clock choices; the wall clock in UTC is the default."""
-
-
 ZONE = "UTC"
-
-
 _ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+){0,2}$")  # Area/City
-
-
 PRESETS: dict[str, float | None] = {"5m": 300.0, "1h": 3600.0, "all": None}
-
-
 PRESET_LABELS = {"5m": "last 5 minutes", "1h": "last hour", "all": "all"}
-
-
 DEFAULT_PRESET = "all"
-
-
 _CLOCK_TEXT = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:\.\d*)?)$")  # [h:]mm:ss
-
-
 _TIME_OF_DAY = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d*)?))?$")  # hh:mm[:ss]
 
 
@@ -415,11 +389,7 @@ def clock_query(choice: str | None) -> dict[str, str | None]:
 
 
 REFRESH_RATES = (2.0, 5.0, 10.0, 30.0)
-
-
 """Seconds between automatic refreshes the user can choose (or off)."""
-
-
 OFF = 0.0
 
 

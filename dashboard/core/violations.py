@@ -63,8 +63,6 @@ def violations(
 
 
 MAX_LISTED = 20
-
-
 """Violations a sentence lists (the newest); the count says how many there are."""
 
 

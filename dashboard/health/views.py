@@ -15,8 +15,6 @@ from storage.health import IngestBatch
 from storage.reads import RunInfo
 
 WALL_CLOCK_ORIGIN = 1.0e9
-
-
 """An origin past 2001-09-09 (epoch seconds) is a wall-clock start: a live run (the live
 simulator and the Flink collector stamp one); batch runs start at 0."""
 

@@ -12,14 +12,8 @@ from dashboard.shell.theme import ESTIMATED, MEASURED, SCENARIO
 from estimator.mace import cumulative_excess
 
 EXPLAINER_DLTS = (0.5, 1.8, 1.6, 0.4, 0.3, 1.5)
-
-
 """The Help page's hand-made node load: DLTS per subinterval (CPU-s) of one node."""
-
-
 EXPLAINER_CAPACITY = 1.0
-
-
 EXPLAINER_W = 1.0
 
 

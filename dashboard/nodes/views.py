@@ -79,17 +79,9 @@ def node_view(
 
 
 HOSTS_BUDGET = 0.3
-
-
 """Seconds of placement search per node count tried in each window."""
-
-
 MAX_WINDOW_MINUTES = 24 * 60.0
-
-
 DEFAULT_WINDOW_MINUTES = 5.0
-
-
 MAX_OBJECTIVE = 86_400.0
 
 

@@ -30,8 +30,6 @@ TABLE_STYLE: dict[str, Any] = {
 }
 
 SECONDS = Format(precision=3, scheme=Scheme.fixed).to_plotly_json()
-
-
 SIGNED_PERCENT = Format(precision=0, scheme=Scheme.percentage, sign=Sign.positive).to_plotly_json()
 
 

@@ -40,11 +40,7 @@ class LatencySeries:
 
 
 PANEL_GAP = 34  # pixels between two panels (room for a panel's title)
-
-
 VIOLATION_FILL = "rgba(214, 39, 40, 0.10)"
-
-
 BUSY_FILL = "rgba(255, 127, 14, 0.15)"
 
 

@@ -52,8 +52,6 @@ def _explain(*terms: str) -> str:
 
 
 ROW = {"display": "flex", "alignItems": "center", "gap": "0.5rem", "flexWrap": "wrap"}
-
-
 CLOCK_LABELS = {WALL: "wall clock (UTC)", LOCAL: "local time", SINCE: "since start"}
 
 

@@ -22,7 +22,6 @@ from estimator.whatif import parse_positive
 from storage import scenarios
 
 callbacks = Callbacks()
-
 MAX_OBJECTIVE = 1.0e6
 
 

@@ -12,7 +12,6 @@ from dashboard.core.data import RunData
 from dashboard.core.errors import ViewError
 from dashboard.core.report import KEYS, analyses, build_report
 from dashboard.core.violations import Violation, violations
-from dashboard.reports import views
 from dashboard.shell.figures import axes_layout, line_trace
 from dashboard.shell.theme import ESTIMATED, MEASURED
 from estimator.pathaware import (
@@ -44,11 +43,8 @@ def compliance_figure(
 
 
 SHARES = ("compliance", "bound_coverage")
-
-
 """Report columns that are shares of subintervals: fractions in the data (CSV, JSON),
 shown as percentages."""
-
 
 _FIGURE_NAMES = {"wc": "WC", "p99": "p99", "mean": "mean"}
 
@@ -103,7 +99,7 @@ def report_view(
         query = run.topology.queries[0]
     measured = run.latency[query].lat_max
     objective = objectives.get(query)
-    fig = views.compliance_figure(
+    fig = compliance_figure(
         run.times,
         measured,
         computed.estimated.per_query[query],

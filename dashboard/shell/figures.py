@@ -13,8 +13,6 @@ import plotly.graph_objects as go
 from dashboard.shell.theme import DARK_HEAT, YL_OR_RD
 
 MAX_POINTS = 4000
-
-
 MAX_HEATMAP_COLUMNS = 1200
 
 
@@ -128,8 +126,6 @@ def heat_axis(colorbar: Mapping[str, Any]) -> dict[str, Any]:
 
 
 DIGITS = 4
-
-
 """Decimals sent to the browser (0.1 ms of latency): the hover shows three."""
 
 

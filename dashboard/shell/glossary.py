@@ -103,11 +103,7 @@ GLOSSARY: dict[str, str] = {
         "times the window's length, what the cluster would cost at that size."
     ),
 }
-
-
 """Term -> one or two sentences, in the order the Help page lists them."""
-
-
 TERM_CLASS = "glossary-term"
 
 

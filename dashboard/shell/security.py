@@ -13,16 +13,12 @@ import dash
 
 MAX_REQUEST_BYTES = 2 * 1024 * 1024
 
-
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
 }
-
-
 """Sent on every response: no MIME sniffing, no framing (clickjacking), no referrer."""
-
 
 CSP_TEMPLATE = (
     "default-src 'self'; script-src 'self' 'unsafe-eval' {script_hashes}; "
@@ -31,16 +27,11 @@ CSP_TEMPLATE = (
     "worker-src 'self' blob:; object-src 'none'; base-uri 'self'; form-action 'self'; "
     "frame-ancestors 'none'"
 )
-
-
 """Scripts only from this server plus Dash's own inline scripts (by hash). Plotly.js
 needs 'unsafe-eval' (without it a drag-zoom silently does nothing) and sets inline styles
 at run time, so both stay allowed; everything else is same-origin only."""
 
-
 CALLBACK_PATH = "/_dash-update-component"
-
-
 log = logging.getLogger("mace.dashboard")
 
 

@@ -13,22 +13,11 @@ PALETTE = (
     "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363",
 )  # fmt: skip
 
-
 MEASURED = "#d62728"
-
-
 ESTIMATED = "#1f77b4"
-
-
 PREDICTED = "#1f77b4"  # the What-if page's curves (predictions of current and scenario)
-
-
 MODEL_LINE = "#8c564b"  # the Overview's predicted line, next to the estimated one
-
-
 SCENARIO = "#ff7f0e"
-
-
 BAND = "rgba(31, 119, 180, 0.15)"
 
 
@@ -48,45 +37,23 @@ def use_light_template() -> None:
 
 
 YL_OR_RD = [[k / 8, color] for k, color in enumerate(plotly.colors.sequential.YlOrRd)]
-
-
 """Light yellow (no backlog) to dark red: the CE/C heatmaps on a light page."""
-
-
 DARK_PLOT = "#1b1f24"
-
-
 """The plot background of a dark page (theme.js)."""
-
 
 DARK_HEAT = [
     [k / 8, color]
     for k, color in enumerate([DARK_PLOT, *plotly.colors.sequential.YlOrRd[::-1][:-1]])
 ]
-
-
 """The same hues the other way on a dark page: no backlog is the background, a growing
 backlog glows from dark red to yellow (pale yellow cells would outshine everything)."""
 
-
 SELECTED_ROW = "#1f77b4"
-
-
 """The outline of the chosen node's row: blue reads on both colour scales."""
-
-
 BLAME_LOW = (255, 245, 230)
-
-
 BLAME_HIGH = (214, 39, 40)
-
-
 NO_SHARE = "#e0e0e0"
-
-
 DRAINED = "#9ecae1"
-
-
 """A negative share: a node of the critical path that drained part of its lag."""
 
 

@@ -11,8 +11,6 @@ from collections.abc import Mapping
 from urllib.parse import parse_qsl, urlencode
 
 FIRST = ("run", "estimator")
-
-
 """Parameters that lead the query string, in this order."""
 
 

@@ -30,7 +30,6 @@ from estimator.whatif import ScenarioError, parse_positive
 
 callbacks = Callbacks()
 
-
 QUERY_EXAMPLE = """# a query file: the new query, its operators and its new sources' arrivals
 query: q9
 operators:
@@ -39,7 +38,6 @@ operators:
 sources:                        # new sources (running ones are read by id)
   - {id: orders, arrivals: [100, 120, 80, 95]}   # events per subinterval
 placement: {o1: n1}             # optional: where to start"""
-
 
 ADMIT_ALGORITHMS = [
     *({"label": a, "value": a} for a in ALGORITHMS),

@@ -21,8 +21,6 @@ from dashboard.whatif import scenario as whatif_scenario
 from estimator.whatif import RunInputs, WhatIfEngine
 
 TAB_EDITOR, TAB_ADMIT, TAB_PROVISION, TAB_PLANS = "editor", "admit", "provision", "plans"
-
-
 TABLE_STYLE = {"fontSize": 13, "padding": "2px 6px", "textAlign": "left"}
 
 
@@ -64,17 +62,12 @@ MESSAGE = {
     "text": Output(ids.WI_MESSAGE, "children", allow_duplicate=True),
     "open": Output(ids.WI_MESSAGE, "is_open", allow_duplicate=True),
 }
-
-
 """The page's error message (shared by every tab)."""
-
 
 NOTE = {
     "note": Output(ids.WI_NOTE, "children", allow_duplicate=True),
     "note_open": Output(ids.WI_NOTE, "is_open", allow_duplicate=True),
 }
-
-
 """The page's confirmation note."""
 
 
@@ -110,19 +103,14 @@ SCENARIO = {
     "data": State(ids.WI_SCENARIO, "data"),
     "windows": State(ids.WI_BASELINE, "data"),
 }
-
-
 """The selected run, and the session stores of its scenario and of its pinned baseline
 window (callback state)."""
-
 
 SCENARIO_STATE = {
     "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
     "run_id": State(shell_ids.RUN, "value"),
     "data": State(ids.WI_SCENARIO, "data"),
 }
-
-
 """What a background job rebuilds the scenario from (a worker never reads the database)."""
 
 

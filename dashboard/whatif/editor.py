@@ -56,8 +56,6 @@ EDITS: dict[str, tuple[str, Callable[[whatif_scenario.EditForm], dict[str, Any]]
     ids.WI_APPLY_TABLE: ("table", lambda f: {"rows": f.rows}),
     ids.WI_OPT_APPLY: ("placement", _optimized),
 }
-
-
 """Which page action each button triggers, and the form values it takes."""
 
 
@@ -71,8 +69,6 @@ def _load_saved(form: whatif_scenario.EditForm) -> dict[str, Any]:
 
 
 PROPOSALS = {ids.WI_AD_APPLY: "admitted", ids.WI_PV_APPLY: "provisioned"}
-
-
 """The planning tabs' buttons that load their proposal as the scenario, and its state."""
 
 

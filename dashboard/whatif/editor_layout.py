@@ -19,7 +19,6 @@ from estimator.placement import ALGORITHMS
 
 GRAPH_MODES = (style.NODE, style.UTILISATION, style.CHANGE)
 
-
 FIELDS: dict[str, tuple[str, Any]] = {
     ids.WI_OPERATOR: ("value", None),
     ids.WI_TARGET: ("value", None),
@@ -36,8 +35,6 @@ FIELDS: dict[str, tuple[str, Any]] = {
     ids.WI_SAVE_NAME: ("value", ""),
     ids.WI_SAVED: ("value", []),
 }
-
-
 """Every form field and its default (the layout's value, and what Reset puts back)."""
 
 

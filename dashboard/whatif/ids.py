@@ -62,7 +62,6 @@ WI_OPT_QUERIES = "wi-opt-queries"
 WI_TABS = "wi-tabs"
 WI_OBJECTIVES = "wi-objectives-store"  # the run's stored latency objectives
 WI_PLANNING_RUN = "wi-planning-run"  # the run the planning tabs' defaults were filled for
-
 # what-if: admit a query
 WI_AD_UPLOAD = "wi-admit-upload"
 WI_AD_TEXT = "wi-admit-text"
@@ -76,7 +75,6 @@ WI_AD_QUERIES = "wi-admit-queries"
 WI_AD_PLACEMENT = "wi-admit-placement"
 WI_AD_RESULT = "wi-admit-result"
 WI_AD_APPLY = "wi-admit-apply"
-
 # what-if: provision for an objective
 WI_PV_OBJECTIVE = "wi-provision-objective"
 WI_PV_MODE = "wi-provision-mode"
@@ -90,7 +88,6 @@ WI_PV_QUERIES = "wi-provision-queries"
 WI_PV_NODES = "wi-provision-nodes"
 WI_PV_RESULT = "wi-provision-result"
 WI_PV_APPLY = "wi-provision-apply"
-
 # what-if: compare plans
 WI_PL_QUERY = "wi-plans-query"
 WI_PL_UPLOAD = "wi-plans-upload"

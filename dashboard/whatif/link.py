@@ -29,14 +29,8 @@ from estimator.errors import MaceError
 from estimator.whatif import RunInputs, ScenarioError
 
 MAX_LINK_CHARS = 8192
-
-
 """The longest ``scenario=`` value read from a URL."""
-
-
 MAX_LINK_JSON = 65536
-
-
 """The most bytes a ``scenario=`` value may expand to (a zip bomb is refused)."""
 
 

@@ -19,14 +19,12 @@ NO_LIVE_ENGINE = (
     "together with the dashboard; mace serve only shows what ingestion stores)."
 )
 
-
 COUNTER_RUN = (
     "Not available for this run: it is measured by an engine's counters (Apache Flink). "
     "Moving a Flink operator to another slot-sharing group or TaskManager needs a savepoint "
     "and a redeployment of the job, which mace does not drive; redeploy it yourself and the "
     "collector records the new placement as a new version."
 )
-
 
 READY = (
     "Sends this scenario's placement to the live simulator: it moves the operators at its "

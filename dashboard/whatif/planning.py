@@ -44,29 +44,13 @@ from estimator.whatif import (
 )
 
 MAX_UPLOAD_BYTES = 256 * 1024
-
-
 """Largest query or plan file taken (the page's requests stay under the server's limit)."""
-
-
 MAX_PLANS = 4
-
-
 MAX_OBJECTIVE = 86_400.0
-
-
 MAX_PLANNING_BUDGET = 30.0
-
-
 MAX_NODES = 64
-
-
 PROVISION_MODES = ("nodes", "capacity")
-
-
 AS_IN_FILE = "as-in-file"
-
-
 """Admission without a search: the new operators go where the query file places them."""
 
 

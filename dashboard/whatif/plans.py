@@ -25,7 +25,6 @@ from dashboard.whatif.common import (
 
 callbacks = Callbacks()
 
-
 CRITERIA = [
     {"label": "MaceWC (worst case)", "value": "mace_wc"},
     {"label": "mean of Mace", "value": "mean"},

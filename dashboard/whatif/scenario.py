@@ -32,14 +32,8 @@ from estimator.whatif import (
 )
 
 MAX_ID_LENGTH = 64
-
-
 NO_CHANGE = 1e-9
-
-
 """A worst case that moves by less than this (relative, at least 1 s) did not change."""
-
-
 MAX_EDITS = 200
 
 
@@ -92,8 +86,6 @@ class EditForm:
 
 
 Edit = Callable[[Topology, list[str], dict[str, Any], Mapping[str, Any]], None]
-
-
 """An action handler: checks ``values`` and changes the scenario JSON in place."""
 
 
@@ -214,8 +206,6 @@ ACTIONS: dict[str, Edit] = {
     "reset": _reset,
     "load_saved": _replace,
 }
-
-
 """The page's actions: ``move`` (operator, node), ``table`` (rows of operator/node),
 ``placement`` (a whole placement, e.g. from the optimizer), ``capacity`` (node,
 capacity), ``add_node`` (node, capacity), ``remove_node`` (node), ``load``

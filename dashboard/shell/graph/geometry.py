@@ -10,41 +10,17 @@ from dataclasses import dataclass, field
 from estimator.model import Topology
 
 FONT = 12  # labels, in model units (pixels at zoom 1)
-
-
 SIZE = 18  # an operator's circle
-
-
 LINE = 14  # height of one label line (13.3 measured)
-
-
 CHAR = 6.0  # width of an average character of the label font (5.8 measured)
-
-
 MAX_CHARS = 16  # a label line wraps after this many characters
-
-
 LABEL_GAP = 5  # between a circle and its label (on its right)
-
-
 GAP_X = 14
-
-
 GAP_Y = 8
-
-
 PAD = 10  # inside a machine's box (the Cytoscape "padding" of compound nodes)
-
-
 MACHINE_LABEL = 2 * LINE + 8  # room above a box for its two-line label
-
-
 MACHINE_GAP = 24  # between boxes
-
-
 SOURCE_BAND = SIZE + 14  # room above a row of boxes for its sources
-
-
 FIT_PADDING = 20
 MAX_WIDTH = 6  # operators side by side in one machine and layer, at most
 
@@ -64,8 +40,6 @@ class Frame:
 
 
 WIDE = Frame(1360, 820)  # a full-width card (Overview)
-
-
 EDITOR = Frame(900, 760)  # two thirds of the page (What-if editor)
 
 

@@ -21,7 +21,6 @@ from dashboard.shell.graph.style import LegendItem
 
 ROW = {"display": "flex", "alignItems": "center", "gap": "0.5rem", "flexWrap": "wrap"}
 
-
 HINT = (
     "Boxes are the nodes (machines), each holding its operators; diamonds are sources. "
     "Scroll to zoom, drag to pan, Fit shows the whole graph again."
@@ -121,7 +120,6 @@ def wire(
 
 
 GAP = {"marginRight": "1.2em", "whiteSpace": "nowrap", "display": "inline-block"}
-
 
 SWATCH = {
     "display": "inline-block",

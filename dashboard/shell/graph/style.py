@@ -12,16 +12,9 @@ from dashboard.shell.graph.geometry import FIT_PADDING, FONT, LABEL_GAP, PAD, SI
 from dashboard.shell.theme import DRAINED, NO_SHARE, share_color
 
 NODE = "node"
-
-
 UTILISATION = "utilisation"
-
-
 BLAME = "blame"
-
-
 CHANGE = "change"
-
 
 MODE_LABELS = {
     NODE: "node",
@@ -29,31 +22,14 @@ MODE_LABELS = {
     BLAME: "share of the backlog",
     CHANGE: "what-if change",
 }
-
-
 """The colour modes and the selector's text for each."""
-
-
 MIN_ZOOM = 0.2
-
-
 MAX_ZOOM = 3.0
-
-
 LAYOUT = {"name": "preset", "fit": True, "padding": FIT_PADDING, "animate": False}
-
-
 """Positions come with the elements; fitting them to the box happens on every draw."""
-
-
 NEUTRAL = "#d9d9d9"
-
-
 NEUTRAL_BORDER = "#9e9e9e"
-
-
 MOVED = "#ff7f0e"
-
 
 UTILISATION_STOPS = (
     (0.0, (217, 240, 211)),
@@ -61,8 +37,6 @@ UTILISATION_STOPS = (
     (1.0, (244, 109, 67)),
     (1.5, (165, 0, 38)),
 )
-
-
 """Utilisation (load over capacity) to colour: pale green when idle, orange at
 capacity, dark red from 150% (more work arrives than the node can do)."""
 
