@@ -45,8 +45,11 @@ from typing import Any, NamedTuple
 
 import ingest.job
 from benchmarks.fill_store import fill
-from dashboard import ids
-from dashboard.app import CALLBACK_PATH, create_app
+from dashboard.app import create_app
+from dashboard.nodes import ids as nodes_ids
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.security import CALLBACK_PATH
+from dashboard.whatif import ids as whatif_ids
 from storage.db import connect
 from storage.reads import list_runs
 
@@ -272,24 +275,27 @@ def suite(
 
     for k in range(repeats):
         record("overview_first_paint", visit("/"))
-        record("estimator_switch", set_props(driver, ids.ESTIMATOR, {"value": "path"}))
-        record("estimator_switch", set_props(driver, ids.ESTIMATOR, {"value": "mace"}))
-        record("run_switch", set_props(driver, ids.RUN, {"value": second}))
-        record("run_switch", set_props(driver, ids.RUN, {"value": first}))
+        record("estimator_switch", set_props(driver, shell_ids.ESTIMATOR, {"value": "path"}))
+        record("estimator_switch", set_props(driver, shell_ids.ESTIMATOR, {"value": "mace"}))
+        record("run_switch", set_props(driver, shell_ids.RUN, {"value": second}))
+        record("run_switch", set_props(driver, shell_ids.RUN, {"value": first}))
         record("nodes_first_paint", visit("/nodes"))
         record(
-            "node_switch", set_props(driver, ids.ND_NODE, {"value": nodes[(2 * k) % len(nodes)]})
+            "node_switch",
+            set_props(driver, nodes_ids.ND_NODE, {"value": nodes[(2 * k) % len(nodes)]}),
         )
         record(
             "node_switch",
-            set_props(driver, ids.ND_NODE, {"value": nodes[(2 * k + 1) % len(nodes)]}),
+            set_props(driver, nodes_ids.ND_NODE, {"value": nodes[(2 * k + 1) % len(nodes)]}),
         )
         record("whatif_first_paint", visit("/whatif"))
-        fill_in(driver, ids.WI_CAP_NODE, nodes[k % len(nodes)])
-        fill_in(driver, ids.WI_CAP_VALUE, f"{1.2 + 0.1 * k:.1f}")
-        record("capacity_change", set_props(driver, ids.WI_SET_CAP, {"n_clicks": 2 * k + 1}))
-        fill_in(driver, ids.WI_CAP_VALUE, "-1")
-        record("capacity_validation", set_props(driver, ids.WI_SET_CAP, {"n_clicks": 2 * k + 2}))
+        fill_in(driver, whatif_ids.WI_CAP_NODE, nodes[k % len(nodes)])
+        fill_in(driver, whatif_ids.WI_CAP_VALUE, f"{1.2 + 0.1 * k:.1f}")
+        record("capacity_change", set_props(driver, whatif_ids.WI_SET_CAP, {"n_clicks": 2 * k + 1}))
+        fill_in(driver, whatif_ids.WI_CAP_VALUE, "-1")
+        record(
+            "capacity_validation", set_props(driver, whatif_ids.WI_SET_CAP, {"n_clicks": 2 * k + 2})
+        )
     return out
 
 

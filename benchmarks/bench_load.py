@@ -32,13 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_ingest import write_landing
-from dashboard import ids
+from dashboard.nodes import ids as nodes_ids
+from dashboard.overview import ids as overview_ids
+from dashboard.reports import ids as reports_ids
+from dashboard.shell import ids as shell_ids
 
 MACE = [sys.executable, "-m", "mace.cli"]
 PAGE_CALLBACKS = {  # the main callback of each page, named by its first output
-    "overview": f"{ids.OV_LATENCY}.figure",
-    "nodes": f"{ids.ND_HEATMAP}.figure",
-    "reports": f"{ids.RP_TABLE}.data",
+    "overview": f"{overview_ids.OV_LATENCY}.figure",
+    "nodes": f"{nodes_ids.ND_HEATMAP}.figure",
+    "reports": f"{reports_ids.RP_TABLE}.data",
 }
 
 
@@ -108,10 +111,10 @@ def callback_bodies(port: int, run_id: str) -> dict[str, bytes]:
     with urllib.request.urlopen(f"{base}/_dash-dependencies", timeout=30) as response:
         dependencies = json.load(response)
     values: dict[tuple[str, str], Any] = {
-        (ids.RUN, "value"): run_id,
-        (ids.ESTIMATOR, "value"): "mace",
-        (ids.OV_RANGE, "value"): "all",
-        (ids.ND_RANGE, "value"): "all",
+        (shell_ids.RUN, "value"): run_id,
+        (shell_ids.ESTIMATOR, "value"): "mace",
+        (overview_ids.OV_RANGE, "value"): "all",
+        (nodes_ids.ND_RANGE, "value"): "all",
     }
     bodies = {}
     for page, first_output in PAGE_CALLBACKS.items():
@@ -129,7 +132,7 @@ def callback_bodies(port: int, run_id: str) -> dict[str, bytes]:
             "outputs": outputs,
             "inputs": fill(spec["inputs"]),
             "state": fill(spec["state"]),
-            "changedPropIds": [f"{ids.RUN}.value"],
+            "changedPropIds": [f"{shell_ids.RUN}.value"],
         }
         bodies[page] = json.dumps(body).encode()
     return bodies

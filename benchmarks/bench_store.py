@@ -3,7 +3,7 @@
 Fill the store first with :mod:`benchmarks.fill_store` (100 runs of 3600
 subintervals). Each read is timed as the server runs it, on one run (default: the
 last one, which ``mace report`` picks), on a connection opened once, as the
-dashboard's :class:`dashboard.data.Database` does; ``load_run`` is what the first
+dashboard's :class:`dashboard.core.data.Database` does; ``load_run`` is what the first
 view of a run costs (the pages then use the cached arrays), ``report`` is
 ``mace report``'s whole work without printing (open the file, choose the run, load
 it, build the report). Medians of ``--repeat`` repetitions in ms, each as wall
@@ -37,8 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dashboard.data import load_run
-from dashboard.report import build_report
+from dashboard.core.data import load_run
+from dashboard.core.report import build_report
 from mace.report_command import load_report, load_run_data
 from storage import alerts, dashboard_reads, health, pending, placement_requests, reads, scenarios
 from storage.db import connect

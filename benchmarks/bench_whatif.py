@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from plotly.io.json import to_json_plotly
 
-from dashboard.whatif_view import apply_edit, render
+from dashboard.whatif.scenario import apply_edit, render
 from estimator.arrivals import Arrivals
 from estimator.whatif import RunInputs, WhatIfEngine, evaluate_scenario, scenario_from_json
 from simulator.workloads import workload

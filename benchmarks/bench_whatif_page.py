@@ -46,8 +46,8 @@ from benchmarks.bench_interactions import (
     set_props,
 )
 from benchmarks.fill_store import fill
-from dashboard import ids
 from dashboard.app import create_app
+from dashboard.whatif import ids as whatif_ids
 from storage.db import connect
 from storage.reads import list_runs
 
@@ -137,16 +137,16 @@ def main(argv: list[str] | None = None) -> int:
         for k in range(args.repeats + 1):  # the first pass warms caches and kernels
             results = {}
             results["whatif_first_paint"] = recorder.measure(lambda: driver.get(url))
-            fill_in(driver, ids.WI_CAP_NODE, nodes[k % len(nodes)])
-            fill_in(driver, ids.WI_CAP_VALUE, f"{1.2 + 0.1 * k:.1f}")
+            fill_in(driver, whatif_ids.WI_CAP_NODE, nodes[k % len(nodes)])
+            fill_in(driver, whatif_ids.WI_CAP_VALUE, f"{1.2 + 0.1 * k:.1f}")
             clicks += 1
             results["capacity_change"] = recorder.measure(
-                set_props(driver, ids.WI_SET_CAP, {"n_clicks": clicks})
+                set_props(driver, whatif_ids.WI_SET_CAP, {"n_clicks": clicks})
             )
-            fill_in(driver, ids.WI_CAP_VALUE, "-1")
+            fill_in(driver, whatif_ids.WI_CAP_VALUE, "-1")
             clicks += 1
             results["capacity_validation"] = recorder.measure(
-                set_props(driver, ids.WI_SET_CAP, {"n_clicks": clicks})
+                set_props(driver, whatif_ids.WI_SET_CAP, {"n_clicks": clicks})
             )
             if k:
                 for name, run in results.items():

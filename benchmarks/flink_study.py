@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import flink_grid as grid
-from dashboard.data import Database, load_run
-from dashboard.report import analyses
+from dashboard.core.data import Database, load_run
+from dashboard.core.report import analyses
 from estimator.fitting import fit_operator_stats, training_window
 from estimator.runs import analyse, measured_node_dlts
 from storage import reads
@@ -54,7 +54,7 @@ def study(db: Path, run_id: str | None, share: float) -> dict[str, Any]:
             cpu = reads.operator_cpu_frame(cur, chosen, 0, run.intervals)
     finally:
         database.close()
-    placements = [v.placement for v in run.versions]
+    placements = run.placements
     computed = analyses(run, share)
     busy = measured_node_dlts(run.topology, cpu, placements, run.version_starts, run.intervals)
     by_busy = analyse(run.topology, busy, placements, run.version_starts)

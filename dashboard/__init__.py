@@ -1,8 +1,29 @@
 """The Dash web app: live overview, nodes, what-if and reports (DESIGN sections 1 and 8).
 
-Only the ``mace`` commands (and tests and benchmarks) import this package.
-``create_app`` is imported on first use, so importing a helper module such as
-:mod:`dashboard.report` does not load Dash.
+One folder per feature, each with its ids, layout, callbacks, views and figures:
+``overview``, ``nodes``, ``whatif`` (its tabs inside), ``reports``, ``health`` and
+``help``. A feature imports only ``shell`` (what every page shares: the top bar and
+its pickers, callback registration, background jobs, theme, shared figure pieces, the
+operator graph, the glossary) and ``core`` (runs and their cache, report, monitoring,
+violations, time axis: no Dash, so the ``mace`` commands may use it). The commands
+import only :func:`create_app`, ``core`` and :mod:`dashboard.context`; import-linter
+checks all of this (``make check``).
+
+Callbacks are registered one way. A module declares its callbacks on its own
+:class:`dashboard.shell.callbacks.Callbacks` (``@callbacks.callback(...)``, with the
+arguments of ``dash.callback``; browser scripts with ``callbacks.clientside_callback``);
+nothing reaches Dash at import. Each feature's ``page.py`` lists them in a
+:class:`dashboard.shell.callbacks.Page`, and :func:`create_app` registers every page
+on the app it builds: the page goes into Dash's page registry and each callback onto
+that app with ``app.callback``. So every app (tests build many in one process) gets
+every callback once, background callbacks included; ``dash.callback``, which hands
+its callbacks to whichever app is set up next, is not used. A server callback opens
+with :func:`dashboard.shell.callbacks.chosen_run` (the run of the top bar) and is
+wrapped in :func:`dashboard.shell.callbacks.answers`, which turns a ``MaceError``
+into the callback's one-line failure answer.
+
+``create_app`` is imported on first use, so importing a core module such as
+:mod:`dashboard.core.report` does not load Dash.
 """
 
 from __future__ import annotations

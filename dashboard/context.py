@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import dash
 import flask
 
-from dashboard.data import Database, RunCache
+from dashboard.core.data import Database, RunCache
 from estimator.whatif import WhatIfEngine
 
 CONFIG_KEY = "MACE_DASHBOARD"

@@ -84,7 +84,7 @@ class _Latency(Protocol):
 
 
 class MeasuredRun(Protocol):
-    """What verification reads of a stored run (``dashboard.data.RunData`` has it)."""
+    """What verification reads of a stored run (``dashboard.core.data.RunData`` has it)."""
 
     @property
     def topology(self) -> Topology: ...

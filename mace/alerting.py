@@ -1,7 +1,7 @@
 """The alert pass after each ingestion pass (``mace ingest``, ``mace serve --landing``).
 
 For each run that received data, the pass raises the run's alerts
-(:func:`dashboard.monitoring.run_alerts`: objectives breached, measured and
+(:func:`dashboard.core.monitoring.run_alerts`: objectives breached, measured and
 predicted, and drift; the predictive model is the run's refit one if a training
 window is stored, :func:`storage.scenarios.set_training_window`) and records them
 (:func:`storage.alerts.record_alerts`, which never duplicates one). With a webhook
@@ -102,8 +102,8 @@ def evaluate_runs(
 ) -> PassResult:
     """Raise and record the alerts of ``run_ids`` (None: every run) on a writable
     connection; a run that cannot be evaluated is reported in ``errors``, the others go on."""
-    from dashboard.data import load_run
-    from dashboard.monitoring import run_alerts
+    from dashboard.core.data import load_run
+    from dashboard.core.monitoring import run_alerts
     from estimator.alerts import DEFAULT_GAP
     from storage import reads
     from storage.alerts import record_alerts

@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dashboard.report import report_csv
+    from dashboard.core.report import report_csv
 
     if not 0 < args.training_share <= 1:
         raise UsageError(f"--training-share must be in (0, 1], got {args.training_share}")
@@ -76,7 +76,7 @@ def load_report(
     db: Path, run_id: str | None, training_share: float, estimator: str
 ) -> dict[str, Any]:
     """The report of ``run_id`` (default: the last run) read from the DuckDB file ``db``."""
-    from dashboard.report import build_report
+    from dashboard.core.report import build_report
 
     run_data, goals = load_run_data(db, run_id)
     return build_report(run_data, goals, training_share, estimator=estimator)
@@ -91,7 +91,7 @@ def fetch_report(
     import urllib.parse
     import urllib.request
 
-    from dashboard.api import REPORT_PATH
+    from dashboard.core.report import REPORT_PATH
 
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -124,10 +124,10 @@ def fetch_report(
 
 
 def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
-    """A stored run's data (``dashboard.data.RunData``) and its latency objectives;
+    """A stored run's data (``dashboard.core.data.RunData``) and its latency objectives;
     ``run_id`` defaults to the last run."""
-    from dashboard.data import load_run
-    from dashboard.report import choose_run
+    from dashboard.core.data import load_run
+    from dashboard.core.report import choose_run
     from storage import reads
     from storage.db import connect_to_read
     from storage.scenarios import objectives

@@ -131,12 +131,11 @@ def open_app(
     live simulator applies the What-if page's placement requests (``mace demo``)."""
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
-    from dashboard.optimizer import create_manager
 
     app = create_app(
         db,
         refresh_seconds=refresh_seconds,
-        background_manager=create_manager(jobs),
+        jobs=jobs,
         credentials=credentials,
         live_run=live_run,
     )

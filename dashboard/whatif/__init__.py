@@ -1,1 +1,3 @@
-"""The What-if page's tabs, one module each (the page is :mod:`dashboard.pages.whatif`)."""
+"""The What-if page: the page (``page``), its tabs (``editor``, ``admit``,
+``provision``, ``plans``), the baseline line and live apply above them, and their
+views (``scenario``, ``planning``, ``link``, ``live``, ``optimizer``)."""

@@ -1,4 +1,4 @@
-"""The What-if page's "Admit a query" tab (issue 18): can a new query, uploaded or
+"""The What-if page's "Admit a query" tab (admission control): can a new query, uploaded or
 pasted, run next to the scenario without breaking a latency objective?"""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, dcc, html, no_update
 
-from dashboard import ids, planning_view
-from dashboard.glossary import term
+from dashboard.shell.callbacks import Callbacks, answers
+from dashboard.shell.glossary import term
+from dashboard.whatif import ids, planning
 from dashboard.whatif.common import (
-    CallbackSet,
     cached_scenario,
     decided,
     decision_alert,
@@ -25,12 +25,10 @@ from dashboard.whatif.common import (
     table,
     upload,
 )
-from estimator.errors import MaceError
 from estimator.placement import ALGORITHMS
 from estimator.whatif import ScenarioError, parse_positive
 
-callbacks = CallbackSet()
-
+callbacks = Callbacks()
 
 QUERY_EXAMPLE = """# a query file: the new query, its operators and its new sources' arrivals
 query: q9
@@ -41,10 +39,9 @@ sources:                        # new sources (running ones are read by id)
   - {id: orders, arrivals: [100, 120, 80, 95]}   # events per subinterval
 placement: {o1: n1}             # optional: where to start"""
 
-
 ADMIT_ALGORITHMS = [
     *({"label": a, "value": a} for a in ALGORITHMS),
-    {"label": "as in the file (no search)", "value": planning_view.AS_IN_FILE},
+    {"label": "as in the file (no search)", "value": planning.AS_IN_FILE},
 ]
 
 
@@ -131,12 +128,10 @@ def tab() -> html.Div:
     state={"filename": State(ids.WI_AD_UPLOAD, "filename")},
     prevent_initial_call=True,
 )
+@answers(lambda message: {"text": no_update, **decided(message, "danger")})
 def admit_upload(contents: str | None, filename: str | None) -> dict[str, Any]:
     """An uploaded query file goes into the text box (to read, edit, then check)."""
-    try:
-        text = planning_view.upload_text(contents, filename)
-    except MaceError as exc:
-        return {"text": no_update, **decided(str(exc), "danger")}
+    text = planning.upload_text(contents, filename)
     return {"text": text, **decided(f"loaded {filename}", "secondary")}
 
 
@@ -161,6 +156,7 @@ TABLES = {"queries": ids.WI_AD_QUERIES, "placement": ids.WI_AD_PLACEMENT}
         busy=(ids.WI_AD_BUSY, "placing the new operators…"),
     )
 )
+@answers(proposal_failed(TABLES))
 def admit(
     start: Any,
     inputs_key: str | None,
@@ -175,27 +171,24 @@ def admit(
 ) -> dict[str, Any]:
     """Admission control of the query in the text box against the scenario (a worker
     process: inputs from the engine's cache, objectives from the page's store)."""
-    try:
-        if not (text or "").strip():
-            raise ScenarioError("admit: upload or paste a query file first")
-        query = planning_view.added_query_from_text(text or "", filename or "query file")
-        engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
-        view = planning_view.admission(
-            engine,
-            inputs,
-            scenario,
-            query,
-            planning_view.stored_objectives(objectives),
-            new_objective=(
-                None
-                if not str(objective or "").strip()
-                else planning_view.parse_objective(objective, "objective of the new query")
-            ),
-            algorithm=algorithm or "mace-hc",
-            budget=parse_positive(budget, "time budget", upper=planning_view.MAX_PLANNING_BUDGET),
-        )
-    except MaceError as exc:
-        return proposal_failed(exc, TABLES)
+    if not (text or "").strip():
+        raise ScenarioError("admit: upload or paste a query file first")
+    query = planning.added_query_from_text(text or "", filename or "query file")
+    engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
+    view = planning.admission(
+        engine,
+        inputs,
+        scenario,
+        query,
+        planning.stored_objectives(objectives),
+        new_objective=(
+            None
+            if not str(objective or "").strip()
+            else planning.parse_objective(objective, "objective of the new query")
+        ),
+        algorithm=algorithm or "mace-hc",
+        budget=parse_positive(budget, "time budget", upper=planning.MAX_PLANNING_BUDGET),
+    )
     tables = {"queries": view.rows, "placement": view.placement}
     return proposal_found(
         view.message, view.admitted, tables, view.scenario, f"admitted {view.query}"

@@ -1,6 +1,7 @@
-"""The What-if page's "Apply to the running system" block (issue 15). The button sends
+"""The What-if page's "Apply to the running system" block: a what-if answer
+put into practice. The button sends
 the scenario's placement as a request (:mod:`storage.placement_requests`) that the live
-simulator of ``mace demo`` polls and applies; :mod:`dashboard.live_view` decides when it
+simulator of ``mace demo`` polls and applies; :mod:`dashboard.whatif.live` decides when it
 is available."""
 
 from __future__ import annotations
@@ -10,13 +11,16 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import Input, Output, html, no_update
 
-from dashboard import context, ids, live_view
-from dashboard.whatif.common import MESSAGE, SCENARIO, CallbackSet, run_inputs, scenario_of
+from dashboard import context
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import Callbacks, answers
+from dashboard.whatif import ids, live
+from dashboard.whatif.common import MESSAGE, SCENARIO, run_inputs, scenario_of
 from estimator.errors import MaceError
 from estimator.whatif import ScenarioError, scenario_from_json
 from storage import placement_requests
 
-callbacks = CallbackSet()
+callbacks = Callbacks()
 
 
 def live_apply_block() -> html.Div:
@@ -46,26 +50,24 @@ def _live_state(run_id: str | None) -> tuple[bool, str]:
             counters = app.runs.get(run_id).info.counters
         except MaceError:
             return False, "Select a run."
-    enabled, why = live_view.availability(run_id, app.live_run, counters)
+    enabled, why = live.availability(run_id, app.live_run, counters)
     if enabled:
         with app.database.cursor() as cur:
             latest = placement_requests.latest_request(cur, run_id or "")
-        why = live_view.request_status(latest) or why
+        why = live.request_status(latest) or why
     return enabled, why
 
 
 @callbacks.callback(
     Output(ids.WI_LIVE_APPLY, "disabled"),
     Output(ids.WI_LIVE_STATUS, "children"),
-    Input(ids.RUN, "value"),
-    Input(ids.RUN_REFRESH, "n_intervals"),
+    Input(shell_ids.RUN, "value"),
+    Input(shell_ids.RUN_REFRESH, "n_intervals"),
 )
+@answers(lambda message: (True, message))
 def live_state(run_id: str | None, _: Any) -> tuple[bool, str]:
     """The button is enabled only for the run a live simulator listens to."""
-    try:
-        enabled, why = _live_state(run_id)
-    except MaceError as exc:
-        return True, str(exc)
+    enabled, why = _live_state(run_id)
     return not enabled, why
 
 
@@ -75,21 +77,19 @@ def live_state(run_id: str | None, _: Any) -> tuple[bool, str]:
     state=SCENARIO,
     prevent_initial_call=True,
 )
+@answers(lambda message: {"status": no_update, "text": message, "open": True})
 def apply_live(apply: Any, run_id: str | None, data: Any, windows: Any) -> dict[str, Any]:
     """Store the scenario's placement as a request to the live simulator."""
-    try:
-        enabled, why = _live_state(run_id)
-        if not enabled:
-            raise ScenarioError(why)
-        inputs = run_inputs(run_id, windows)
-        app = context.current()
-        deployment, _ = app.engine.applied(
-            inputs, scenario_from_json(scenario_of(inputs, data, run_id))
-        )
-        placement = live_view.requested_placement(inputs.topology, deployment)
-        with app.database.cursor() as cur:
-            placement_requests.request_placement(cur, run_id or "", placement)
-            latest = placement_requests.latest_request(cur, run_id or "")
-    except MaceError as exc:
-        return {"status": no_update, "text": str(exc), "open": True}
-    return {"status": live_view.request_status(latest), "text": "", "open": False}
+    enabled, why = _live_state(run_id)
+    if not enabled:
+        raise ScenarioError(why)
+    inputs = run_inputs(run_id, windows)
+    app = context.current()
+    deployment, _ = app.engine.applied(
+        inputs, scenario_from_json(scenario_of(inputs, data, run_id))
+    )
+    placement = live.requested_placement(inputs.topology, deployment)
+    with app.database.cursor() as cur:
+        placement_requests.request_placement(cur, run_id or "", placement)
+        latest = placement_requests.latest_request(cur, run_id or "")
+    return {"status": live.request_status(latest), "text": "", "open": False}

@@ -1,5 +1,5 @@
-"""The scenario's pinned baseline window and the scenario in the URL (issue 14; the rules
-are in :mod:`dashboard.whatif_link`).
+"""The scenario's pinned baseline window and the scenario in the URL (the rules are
+in :mod:`dashboard.whatif.link`).
 
 The window is pinned when a run's scenario starts (on the run's data so far) and stays
 while live data arrives, so that Optimize and the applied placement are compared with
@@ -21,14 +21,18 @@ from urllib.parse import parse_qs
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, ctx, html, no_update
 
-from dashboard import context, ids, whatif_link, whatif_view
-from dashboard.data import RunData
-from dashboard.urlquery import merged
-from dashboard.whatif.common import CallbackSet
+from dashboard import context
+from dashboard.core import data as core_data
+from dashboard.core.data import RunData
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import Callbacks, answers, chosen_run
+from dashboard.shell.urlquery import merged
+from dashboard.whatif import ids, scenario
+from dashboard.whatif import link as whatif_link
 from estimator.errors import MaceError
 from estimator.whatif import ScenarioError
 
-callbacks = CallbackSet()
+callbacks = Callbacks()
 
 
 def line() -> html.Div:
@@ -61,9 +65,9 @@ def _adopt(link: Any, data: Any, windows: Any) -> tuple[Any, Any, list[str]]:
     if window[1] > run.intervals:
         problems.append("the link's baseline window ends after the run's data: it was left out")
         window = (0, run.intervals)
-    inputs = whatif_view.inputs_for_run(app.engine, run, window)
+    inputs = core_data.inputs_for_run(app.engine, run, window)
     edits, left_out = whatif_link.adopt_edits(inputs, adopted.pairs)
-    data = whatif_view.with_edits(data, adopted.run_id, edits)
+    data = scenario.with_edits(data, adopted.run_id, edits)
     return data, whatif_link.with_window(windows, adopted.run_id, window), problems + left_out
 
 
@@ -115,20 +119,16 @@ def label(windows: Any, run: RunData) -> str:
 
 @callbacks.callback(
     Output(ids.WI_BASELINE_LABEL, "children", allow_duplicate=True),
-    Input(ids.RUN_REFRESH, "n_intervals"),
+    Input(shell_ids.RUN_REFRESH, "n_intervals"),
     State(ids.WI_BASELINE, "data"),
-    State(ids.RUN, "value"),
+    State(shell_ids.RUN, "value"),
     prevent_initial_call=True,
 )
+@answers(lambda _: "")
 def baseline_label(_: Any, windows: Any, run_id: str | None) -> str:
     """The label again at each refresh, as new data arrives (the scenario view draws it
     with the scenario)."""
-    if not run_id:
-        return ""
-    try:
-        return label(windows, context.current().runs.get(run_id))
-    except MaceError:
-        return ""
+    return label(windows, chosen_run(run_id))
 
 
 def query(search: str | None, run_id: str | None, data: Any, windows: Any) -> Any:
@@ -139,7 +139,7 @@ def query(search: str | None, run_id: str | None, data: Any, windows: Any) -> An
     if not run_id or named != run_id:
         return no_update
     window = whatif_link.window_for(windows, run_id)
-    edits = whatif_view.edits_for(data, run_id)
+    edits = scenario.edits_for(data, run_id)
     value = whatif_link.encode_link(run_id, window, edits) if window or edits else None
     out = merged(search, {"scenario": value})
     return out if out != (search or "") else no_update
@@ -147,13 +147,14 @@ def query(search: str | None, run_id: str | None, data: Any, windows: Any) -> An
 
 @callbacks.callback(
     Output(ids.WI_URL_QUERY, "data"),
-    Input(ids.RUN, "value"),
+    Input(shell_ids.RUN, "value"),
     Input(ids.WI_REPIN, "n_clicks"),
-    State(ids.URL, "search"),
+    State(shell_ids.URL, "search"),
     State(ids.WI_SCENARIO, "data"),
     State(ids.WI_BASELINE, "data"),
     State(ids.WI_LINK, "data"),
 )
+@answers(lambda _: no_update)
 def url_query(
     run_id: str | None, repin: Any, search: str | None, data: Any, windows: Any, link: Any
 ) -> Any:
@@ -163,13 +164,7 @@ def url_query(
     rule), written at once rather than after the view is drawn; an edit writes its own.
     (A page store in between: a callback writing the shell's URL from the top bar's
     inputs would fire on other pages too.)"""
-    if not run_id:
-        return no_update
-    try:
-        run = context.current().runs.get(run_id)
-    except MaceError:
-        return no_update
-    settled = settle(link, repinned(), run, data, windows)
+    settled = settle(link, repinned(), chosen_run(run_id), data, windows)
     return query(search, run_id, settled.data, settled.windows)
 
 
@@ -177,7 +172,7 @@ def url_query(
 # trip less before the shell's links follow it.
 callbacks.clientside_callback(
     "function(query) { return query == null ? window.dash_clientside.no_update : query; }",
-    Output(ids.URL, "search", allow_duplicate=True),
+    Output(shell_ids.URL, "search", allow_duplicate=True),
     Input(ids.WI_URL_QUERY, "data"),
     prevent_initial_call=True,
 )

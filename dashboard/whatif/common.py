@@ -3,57 +3,22 @@ page's message and note outputs, and the run's baseline and scenario."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import dash
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, dcc, html
 from dash.dash_table.DataTable import DataTable
 
-from dashboard import context, ids, planning_view, whatif_link, whatif_view
-from dashboard.data import RunData
-from dashboard.jobs import background_job
-from estimator.whatif import RunInputs, ScenarioError, WhatIfEngine
-
-
-class CallbackSet:
-    """Callbacks declared at import and registered with ``dash.callback`` by the page.
-
-    Dash Pages executes a page module anew for every app it builds (tests build many),
-    and ``dash.callback`` hands its callbacks to the next app created. A tab module is
-    imported once per process, so it declares its callbacks here and the page module,
-    run once per app, calls :meth:`register`: every app gets every callback once.
-    """
-
-    def __init__(self) -> None:
-        self._declared: list[tuple[tuple[Any, ...], dict[str, Any], Callable[..., Any]]] = []
-        self._clientside: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
-
-    def callback(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Any]:
-        """Like ``dash.callback``; the function is returned unchanged (testable as is)."""
-
-        def declare(function: Callable[..., Any]) -> Callable[..., Any]:
-            self._declared.append((args, kwargs, function))
-            return function
-
-        return declare
-
-    def clientside_callback(self, script: str, *args: Any, **kwargs: Any) -> None:
-        """Like ``dash.clientside_callback``: ``script`` runs in the browser, without a
-        request to the server."""
-        self._clientside.append((script, args, kwargs))
-
-    def register(self) -> None:
-        """Give the declared callbacks to the app being built. Each gets copies of its
-        declaration: Dash merges a callback's inputs into the ``state`` dict it is given,
-        which must not leak into another callback or another app."""
-        for args, kwargs, function in self._declared:
-            dash.callback(*copy.deepcopy(args), **copy.deepcopy(kwargs))(function)
-        for script, args, kwargs in self._clientside:
-            dash.clientside_callback(script, *copy.deepcopy(args), **copy.deepcopy(kwargs))
-
+from dashboard import context
+from dashboard.core import data as core_data
+from dashboard.core.data import RunData
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import chosen_run
+from dashboard.shell.jobs import background_job
+from dashboard.whatif import ids, link, planning
+from dashboard.whatif import scenario as whatif_scenario
+from estimator.whatif import RunInputs, WhatIfEngine
 
 TAB_EDITOR, TAB_ADMIT, TAB_PROVISION, TAB_PLANS = "editor", "admit", "provision", "plans"
 TABLE_STYLE = {"fontSize": 13, "padding": "2px 6px", "textAlign": "left"}
@@ -69,11 +34,11 @@ def row(label: str | list[Any], *children: Any) -> dbc.Row:
 
 def upload(component: str, text: str, multiple: bool = False) -> dcc.Upload:
     """A bounded drop zone for YAML or JSON files."""
-    kib = planning_view.MAX_UPLOAD_BYTES // 1024
+    kib = planning.MAX_UPLOAD_BYTES // 1024
     return dcc.Upload(
         id=component,
         children=html.Div([text, html.Small(f" (YAML or JSON, at most {kib} KiB each)")]),
-        max_size=planning_view.MAX_UPLOAD_BYTES,
+        max_size=planning.MAX_UPLOAD_BYTES,
         multiple=multiple,
         accept=".yaml,.yml,.json",
         className="upload-box",
@@ -111,32 +76,30 @@ def notify(note: str) -> dict[str, Any]:
     return {"note": note, "note_open": bool(note), "text": "", "open": False}
 
 
-def failed(exc: Exception) -> dict[str, Any]:
+def failed(message: str) -> dict[str, Any]:
     """Outputs of a failure: the note closed, the error message shown."""
-    return {"note": "", "note_open": False, "text": str(exc), "open": True}
+    return {"note": "", "note_open": False, "text": message, "open": True}
 
 
 def run_inputs(run_id: str | None, windows: Any) -> RunInputs:
     """The What-if baseline of the selected run, on its pinned window (``windows``: the
     page's session store of them; all the run's data while none is pinned)."""
-    if not run_id:
-        raise ScenarioError("select a run")
-    return inputs_of(context.current().runs.get(run_id), windows)
+    return inputs_of(chosen_run(run_id), windows)
 
 
 def inputs_of(run: RunData, windows: Any) -> RunInputs:
     """:func:`run_inputs` of a run already read."""
-    window = whatif_link.window_for(windows, run.info.run_id)
-    return whatif_view.inputs_for_run(context.current().engine, run, window)
+    window = link.window_for(windows, run.info.run_id)
+    return core_data.inputs_for_run(context.current().engine, run, window)
 
 
 def scenario_of(inputs: RunInputs, store: Any, run_id: str | None) -> dict[str, Any]:
     """The scenario JSON of the run's edit log in the session store."""
-    return whatif_view.fold_edits(inputs, whatif_view.edits_for(store, run_id))
+    return whatif_scenario.fold_edits(inputs, whatif_scenario.edits_for(store, run_id))
 
 
 SCENARIO = {
-    "run_id": State(ids.RUN, "value"),
+    "run_id": State(shell_ids.RUN, "value"),
     "data": State(ids.WI_SCENARIO, "data"),
     "windows": State(ids.WI_BASELINE, "data"),
 }
@@ -145,7 +108,7 @@ window (callback state)."""
 
 SCENARIO_STATE = {
     "inputs_key": State(ids.WI_INPUTS_KEY, "data"),
-    "run_id": State(ids.RUN, "value"),
+    "run_id": State(shell_ids.RUN, "value"),
     "data": State(ids.WI_SCENARIO, "data"),
 }
 """What a background job rebuilds the scenario from (a worker never reads the database)."""
@@ -203,7 +166,7 @@ def proposal_search(
     **job: Any,
 ) -> dict[str, Any]:
     """The callback declaration of a planning tab's search: started by the button
-    ``start`` and run in the background (``job``: see :func:`dashboard.jobs.background_job`)
+    ``start`` and run in the background (``job``: see :func:`dashboard.shell.jobs.background_job`)
     on the scenario and ``state``; it answers in the ``decision`` alert and ``tables``
     (output key -> DataTable id), and keeps its proposal in the store ``result``, which
     the ``apply`` button loads as the scenario."""
@@ -220,10 +183,15 @@ def proposal_search(
     }
 
 
-def proposal_failed(exc: Exception, tables: Iterable[str]) -> dict[str, Any]:
-    """A planning search that failed: the message, empty ``tables``, nothing to apply."""
+def proposal_failed(tables: Iterable[str]) -> Callable[[str], dict[str, Any]]:
+    """The answer of a planning search that failed (for :func:`answers`): the message,
+    empty ``tables``, nothing to apply."""
     empty: dict[str, list[Any]] = {key: [] for key in tables}
-    return {**decided(str(exc), "danger"), **empty, "result": None, "apply_disabled": True}
+
+    def answer(message: str) -> dict[str, Any]:
+        return {**decided(message, "danger"), **empty, "result": None, "apply_disabled": True}
+
+    return answer
 
 
 def proposal_found(

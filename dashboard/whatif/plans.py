@@ -1,4 +1,4 @@
-"""The What-if page's "Compare plans" tab (issue 18): the running plan of a query ranked
+"""The What-if page's "Compare plans" tab (plan choice): the running plan of a query ranked
 against uploaded alternative plans."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, dcc, html
 from dash.dash_table.DataTable import DataTable
 
-from dashboard import ids, planning_view
-from dashboard.glossary import term
+from dashboard.shell import ids as shell_ids
+from dashboard.shell.callbacks import Callbacks, answers
+from dashboard.shell.glossary import term
+from dashboard.whatif import ids, planning
 from dashboard.whatif.common import (
     TABLE_STYLE,
-    CallbackSet,
     decided,
     decision_alert,
     decision_outputs,
@@ -21,10 +22,8 @@ from dashboard.whatif.common import (
     run_inputs,
     upload,
 )
-from estimator.errors import MaceError
 
-callbacks = CallbackSet()
-
+callbacks = Callbacks()
 
 CRITERIA = [
     {"label": "MaceWC (worst case)", "value": "mace_wc"},
@@ -66,7 +65,7 @@ def tab() -> html.Div:
                     dbc.Col(
                         upload(
                             ids.WI_PL_UPLOAD,
-                            f"Drop up to {planning_view.MAX_PLANS} plan files here or click",
+                            f"Drop up to {planning.MAX_PLANS} plan files here or click",
                             multiple=True,
                         ),
                         md=7,
@@ -103,11 +102,12 @@ def tab() -> html.Div:
     },
     state={
         "filenames": State(ids.WI_PL_UPLOAD, "filename"),
-        "run_id": State(ids.RUN, "value"),
+        "run_id": State(shell_ids.RUN, "value"),
         "windows": State(ids.WI_BASELINE, "data"),
     },
     prevent_initial_call=True,
 )
+@answers(lambda message: {"rows": [], **decided(message, "danger")})
 def compare_plans(
     contents: list[str] | None,
     criterion: str | None,
@@ -119,15 +119,12 @@ def compare_plans(
     """Rank the running plan of the query against the uploaded plans."""
     if not contents:
         return {"rows": [], **decided("", "secondary")}
-    try:
-        names = list(filenames or [])
-        files = [
-            (name, planning_view.upload_text(content, name))
-            for name, content in zip(names, contents, strict=False)
-        ]
-        ranking = planning_view.plan_ranking(
-            run_inputs(run_id, windows), query, files, criterion or "mace_wc"
-        )
-    except MaceError as exc:
-        return {"rows": [], **decided(str(exc), "danger")}
+    names = list(filenames or [])
+    files = [
+        (name, planning.upload_text(content, name))
+        for name, content in zip(names, contents, strict=False)
+    ]
+    ranking = planning.plan_ranking(
+        run_inputs(run_id, windows), query, files, criterion or "mace_wc"
+    )
     return {"rows": ranking.rows, **decided(ranking.message, "success")}

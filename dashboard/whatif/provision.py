@@ -1,4 +1,4 @@
-"""The What-if page's "Provision for an objective" tab (issue 18): the fewest nodes, or
+"""The What-if page's "Provision for an objective" tab (capacity planning): the fewest nodes, or
 the least added capacity, that keep every query within a latency objective."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from typing import Any
 import dash_bootstrap_components as dbc
 from dash import State, html
 
-from dashboard import ids, planning_view
-from dashboard.glossary import term
-from dashboard.jobs import job_buttons
+from dashboard.shell.callbacks import Callbacks, answers
+from dashboard.shell.glossary import term
+from dashboard.shell.jobs import job_buttons
+from dashboard.whatif import ids, planning
 from dashboard.whatif.common import (
-    CallbackSet,
     cached_scenario,
     decision_alert,
     proposal_button,
@@ -24,10 +24,9 @@ from dashboard.whatif.common import (
     row,
     table,
 )
-from estimator.errors import MaceError
 from estimator.whatif import MAX_CAPACITY, parse_positive
 
-callbacks = CallbackSet()
+callbacks = Callbacks()
 
 
 def tab() -> html.Div:
@@ -129,6 +128,7 @@ TABLES = {"queries": ids.WI_PV_QUERIES, "nodes": ids.WI_PV_NODES}
         text=ids.WI_PV_BUSY,
     )
 )
+@answers(proposal_failed(TABLES))
 def provision(
     set_progress: Callable[[str], None],
     start: Any,
@@ -141,23 +141,20 @@ def provision(
     budget: Any,
 ) -> dict[str, Any]:
     """Nodes or capacity the objective needs on the scenario (a worker process)."""
-    try:
-        seconds = planning_view.parse_objective(objective)
-        engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
-        view = planning_view.provisioning(
-            engine,
-            inputs,
-            scenario,
-            seconds,
-            mode=mode or "nodes",
-            node_capacity=parse_positive(capacity, "node capacity", upper=MAX_CAPACITY),
-            budget=parse_positive(budget, "search budget", upper=planning_view.MAX_PLANNING_BUDGET),
-            progress=lambda count: set_progress(
-                f"searching placements on {count} node{'s' * (count != 1)}…"
-            ),
-        )
-    except MaceError as exc:
-        return proposal_failed(exc, TABLES)
+    seconds = planning.parse_objective(objective)
+    engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
+    view = planning.provisioning(
+        engine,
+        inputs,
+        scenario,
+        seconds,
+        mode=mode or "nodes",
+        node_capacity=parse_positive(capacity, "node capacity", upper=MAX_CAPACITY),
+        budget=parse_positive(budget, "search budget", upper=planning.MAX_PLANNING_BUDGET),
+        progress=lambda count: set_progress(
+            f"searching placements on {count} node{'s' * (count != 1)}…"
+        ),
+    )
     tables = {"queries": view.rows, "nodes": view.nodes}
     return proposal_found(
         view.message, view.feasible, tables, view.scenario, f"provisioned: {view.label}"

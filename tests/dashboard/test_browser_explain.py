@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 
-from dashboard import ids
 from dashboard.app import create_app
+from tests.dashboard import ids
 
 pytestmark = pytest.mark.browser
 

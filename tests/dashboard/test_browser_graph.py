@@ -15,9 +15,9 @@ from dash.testing.wait import until
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 
-from dashboard import ids
-from dashboard import operator_graph as og
 from dashboard.app import create_app
+from dashboard.shell.graph import elements, style
+from tests.dashboard import ids
 
 pytestmark = pytest.mark.browser
 
@@ -120,7 +120,7 @@ def test_overview_graph_is_readable_grouped_and_bounded(dash_duo, five_node_db: 
     # fitted on load: the whole graph in view, the labels 11 px or more
     assert state["inside"]
     assert state["font"] >= 11, state
-    assert (state["minZoom"], state["maxZoom"]) == (og.MIN_ZOOM, og.MAX_ZOOM)
+    assert (state["minZoom"], state["maxZoom"]) == (style.MIN_ZOOM, style.MAX_ZOOM)
 
     # a fast wheel never zooms past the limit; Fit brings the whole graph back
     # (wheeled again until it zooms: a graph still being drawn is fitted once more)
@@ -129,18 +129,18 @@ def test_overview_graph_is_readable_grouped_and_bounded(dash_duo, five_node_db: 
         return graph_state(dash_duo, graph)["zoom"] > state["zoom"] * 1.5
 
     until(zoomed_in, timeout=15)
-    assert graph_state(dash_duo, graph)["zoom"] <= og.MAX_ZOOM
+    assert graph_state(dash_duo, graph)["zoom"] <= style.MAX_ZOOM
     dash_duo.find_element(f"#{ids.OV_GRAPH_FIT}").click()
     until(lambda: graph_state(dash_duo, graph)["inside"], timeout=10)
     assert graph_state(dash_duo, graph)["zoom"] == pytest.approx(state["zoom"], rel=0.02)
     # colour by share of the backlog by default, with its legend; then by node
     legend = f"#{ids.OV_GRAPH_LEGEND}"
     dash_duo.wait_for_contains_text(legend, "the whole backlog", timeout=10)
-    dash_duo.find_element(f"#{ids.OV_GRAPH_MODE} input[value='{og.NODE}']").click()
+    dash_duo.find_element(f"#{ids.OV_GRAPH_MODE} input[value='{style.NODE}']").click()
     dash_duo.wait_for_contains_text(legend, "n5", timeout=10)
-    colors = og.node_colors([f"n{k}" for k in range(1, 6)])
+    colors = elements.node_colors([f"n{k}" for k in range(1, 6)])
     until(lambda: graph_state(dash_duo, graph)["colors"]["q3_join"] == rgb(colors["n3"]), 10)
-    dash_duo.find_element(f"#{ids.OV_GRAPH_MODE} input[value='{og.UTILISATION}']").click()
+    dash_duo.find_element(f"#{ids.OV_GRAPH_MODE} input[value='{style.UTILISATION}']").click()
     dash_duo.wait_for_contains_text(legend, "150% and more", timeout=10)
     assert console_messages(dash_duo) == []
     assert dash_duo.get_logs() == []
@@ -160,11 +160,11 @@ def test_whatif_graph_shows_a_moved_operator_in_its_new_machine(dash_duo, five_n
     dash_duo.select_dcc_dropdown(f"#{ids.WI_TARGET}", value="n4")
     dash_duo.find_element(f"#{ids.WI_MOVE}").click()
     until(lambda: graph_state(dash_duo, graph)["parents"]["q1_join"] == "machine:n4", 30)
-    dash_duo.find_element(f"#{ids.WI_GRAPH_MODE} input[value='{og.CHANGE}']").click()
+    dash_duo.find_element(f"#{ids.WI_GRAPH_MODE} input[value='{style.CHANGE}']").click()
     dash_duo.wait_for_contains_text(f"#{ids.WI_GRAPH_LEGEND}", "moved by the scenario", 10)
-    until(lambda: graph_state(dash_duo, graph)["colors"]["q1_join"] == rgb(og.MOVED), 10)
+    until(lambda: graph_state(dash_duo, graph)["colors"]["q1_join"] == rgb(style.MOVED), 10)
     after = graph_state(dash_duo, graph)
-    assert after["colors"]["q1_output"] == rgb(og.NEUTRAL)
+    assert after["colors"]["q1_output"] == rgb(style.NEUTRAL)
     assert after["font"] >= 11 and after["inside"], after
     # a graph changed while its tab is hidden is fitted again when the tab comes back
     tab(dash_duo, "Admit a query")

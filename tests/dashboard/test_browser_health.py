@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dashboard import ids
 from dashboard.app import create_app
 from storage import writes
 from storage.db import connect
+from tests.dashboard import ids
 
 pytestmark = pytest.mark.browser
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import ids
 from dashboard.app import create_app
-from dashboard.glossary import GLOSSARY, term_id
+from dashboard.shell.glossary import GLOSSARY, term_id
+from tests.dashboard import ids
 
 pytestmark = pytest.mark.browser
 

@@ -15,8 +15,8 @@ import pytest
 from dash.testing.wait import until
 from selenium.webdriver.common.action_chains import ActionChains
 
-from dashboard import ids
 from dashboard.app import create_app
+from tests.dashboard import ids
 
 pytestmark = pytest.mark.browser
 

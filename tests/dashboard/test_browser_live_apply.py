@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from dash.testing.wait import until
 
-from dashboard import ids, live_view
 from dashboard.app import create_app
+from dashboard.whatif import live as whatif_live
 from estimator.loaders import dump_topology
 from estimator.model import topology_from_dict
 from ingest.extract import discover
@@ -24,6 +24,7 @@ from simulator.live import run_live
 from simulator.workloads import workload_model
 from storage.db import connect
 from storage.placement_requests import APPLIED, latest_request
+from tests.dashboard import ids
 from tests.dashboard.builders import SMALL_TOPOLOGY
 
 pytestmark = pytest.mark.browser
@@ -93,6 +94,6 @@ def test_without_a_live_simulator_the_button_says_why(dash_duo, small_db: Path) 
     _open(dash_duo, create_app(small_db, refresh_seconds=60))
     dash_duo.wait_for_contains_text(STATUS, "no live simulator listens", timeout=10)
     assert not dash_duo.find_element(BUTTON).is_enabled()
-    assert dash_duo.find_element(STATUS).text == live_view.NO_LIVE_ENGINE
+    assert dash_duo.find_element(STATUS).text == whatif_live.NO_LIVE_ENGINE
     _shot(dash_duo, "whatif-live-unavailable")
     assert dash_duo.get_logs() == []

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from dash.testing.wait import until
 
-from dashboard import ids
 from dashboard.app import create_app
 from estimator.loaders import dump_topology
 from estimator.model import topology_from_dict, version_starts
@@ -24,6 +23,7 @@ from simulator.live import run_live
 from simulator.workloads import workload_model
 from storage import reads
 from storage.db import connect
+from tests.dashboard import ids
 from tests.dashboard.builders import SMALL_TOPOLOGY
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark]

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from dash.testing.wait import until
 
-from dashboard import ids, views
 from dashboard.app import create_app
+from dashboard.nodes import views as nodes_views
+from tests.dashboard import ids
 
 pytestmark = pytest.mark.browser
 
@@ -41,13 +42,13 @@ def test_slow_node_switch_shows_updating_until_the_answer(
     until(lambda: _indicator(dash_duo)["loading"] is None, timeout=20)
     assert _indicator(dash_duo)["label"] == "none"  # nothing shown while nothing loads
 
-    real = views.node_view
+    real = nodes_views.node_view
 
     def slow_node_view(*args: Any, **kwargs: Any) -> Any:
         time.sleep(SLOW_SECONDS)  # the page's own callback, made slow on the server
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(views, "node_view", slow_node_view)
+    monkeypatch.setattr(nodes_views, "node_view", slow_node_view)
     dash_duo.driver.execute_script(
         "window.dash_clientside.set_props(arguments[0], {value: 'n2'});", ids.ND_NODE
     )

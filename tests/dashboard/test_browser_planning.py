@@ -10,10 +10,10 @@ import pytest
 from dash.testing.wait import until
 from selenium.webdriver.common.by import By
 
-from dashboard import ids
 from dashboard.app import create_app
 from storage.db import connect
 from storage.scenarios import set_objective
+from tests.dashboard import ids
 from tests.dashboard.builders import PLAN_B, QUERY_BREAKS_Q1, QUERY_FITS
 
 pytestmark = pytest.mark.browser

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from dash.testing.wait import until
 
-from dashboard import figures, ids
 from dashboard.app import create_app
+from dashboard.shell import theme
+from tests.dashboard import ids
 
 pytestmark = pytest.mark.browser
 
@@ -92,11 +93,11 @@ def test_the_nodes_heatmap_is_dark_on_a_dark_page(dash_duo, five_node_db: Path) 
     dash_duo.wait_for_page(url=dash_duo.server_url + "/nodes")
     dash_duo.wait_for_element(f"#{ids.ND_HEATMAP} .main-svg", timeout=30)
     dash_duo.wait_for_contains_text(f"#{ids.ND_DLTS}", "on n1", timeout=30)
-    until(lambda: _heat_scale(dash_duo)[0] == figures.DARK_PLOT, timeout=10)
-    assert _heat_scale(dash_duo) == [colour for _, colour in figures.DARK_HEAT]
+    until(lambda: _heat_scale(dash_duo)[0] == theme.DARK_PLOT, timeout=10)
+    assert _heat_scale(dash_duo) == [colour for _, colour in theme.DARK_HEAT]
     dash_duo.driver.save_screenshot("/tmp/i14u-nodes-dark.png")
     _prefer(dash_duo, "light")
-    until(lambda: _heat_scale(dash_duo) == [c for _, c in figures.YL_OR_RD], timeout=10)
+    until(lambda: _heat_scale(dash_duo) == [c for _, c in theme.YL_OR_RD], timeout=10)
     _prefer(dash_duo, "dark")
-    until(lambda: _heat_scale(dash_duo)[0] == figures.DARK_PLOT, timeout=10)
+    until(lambda: _heat_scale(dash_duo)[0] == theme.DARK_PLOT, timeout=10)
     assert dash_duo.get_logs() == []

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from dash.testing.wait import until
 
-from dashboard import ids
 from dashboard.app import create_app
 from storage.db import connect
 from storage.scenarios import set_objective
+from tests.dashboard import ids
 from tests.dashboard.builders import SMALL_TOPOLOGY, write_small_run
 
 pytestmark = pytest.mark.browser

@@ -11,14 +11,14 @@ from dash import Dash
 from dash.testing.wait import until
 from selenium.webdriver.common.action_chains import ActionChains
 
-from dashboard import ids
 from dashboard.app import create_app
 from dashboard.context import CONFIG_KEY
-from dashboard.data import Database, RunCache
-from dashboard.monitoring import run_alerts
+from dashboard.core.data import Database, RunCache
+from dashboard.core.monitoring import run_alerts
 from storage.alerts import record_alerts
 from storage.db import connect, transaction
 from storage.scenarios import training_window_of
+from tests.dashboard import ids
 from tests.dashboard.builders import write_drift_run, write_small_run
 from tests.dashboard.test_browser_explain import click_time
 

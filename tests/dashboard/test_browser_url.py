@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from dash.testing.wait import until
 
-from dashboard import ids
 from dashboard.app import create_app
+from tests.dashboard import ids
 from tests.dashboard.builders import write_small_run
 
 pytestmark = pytest.mark.browser

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from dash.testing.wait import until
 
-from dashboard import ids, whatif_view
 from dashboard.app import create_app
-from dashboard.data import Database, RunCache
+from dashboard.core import data
+from dashboard.core.data import Database, RunCache
+from dashboard.whatif import scenario as whatif_scenario
 from estimator.whatif import WhatIfEngine
+from tests.dashboard import ids
 
 pytestmark = pytest.mark.browser
 
@@ -49,12 +51,12 @@ def _edits(dash_duo) -> list[str]:
 
 def _expected_summary(db: Path, *actions: tuple[str, dict]) -> str:
     engine = WhatIfEngine()
-    inputs = whatif_view.inputs_for_run(engine, RunCache(Database(db)).get("small"))
+    inputs = data.inputs_for_run(engine, RunCache(Database(db)).get("small"))
     edits: list[dict] = []
     for action, values in actions:
-        edits = whatif_view.add_edit(inputs, edits, action, values).edits
-    scenario = whatif_view.fold_edits(inputs, edits)
-    return whatif_view.render(engine, inputs, scenario).summary
+        edits = whatif_scenario.add_edit(inputs, edits, action, values).edits
+    scenario = whatif_scenario.fold_edits(inputs, edits)
+    return whatif_scenario.render(engine, inputs, scenario).summary
 
 
 def test_scenario_survives_reload_and_page_change_and_undo_is_per_edit(dash_duo, small_db: Path):

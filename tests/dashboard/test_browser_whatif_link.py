@@ -10,10 +10,13 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from dash.testing.wait import until
 
-from dashboard import ids, whatif_link, whatif_view
 from dashboard.app import create_app
-from dashboard.data import Database, RunCache
+from dashboard.core import data
+from dashboard.core.data import Database, RunCache
+from dashboard.whatif import link as whatif_link
+from dashboard.whatif import scenario as whatif_scenario
 from estimator.whatif import WhatIfEngine
+from tests.dashboard import ids
 from tests.dashboard.builders import append_small_intervals
 
 pytestmark = pytest.mark.browser
@@ -37,11 +40,11 @@ def _move(dash_duo, operator: str, node: str) -> None:
 
 def _expected(db: Path, window: tuple[int, int] | None, *actions: tuple[str, dict]) -> str:
     engine = WhatIfEngine()
-    inputs = whatif_view.inputs_for_run(engine, RunCache(Database(db)).get("small"), window)
+    inputs = data.inputs_for_run(engine, RunCache(Database(db)).get("small"), window)
     edits: list[dict] = []
     for action, values in actions:
-        edits = whatif_view.add_edit(inputs, edits, action, values).edits
-    return whatif_view.render(engine, inputs, whatif_view.fold_edits(inputs, edits)).summary
+        edits = whatif_scenario.add_edit(inputs, edits, action, values).edits
+    return whatif_scenario.render(engine, inputs, whatif_scenario.fold_edits(inputs, edits)).summary
 
 
 def _linked(url: str) -> list | None:

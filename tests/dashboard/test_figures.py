@@ -6,8 +6,11 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboard import figures
-from dashboard.timeaxis import Clock
+from dashboard.core.timeaxis import Clock
+from dashboard.nodes import figures as nodes_figures
+from dashboard.overview import figures as overview_figures
+from dashboard.shell import figures as shell_figures
+from dashboard.whatif import figures as whatif_figures
 
 
 @given(
@@ -16,7 +19,7 @@ from dashboard.timeaxis import Clock
 )
 def test_decimate_max_keeps_each_bucket_max(values: list[float], max_points: int) -> None:
     series = np.array(values)
-    index, picked = figures.decimate_max(series, max_points)
+    index, picked = shell_figures.decimate_max(series, max_points)
     size = 1 if len(values) <= max_points else -(-len(values) // max_points)
     # one point per bucket of `size` values, never more than max_points
     assert len(index) == len(picked) == -(-len(values) // size)
@@ -33,7 +36,7 @@ def test_decimate_max_keeps_each_bucket_max(values: list[float], max_points: int
 
 def _panels(clock: Clock, **extra: object) -> dict:
     times = np.arange(5.0)
-    latency = figures.LatencySeries(
+    latency = overview_figures.LatencySeries(
         measured_max=np.array([0.1, 0.5, np.nan, 0.2, 0.3]),
         measured_p99=np.array([0.1, 0.4, np.nan, 0.2, 0.2]),
         estimated=np.array([0.0, 0.3, 0.2, 0.1, 0.0]),
@@ -41,7 +44,7 @@ def _panels(clock: Clock, **extra: object) -> dict:
         upper=np.array([1.2, 1.5, 1.4, 1.3, 1.2]),
         predicted=np.array([0.0, 0.2, 0.2, 0.1, 0.0]),
     )
-    return figures.overview_panels(
+    return overview_figures.overview_panels(
         clock,
         times,
         latency,
@@ -58,8 +61,8 @@ def _panels(clock: Clock, **extra: object) -> dict:
 def test_overview_panels_share_one_time_axis() -> None:
     fig = _panels(
         Clock(),
-        changes=[figures.Span(2.0, 2.0, "(version 2)")],
-        violations=[(figures.Span(1.0, 2.0, "q1 above 0.4 s"), 0.4)],
+        changes=[shell_figures.Span(2.0, 2.0, "(version 2)")],
+        violations=[(shell_figures.Span(1.0, 2.0, "q1 above 0.4 s"), 0.4)],
         uirevision="keep",
     )
     layout = fig["layout"]
@@ -98,7 +101,7 @@ def test_overview_panels_on_the_wall_clock() -> None:
 
 
 def test_estimate_comparison_is_a_plain_figure_with_both_curves() -> None:
-    fig = figures.estimate_comparison_figure(
+    fig = whatif_figures.estimate_comparison_figure(
         np.arange(4.0), np.array([0, 1, 2, 1.0]), np.array([0, 3.0]), np.array([0.0, 2.0])
     )
     current, scenario = fig["data"]
@@ -108,7 +111,7 @@ def test_estimate_comparison_is_a_plain_figure_with_both_curves() -> None:
 
 
 def test_bottleneck_figure_only_where_backlog() -> None:
-    fig = figures.bottleneck_figure(
+    fig = nodes_figures.bottleneck_figure(
         np.arange(4.0), ["n1", "n2", "n2", "n1"], np.array([0.0, 1.0, 2.0, 0.5]), ["n1", "n2"]
     )
     points = {t.name: list(t.x) for t in fig.data}

@@ -7,7 +7,7 @@ from datetime import datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboard.health_view import describe_age, freshness
+from dashboard.health.views import describe_age, freshness
 from storage.health import IngestBatch
 from storage.reads import RunInfo
 

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from dashboard import live_view
+from dashboard.whatif import live as whatif_live
 from estimator.model import topology_from_dict
 from estimator.whatif import ScenarioError
 from storage.placement_requests import PlacementRequest
@@ -26,16 +26,16 @@ from tests.dashboard.builders import SMALL_TOPOLOGY
 def test_availability(
     run_id: str | None, live_run: str | None, counters: bool, enabled: bool, says: str
 ) -> None:
-    got, why = live_view.availability(run_id, live_run, counters)
+    got, why = whatif_live.availability(run_id, live_run, counters)
     assert got is enabled and says in why
 
 
 def test_requested_placement_is_the_whole_placement_on_existing_nodes() -> None:
     running = topology_from_dict(SMALL_TOPOLOGY)
     moved = running.with_placement({"a": "n1", "b": "n2", "c": "n1"})
-    assert live_view.requested_placement(running, moved) == {"a": "n1", "b": "n2", "c": "n1"}
+    assert whatif_live.requested_placement(running, moved) == {"a": "n1", "b": "n2", "c": "n1"}
     with pytest.raises(ScenarioError, match="moves no operator"):
-        live_view.requested_placement(running, running)
+        whatif_live.requested_placement(running, running)
     bigger = topology_from_dict(
         {
             **SMALL_TOPOLOGY,
@@ -44,7 +44,7 @@ def test_requested_placement_is_the_whole_placement_on_existing_nodes() -> None:
         }
     )
     with pytest.raises(ScenarioError, match="'a' is placed on 'n3', a node the running system"):
-        live_view.requested_placement(running, bigger)
+        whatif_live.requested_placement(running, bigger)
 
 
 def test_request_status_lines() -> None:
@@ -53,10 +53,10 @@ def test_request_status_lines() -> None:
             7, "r", {"a": "n1"}, datetime(2026, 1, 1), status, valid_from, detail
         )
 
-    assert live_view.request_status(None) == ""
-    assert "Request #7 sent: waiting" in live_view.request_status(request("pending", None, None))
-    applied = live_view.request_status(request("applied", 3600.0 * 5 + 62, None))
+    assert whatif_live.request_status(None) == ""
+    assert "Request #7 sent: waiting" in whatif_live.request_status(request("pending", None, None))
+    applied = whatif_live.request_status(request("applied", 3600.0 * 5 + 62, None))
     assert applied.startswith("Request #7 applied: the new placement is valid from 05:01:02 UTC")
-    assert live_view.request_status(request("refused", None, "no such node")) == (
+    assert whatif_live.request_status(request("refused", None, "no such node")) == (
         "Request #7 refused: no such node"
     )

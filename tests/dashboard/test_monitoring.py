@@ -1,4 +1,4 @@
-"""Drift and alerts of a stored run (dashboard.monitoring) and a refit's training window.
+"""Drift and alerts of a stored run (dashboard.core.monitoring) and a refit's training window.
 
 The run: one operator (cost 0.1) on one node of capacity 1, 5 events per subinterval
 for 40 subintervals: load 0.5, Mace 0, eps 0.1, so the predicted band widened by w is
@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dashboard import views
-from dashboard.data import Database, RunData, load_run
-from dashboard.monitoring import run_alerts, run_drift
+from dashboard.core.data import Database, RunData, load_run
+from dashboard.core.monitoring import run_alerts, run_drift
+from dashboard.overview import views as overview_views
 from estimator.alerts import DRIFT, MEASURED_BREACH
 from estimator.drift import ABOVE
 from estimator.model import topology_from_dict
@@ -177,5 +177,5 @@ def test_drift_of_one_query_inside_the_systems_band(tmp_path: Path) -> None:
     assert (event.query, event.start, event.end, event.direction) == ("q2", 20, 37, ABOVE)
     assert (event.flagged_at, event.peak) == (24, pytest.approx(3.0 - 2.11))
     assert [(a.kind, a.query, a.start) for a in run_alerts(run, {})] == [(DRIFT, "q2", 20)]
-    (row,) = views.drift_rows(run, [event])
+    (row,) = overview_views.drift_rows(run, [event])
     assert (row["query"], row["start"], row["end"]) == ("q2", 20.0, 38.0)

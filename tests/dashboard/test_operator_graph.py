@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard import operator_graph as og
-from dashboard.figures import NO_SHARE, node_colors, share_color
+from dashboard.shell.graph import elements as graph_elements
+from dashboard.shell.graph import geometry, style
+from dashboard.shell.theme import NO_SHARE, node_colors, share_color
 from estimator.model import Topology, topology_from_dict
 from simulator.workloads import workload_model
 from tests.dashboard.builders import SMALL_TOPOLOGY
@@ -29,7 +30,9 @@ def edges(elements: Sequence[Element]) -> set[tuple[str, str]]:
 
 def test_operators_sit_inside_their_machine() -> None:
     topology = topology_from_dict(SMALL_TOPOLOGY)
-    graph = og.operator_graph(topology, topology.placement, og.Colouring(selected="a"))
+    graph = graph_elements.operator_graph(
+        topology, topology.placement, graph_elements.Colouring(selected="a")
+    )
     machines = by_kind(graph.elements, "machine")
     operators = by_kind(graph.elements, "operator")
     assert set(machines) == {"machine:n1", "machine:n2"}
@@ -54,22 +57,24 @@ def test_clickstream_5q_is_readable_in_the_editor_and_the_overview() -> None:
     that renders the 12 px labels at 11 px or more (the browser test measures it)."""
     topology, _ = workload_model("clickstream-5q")
     assert len(topology.operators) == 70 and len(topology.node_ids) == 5
-    for frame in (og.EDITOR, og.WIDE):
-        graph = og.operator_graph(topology, topology.placement, og.Colouring(), frame)
-        assert og.FONT * graph.zoom >= 11
+    for frame in (geometry.EDITOR, geometry.WIDE):
+        graph = graph_elements.operator_graph(
+            topology, topology.placement, graph_elements.Colouring(), frame
+        )
+        assert geometry.FONT * graph.zoom >= 11
         assert len(by_kind(graph.elements, "machine")) == 5
         assert len(by_kind(graph.elements, "operator")) == 70
 
 
 def test_labels_wrap_at_separators() -> None:
-    assert og.wrap("q1_extract_demographics", 16) == ["q1_extract_", "demographics"]
-    assert og.wrap("q1_join", 16) == ["q1_join"]
-    assert og.wrap("averyveryverylongname", 8) == ["averyver", "yverylon", "gname"]
+    assert geometry.wrap("q1_extract_demographics", 16) == ["q1_extract_", "demographics"]
+    assert geometry.wrap("q1_join", 16) == ["q1_join"]
+    assert geometry.wrap("averyveryverylongname", 8) == ["averyver", "yverylon", "gname"]
 
 
 @given(st.text(alphabet="ab_-. ", min_size=1, max_size=60), st.integers(1, 20))
 def test_wrapped_lines_are_short_and_keep_the_text(text: str, width: int) -> None:
-    lines = og.wrap(text, width)
+    lines = geometry.wrap(text, width)
     assert all(len(line) <= width for line in lines)
     # only the spaces a line ends with are dropped
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
@@ -101,11 +106,15 @@ def topologies(draw: st.DrawFn) -> Topology:
 
 
 @settings(max_examples=60, deadline=None)
-@given(topologies(), st.sampled_from([og.EDITOR, og.WIDE, og.Frame(300, 300)]))
-def test_layout_keeps_machines_apart_and_flows_down(topology: Topology, frame: og.Frame) -> None:
+@given(topologies(), st.sampled_from([geometry.EDITOR, geometry.WIDE, geometry.Frame(300, 300)]))
+def test_layout_keeps_machines_apart_and_flows_down(
+    topology: Topology, frame: geometry.Frame
+) -> None:
     """Machines' operators never overlap another machine's, no two vertices share a
     place, and an operator sits below each input on its machine."""
-    graph = og.operator_graph(topology, topology.placement, og.Colouring(), frame)
+    graph = graph_elements.operator_graph(
+        topology, topology.placement, graph_elements.Colouring(), frame
+    )
     pos = {e["data"]["id"]: (e["position"]["x"], e["position"]["y"]) for e in graph.elements
            if e["data"].get("kind") in ("operator", "source")}  # fmt: skip
     assert len(set(pos.values())) == len(pos)
@@ -129,24 +138,26 @@ def test_layout_keeps_machines_apart_and_flows_down(topology: Topology, frame: o
 
 def test_a_bigger_graph_is_fitted_smaller_never_past_the_zoom_limits() -> None:
     topology, _ = workload_model("clickstream-5q", nodes=13)
-    graph = og.operator_graph(topology, topology.placement, og.Colouring(), og.EDITOR)
-    assert og.MIN_ZOOM < graph.zoom < 1.0
+    graph = graph_elements.operator_graph(
+        topology, topology.placement, graph_elements.Colouring(), geometry.EDITOR
+    )
+    assert style.MIN_ZOOM < graph.zoom < 1.0
     assert not by_kind(graph.elements, "frame")
 
 
 def test_utilisation_is_mean_and_peak_of_load_over_capacity() -> None:
     dlts = np.array([[0.5, 1.5, np.nan], [0.0, 0.0, 0.0]])
-    result = og.utilisation(["n1", "n2"], dlts, [1.0, 2.0], 0.5)
+    result = graph_elements.utilisation(["n1", "n2"], dlts, [1.0, 2.0], 0.5)
     # n1: 0.5 / 0.5 = 1.0, 1.5 / 0.5 = 3.0 (NaN skipped); n2 idle
     assert result.mean == {"n1": pytest.approx(2.0), "n2": 0.0}
     assert result.peak == {"n1": pytest.approx(3.0), "n2": 0.0}
 
 
 def test_utilisation_colours_run_from_idle_to_overloaded() -> None:
-    assert og.utilisation_color(0.0) == og.utilisation_color(-1.0) == "#d9f0d3"
-    assert og.utilisation_color(1.0) == "#f46d43"
-    assert og.utilisation_color(1.5) == og.utilisation_color(9.0) == "#a50026"
-    assert og.utilisation_color(float("nan")) == og.utilisation_color(0.0)
+    assert style.utilisation_color(0.0) == style.utilisation_color(-1.0) == "#d9f0d3"
+    assert style.utilisation_color(1.0) == "#f46d43"
+    assert style.utilisation_color(1.5) == style.utilisation_color(9.0) == "#a50026"
+    assert style.utilisation_color(float("nan")) == style.utilisation_color(0.0)
 
 
 def test_colour_modes_carry_a_colour_and_label_for_every_element() -> None:
@@ -163,13 +174,13 @@ def test_colour_modes_carry_a_colour_and_label_for_every_element() -> None:
             "placement": moved,
         }
     )
-    colouring = og.Colouring(
-        utilisation=og.Utilisation({"n1": 0.0, "n2": 1.0, "n3": 0.5}, {"n2": 2.0}),
-        shares=og.Shares("n2", 0.6, {"a": 0.2, "b": 0.4}, {"s": 0.6}),
-        baseline=og.Baseline(topology.placement, topology.capacity_by_node),
+    colouring = graph_elements.Colouring(
+        utilisation=graph_elements.Utilisation({"n1": 0.0, "n2": 1.0, "n3": 0.5}, {"n2": 2.0}),
+        shares=graph_elements.Shares("n2", 0.6, {"a": 0.2, "b": 0.4}, {"s": 0.6}),
+        baseline=graph_elements.Baseline(topology.placement, topology.capacity_by_node),
     )
-    assert colouring.modes == (og.NODE, og.UTILISATION, og.BLAME, og.CHANGE)
-    graph = og.operator_graph(scenario, moved, colouring)
+    assert colouring.modes == (style.NODE, style.UTILISATION, style.BLAME, style.CHANGE)
+    graph = graph_elements.operator_graph(scenario, moved, colouring)
     for element in graph.elements:
         if "source" in element["data"]:
             continue
@@ -178,7 +189,7 @@ def test_colour_modes_carry_a_colour_and_label_for_every_element() -> None:
     ops = {k: e["data"] for k, e in by_kind(graph.elements, "operator").items()}
     machines = {k: e["data"] for k, e in by_kind(graph.elements, "machine").items()}
     # utilisation: the operator takes its machine's colour, the box says mean and peak
-    assert ops["a"]["color_utilisation"] == og.utilisation_color(1.0)
+    assert ops["a"]["color_utilisation"] == style.utilisation_color(1.0)
     assert machines["machine:n2"]["label_utilisation"] == "n2\nmean 100% · peak 200%"
     # blame: shares of the 0.6 s backlog on n2, the bottleneck's box outlined
     assert ops["b"]["color_blame"] == share_color(0.4 / 0.6)
@@ -187,8 +198,8 @@ def test_colour_modes_carry_a_colour_and_label_for_every_element() -> None:
     assert machines["machine:n2"]["label_blame"] == "n2\nbottleneck: 0.600 s"
     assert machines["machine:n2"]["border_blame"] == share_color(1.0)
     # change: c moved to the new n3, n2's capacity went from 2 to 4
-    assert ops["c"]["color_change"] == og.MOVED and ops["c"]["label_change"] == "c\nfrom n1"
-    assert ops["a"]["color_change"] == og.NEUTRAL and ops["a"]["label_change"] == "a"
+    assert ops["c"]["color_change"] == style.MOVED and ops["c"]["label_change"] == "c\nfrom n1"
+    assert ops["a"]["color_change"] == style.NEUTRAL and ops["a"]["label_change"] == "a"
     assert machines["machine:n3"]["label_change"] == "n3\nnew · capacity 1"
     assert machines["machine:n2"]["label_change"] == "n2\ncapacity 2 → 4"
     assert machines["machine:n1"]["label_change"] == "n1\nunchanged"
@@ -199,45 +210,47 @@ def test_an_empty_machine_is_a_box_of_its_own() -> None:
     topology = topology_from_dict(
         {**SMALL_TOPOLOGY, "nodes": [*SMALL_TOPOLOGY["nodes"], {"id": "n3", "capacity": 1.0}]}  # type: ignore[list-item]
     )
-    graph = og.operator_graph(topology, topology.placement)
+    graph = graph_elements.operator_graph(topology, topology.placement)
     empty = by_kind(graph.elements, "machine")["machine:n3"]
     assert "empty" in empty["classes"] and "position" in empty and empty["data"]["width"] > 0
     assert empty["data"]["label_node"] == "n3\ncapacity 1 · 0 ops"
 
 
 def test_stylesheet_reads_the_chosen_mode() -> None:
-    sheet = og.stylesheet(og.UTILISATION)
+    sheet = style.stylesheet(style.UTILISATION)
     styles = {rule["selector"]: rule["style"] for rule in sheet}
     assert styles["node"]["label"] == "data(label_utilisation)"
     assert styles[".operator, .source"]["background-color"] == "data(color_utilisation)"
     assert styles[".machine"]["border-color"] == "data(border_utilisation)"
     assert ".machine.added" not in styles and ".machine.added" in {
-        rule["selector"] for rule in og.stylesheet(og.CHANGE)
+        rule["selector"] for rule in style.stylesheet(style.CHANGE)
     }
 
 
 def test_legend_says_what_each_mode_means() -> None:
     topology = topology_from_dict(SMALL_TOPOLOGY)
-    elements = og.operator_graph(topology, topology.placement).elements
+    elements = graph_elements.operator_graph(topology, topology.placement).elements
     colors = node_colors(topology.node_ids)
-    assert [(i.text, i.color) for i in og.legend(og.NODE, elements)] == [
+    assert [(i.text, i.color) for i in style.legend(style.NODE, elements)] == [
         ("n1", colors["n1"]),
         ("n2", colors["n2"]),
-        ("source", og.NEUTRAL),
+        ("source", style.NEUTRAL),
     ]
-    scale, note = og.legend(og.UTILISATION, elements)
+    scale, note = style.legend(style.UTILISATION, elements)
     assert (scale.text, scale.after) == ("0%", "150% and more") and len(scale.gradient) > 2
     assert "backlog grows" in note.text
-    assert [i.text for i in og.legend(og.BLAME, elements)][1] == "no share"
-    assert og.legend(og.CHANGE, elements)[0].color == og.MOVED
+    assert [i.text for i in style.legend(style.BLAME, elements)][1] == "no share"
+    assert style.legend(style.CHANGE, elements)[0].color == style.MOVED
 
 
 def test_a_tap_picks_an_operator_or_a_machine() -> None:
     """A tapped operator is the one to move, a tapped machine box where to (What-if)."""
-    graph = og.operator_graph(topology_from_dict(SMALL_TOPOLOGY), {"a": "n1", "b": "n2", "c": "n1"})
+    graph = graph_elements.operator_graph(
+        topology_from_dict(SMALL_TOPOLOGY), {"a": "n1", "b": "n2", "c": "n1"}
+    )
     data = {e["data"]["id"]: e["data"] for e in graph.elements}
-    assert og.tapped(data["a"]) == og.Tap(operator="a")
-    assert og.tapped(data["machine:n2"]) == og.Tap(machine="n2")
-    assert og.tapped(data["s"]) == og.Tap()  # a source moves nowhere
+    assert graph_elements.tapped(data["a"]) == graph_elements.Tap(operator="a")
+    assert graph_elements.tapped(data["machine:n2"]) == graph_elements.Tap(machine="n2")
+    assert graph_elements.tapped(data["s"]) == graph_elements.Tap()  # a source moves nowhere
     for other in (None, {}, {"kind": "machine"}, {"kind": "operator", "id": 3}, "a"):
-        assert og.tapped(other) == og.Tap()  # type: ignore[arg-type]
+        assert graph_elements.tapped(other) == graph_elements.Tap()  # type: ignore[arg-type]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import whatif_view
-from dashboard.data import Database, RunCache
-from dashboard.optimizer import Progress, optimize
+from dashboard.core import data
+from dashboard.core.data import Database, RunCache
+from dashboard.whatif.optimizer import Progress, optimize
 from estimator.errors import MaceError
 from estimator.evaluator import PlacementEvaluator
 from estimator.whatif import WhatIfEngine, scenario_from_json
@@ -16,7 +16,7 @@ from estimator.whatif import WhatIfEngine, scenario_from_json
 
 def test_optimize_finds_placement_no_worse(small_db: Path) -> None:
     engine = WhatIfEngine()
-    inputs = whatif_view.inputs_for_run(engine, RunCache(Database(small_db)).get("small"))
+    inputs = data.inputs_for_run(engine, RunCache(Database(small_db)).get("small"))
     evaluator = engine.evaluator(inputs, scenario_from_json({}))
     seen: list[Progress] = []
     outcome = optimize(evaluator.topology, evaluator.model, ["mace-hc", "random"], 0.5, seen.append)
@@ -42,7 +42,7 @@ def test_optimize_shows_per_query_changes_and_keeps_a_query_limit(small_db: Path
     """Issue 14: the default objective made a query several times worse without saying
     so. The outcome lists every query before and after, and a limit keeps them."""
     engine = WhatIfEngine()
-    inputs = whatif_view.inputs_for_run(engine, RunCache(Database(small_db)).get("small"))
+    inputs = data.inputs_for_run(engine, RunCache(Database(small_db)).get("small"))
     evaluator = engine.evaluator(inputs, scenario_from_json({}))
     system = optimize(evaluator.topology, evaluator.model, ["mace-hc"], 0.5)
     # hand-checked: c joins b on n2, MaceWC 0.846875 s -> 0.8 s but q2 0.2 s -> 0.8 s

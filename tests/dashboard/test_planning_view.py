@@ -14,9 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dashboard import planning_view, views, whatif_view
-from dashboard.data import Database, RunCache
-from dashboard.errors import ViewError
+from dashboard.core import data as core_data
+from dashboard.core.data import Database, RunCache
+from dashboard.core.errors import ViewError
+from dashboard.nodes import views as nodes_views
+from dashboard.whatif import planning as whatif_planning
 from estimator.errors import ScenarioError
 from estimator.evaluator import estimate
 from estimator.placement.planning import per_query_mace_wc
@@ -33,7 +35,7 @@ def engine() -> WhatIfEngine:
 
 @pytest.fixture
 def inputs(small_db: Path, engine: WhatIfEngine) -> RunInputs:
-    return whatif_view.inputs_for_run(engine, RunCache(Database(small_db)).get("small"))
+    return core_data.inputs_for_run(engine, RunCache(Database(small_db)).get("small"))
 
 
 def _recomputed(inputs: RunInputs, scenario: dict) -> dict[str, float]:
@@ -45,8 +47,8 @@ def _recomputed(inputs: RunInputs, scenario: dict) -> dict[str, float]:
 
 
 def test_a_query_that_fits_is_admitted(engine: WhatIfEngine, inputs: RunInputs) -> None:
-    query = planning_view.added_query_from_text(QUERY_FITS)
-    view = planning_view.admission(engine, inputs, {}, query, OBJECTIVES, budget=0.2)
+    query = whatif_planning.added_query_from_text(QUERY_FITS)
+    view = whatif_planning.admission(engine, inputs, {}, query, OBJECTIVES, budget=0.2)
     assert view.admitted
     assert view.message == "admitted: q9 fits; every query keeps its objective"
     assert [r["query"] for r in view.rows] == ["q1", "q2", "q9 (new)"]
@@ -63,9 +65,9 @@ def test_a_query_that_fits_is_admitted(engine: WhatIfEngine, inputs: RunInputs) 
 def test_a_query_that_breaks_an_objective_is_refused_naming_it(
     engine: WhatIfEngine, inputs: RunInputs
 ) -> None:
-    query = planning_view.added_query_from_text(QUERY_BREAKS_Q1)
-    view = planning_view.admission(
-        engine, inputs, {}, query, OBJECTIVES, algorithm=planning_view.AS_IN_FILE
+    query = whatif_planning.added_query_from_text(QUERY_BREAKS_Q1)
+    view = whatif_planning.admission(
+        engine, inputs, {}, query, OBJECTIVES, algorithm=whatif_planning.AS_IN_FILE
     )
     assert not view.admitted
     assert view.message == "refused: adding q9 breaks the objective of q1 4.9250 s > 1.0000 s"
@@ -78,8 +80,13 @@ def test_a_query_that_breaks_an_objective_is_refused_naming_it(
     }
     assert view.placement == [{"operator": "x", "node": "n2"}]
     # the new query's own objective counts too
-    tight = planning_view.admission(
-        engine, inputs, {}, planning_view.added_query_from_text(QUERY_FITS), {}, new_objective=0.001
+    tight = whatif_planning.admission(
+        engine,
+        inputs,
+        {},
+        whatif_planning.added_query_from_text(QUERY_FITS),
+        {},
+        new_objective=0.001,
     )
     assert not tight.admitted and "of q9 " in tight.message
 
@@ -104,27 +111,29 @@ def test_bad_query_files_name_the_problem(
     engine: WhatIfEngine, inputs: RunInputs, text: str, message: str
 ) -> None:
     with pytest.raises(ScenarioError, match=message):
-        query = planning_view.added_query_from_text(text)
-        planning_view.admission(engine, inputs, {}, query, OBJECTIVES, budget=0.1)
+        query = whatif_planning.added_query_from_text(text)
+        whatif_planning.admission(engine, inputs, {}, query, OBJECTIVES, budget=0.1)
 
 
 def test_uploads_are_bounded_and_decoded() -> None:
     def encoded(data: bytes) -> str:
         return "data:application/x-yaml;base64," + base64.b64encode(data).decode()
 
-    assert planning_view.upload_text(encoded(b"query: q9\n"), "q.yaml") == "query: q9\n"
+    assert whatif_planning.upload_text(encoded(b"query: q9\n"), "q.yaml") == "query: q9\n"
     with pytest.raises(ScenarioError, match=re.escape("big.yaml: larger than 256 KiB")):
-        planning_view.upload_text(encoded(b"x" * (planning_view.MAX_UPLOAD_BYTES + 10)), "big.yaml")
+        whatif_planning.upload_text(
+            encoded(b"x" * (whatif_planning.MAX_UPLOAD_BYTES + 10)), "big.yaml"
+        )
     with pytest.raises(ScenarioError, match=re.escape("bin.yaml: not a UTF-8 text file")):
-        planning_view.upload_text(encoded(b"\xff\xfe\x00"), "bin.yaml")
+        whatif_planning.upload_text(encoded(b"\xff\xfe\x00"), "bin.yaml")
     with pytest.raises(ScenarioError, match="empty upload"):
-        planning_view.upload_text(None, "q.yaml")
+        whatif_planning.upload_text(None, "q.yaml")
 
 
 def test_provisioned_nodes_meet_the_objective_when_loaded_as_the_scenario(
     engine: WhatIfEngine, inputs: RunInputs
 ) -> None:
-    view = planning_view.provisioning(
+    view = whatif_planning.provisioning(
         engine, inputs, {}, 1.0, mode="nodes", node_capacity=2.0, budget=0.2
     )
     assert view.feasible
@@ -152,7 +161,7 @@ def test_provisioned_nodes_meet_the_objective_when_loaded_as_the_scenario(
 
 
 def test_least_added_capacity_keeps_the_placement(engine: WhatIfEngine, inputs: RunInputs) -> None:
-    view = planning_view.provisioning(engine, inputs, {"rate_scale": 1.0}, 0.5, mode="capacity")
+    view = whatif_planning.provisioning(engine, inputs, {"rate_scale": 1.0}, 0.5, mode="capacity")
     assert view.feasible
     assert view.scenario["placement"] == {}
     assert set(view.scenario["capacities"]) == {"n2"}  # n1 (q2, 0.2 s) needs nothing
@@ -164,7 +173,7 @@ def test_least_added_capacity_keeps_the_placement(engine: WhatIfEngine, inputs: 
 
 def test_an_infeasible_provisioning_says_so(engine: WhatIfEngine, inputs: RunInputs) -> None:
     # b alone puts 0.2 * 12 = 2.4 CPU-s on a node of capacity 1 in interval 1
-    view = planning_view.provisioning(
+    view = whatif_planning.provisioning(
         engine, inputs, {}, 0.5, mode="nodes", node_capacity=1.0, budget=0.05
     )
     assert not view.feasible
@@ -176,7 +185,7 @@ def test_an_infeasible_provisioning_says_so(engine: WhatIfEngine, inputs: RunInp
 
 
 def test_plans_are_ranked_and_the_best_is_chosen(inputs: RunInputs) -> None:
-    ranking = planning_view.plan_ranking(inputs, "q1", [("B.yaml", PLAN_B)])
+    ranking = whatif_planning.plan_ranking(inputs, "q1", [("B.yaml", PLAN_B)])
     # the running plan on one node of 3: loads 0.3078125 * s -> CE/C 0.2313 s in
     # interval 1; plan B's 0.15 * s never exceeds its node's 2
     assert ranking.rows == [
@@ -210,16 +219,16 @@ def test_plans_are_ranked_and_the_best_is_chosen(inputs: RunInputs) -> None:
 )
 def test_bad_plan_files_name_the_problem(inputs: RunInputs, files: list, message: str) -> None:
     with pytest.raises(ScenarioError, match=re.escape(message)):
-        planning_view.plan_ranking(inputs, "q1", files)
+        whatif_planning.plan_ranking(inputs, "q1", files)
 
 
 def test_defaults_take_the_tightest_objective_else_the_current_worst_case(
     engine: WhatIfEngine, inputs: RunInputs
 ) -> None:
-    assert planning_view.defaults(engine, inputs, {"q1": 1.0, "q2": 0.4}).objective == "0.4"
-    fallback = planning_view.defaults(engine, inputs, {})
+    assert whatif_planning.defaults(engine, inputs, {"q1": 1.0, "q2": 0.4}).objective == "0.4"
+    fallback = whatif_planning.defaults(engine, inputs, {})
     assert fallback.objective == "0.8469" and fallback.capacity == "2"
-    assert planning_view.stored_objectives({"q1": 1.0, "q2": "x", "q3": -1}) == {"q1": 1.0}
+    assert whatif_planning.stored_objectives({"q1": 1.0, "q2": "x", "q3": -1}) == {"q1": 1.0}
 
 
 # -- hosts over time (Nodes page) -------------------------------------------------------
@@ -235,16 +244,16 @@ def two_level_db(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def two_level(two_level_db: Path, engine: WhatIfEngine) -> RunInputs:
-    return whatif_view.inputs_for_run(engine, RunCache(Database(two_level_db)).get("two"))
+    return core_data.inputs_for_run(engine, RunCache(Database(two_level_db)).get("two"))
 
 
 def test_hosts_over_time_on_a_two_level_load(two_level: RunInputs) -> None:
     # low: 0.8 CPU-s/s fit one node of 2. High: 3.2 CPU-s/s need two (b 1.6 | a + c 1.6),
     # and FUGU at 85% (room 1.7) opens a second node for b too
-    timeline = views.hosts_timeline(two_level, "1", "5", "2")
+    timeline = nodes_views.hosts_timeline(two_level, "1", "5", "2")
     np.testing.assert_array_equal(timeline.mace_hosts, [1, 1, 2, 2])
     np.testing.assert_array_equal(timeline.fugu_hosts, [1, 1, 2, 2])
-    figure, caption = views.hosts_view(timeline)
+    figure, caption = nodes_views.hosts_view(timeline)
     assert [t.name for t in figure.data] == [
         "Mace-based (objective 1 s)",
         "FUGU threshold (85% utilisation)",
@@ -259,8 +268,8 @@ def test_hosts_over_time_on_a_two_level_load(two_level: RunInputs) -> None:
 
 def test_hosts_over_time_marks_windows_no_node_count_meets(two_level: RunInputs) -> None:
     # b alone puts 1.6 CPU-s/s on a node of 1 in the high windows
-    timeline = views.hosts_timeline(two_level, "1", "5", "1")
-    figure, caption = views.hosts_view(timeline)
+    timeline = nodes_views.hosts_timeline(two_level, "1", "5", "1")
+    figure, caption = nodes_views.hosts_view(timeline)
     assert list(timeline.mace_feasible) == [True, True, False, False]
     assert figure.data[0].y[4:] == (None, None, None, None)
     assert figure.data[2].name == "objective not met at any node count"
@@ -280,13 +289,13 @@ def test_hosts_fields_are_checked(
     two_level: RunInputs, objective: str, window: str, capacity: str, message: str
 ) -> None:
     with pytest.raises((ScenarioError, ViewError), match=message):
-        views.hosts_timeline(two_level, objective, window, capacity)
+        nodes_views.hosts_timeline(two_level, objective, window, capacity)
 
 
 def test_hosts_defaults(small_db: Path) -> None:
     run = RunCache(Database(small_db)).get("small")
-    assert views.hosts_defaults(run, {"q1": 1.0}).objective == "1"
-    measured = views.hosts_defaults(run, {})
+    assert nodes_views.hosts_defaults(run, {"q1": 1.0}).objective == "1"
+    measured = nodes_views.hosts_defaults(run, {})
     assert (measured.objective, measured.source) == ("1.2", "the measured worst case")
     # the run lasts 5 s: four windows of 1.25 s, not one of 5 minutes
     assert (measured.window, measured.capacity) == ("0.0208", "2")
@@ -294,4 +303,4 @@ def test_hosts_defaults(small_db: Path) -> None:
 
 def test_hosts_windows_default_to_five_minutes_on_a_long_run(two_level_db: Path) -> None:
     run = RunCache(Database(two_level_db)).get("two")
-    assert views.hosts_defaults(run, {}).window == "5"
+    assert nodes_views.hosts_defaults(run, {}).window == "5"

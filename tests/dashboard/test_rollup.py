@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.data import latency_rollup
-from dashboard.errors import ViewError
+from dashboard.core.data import latency_rollup
+from dashboard.core.errors import ViewError
 from storage.histogram import histogram_of, quantile_from_histogram
 
 

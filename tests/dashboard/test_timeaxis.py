@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboard.errors import ViewError
-from dashboard.timeaxis import (
+from dashboard.core.errors import ViewError
+from dashboard.core.timeaxis import (
     EPOCH_FLOOR,
     OFF,
     Clock,
@@ -24,7 +24,7 @@ from dashboard.timeaxis import (
     wall_start,
     window,
 )
-from dashboard.urlquery import merged
+from dashboard.shell.urlquery import merged
 
 START = 1_795_000_000.0  # 2026-11-18T11:06:40Z
 WALL = Clock(start=START, wall=True)

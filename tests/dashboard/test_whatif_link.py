@@ -12,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard import whatif_link, whatif_view
-from dashboard.data import Database, RunCache
+from dashboard.core import data
+from dashboard.core.data import Database, RunCache
+from dashboard.whatif import link as whatif_link
+from dashboard.whatif import scenario as whatif_scenario
 from estimator.errors import ScenarioError
 from estimator.whatif import WhatIfEngine
 from tests.dashboard.builders import append_small_intervals
@@ -21,8 +23,8 @@ from tests.dashboard.builders import append_small_intervals
 
 def _summary(db: Path, window: tuple[int, int] | None, edits: list[dict]) -> str:
     engine = WhatIfEngine()
-    inputs = whatif_view.inputs_for_run(engine, RunCache(Database(db)).get("small"), window)
-    return whatif_view.render(engine, inputs, whatif_view.fold_edits(inputs, edits)).summary
+    inputs = data.inputs_for_run(engine, RunCache(Database(db)).get("small"), window)
+    return whatif_scenario.render(engine, inputs, whatif_scenario.fold_edits(inputs, edits)).summary
 
 
 def test_a_window_of_a_grown_run_is_the_baseline_it_had_when_pinned(small_db: Path) -> None:
@@ -114,7 +116,7 @@ def test_an_unreadable_link_is_refused_with_one_message(text: str) -> None:
 
 def test_adopting_a_link_keeps_the_edits_that_apply_and_names_the_others(small_db) -> None:
     engine = WhatIfEngine()
-    inputs = whatif_view.inputs_for_run(engine, RunCache(Database(small_db)).get("small"))
+    inputs = data.inputs_for_run(engine, RunCache(Database(small_db)).get("small"))
     pairs = [
         ("move", {"operator": "b", "node": "n1"}),
         ("move", {"operator": "zz", "node": "n1"}),

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.data import Database, LazyProfile, load_run
+from dashboard.core.data import Database, LazyProfile, load_run
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
 from estimator.fitting import fit_operator_stats

@@ -17,9 +17,8 @@ import numpy as np
 import pytest
 from pyspark.sql import SparkSession
 
-from dashboard.data import RunData, load_run
-from dashboard.report import estimated_analysis, predicted_analysis
-from dashboard.views import refit_analyses
+from dashboard.core.data import RunData, load_run
+from dashboard.core.report import estimated_analysis, predicted_analysis, refit_analyses
 from estimator.burst import SUB_BUCKETS, sub_bucket_work
 from estimator.evaluator import estimate
 from estimator.fitting import fit_operator_stats, training_window

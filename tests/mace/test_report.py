@@ -195,7 +195,7 @@ def test_report_per_origin_estimate_and_its_band(
 
     import numpy as np
 
-    from dashboard.data import load_run
+    from dashboard.core.data import load_run
     from estimator.burst import SUB_BUCKETS
     from estimator.origins import origin_latency
     from estimator.runs import input_matrix

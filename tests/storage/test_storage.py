@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard.data import latency_rollup
+from dashboard.core.data import latency_rollup
 from estimator.arrivals import arrivals_window
 from estimator.loaders import topology_from_text
 from estimator.model import version_starts
@@ -151,7 +151,7 @@ def test_storage_and_dashboard_agree_on_the_version_at_a_boundary(tmp_path: Path
     """A version valid from 0.9 s with w = 0.3 s starts at interval 3 (0 + 3 * 0.3 is
     0.8999999999999999 in floats): storage's topology for interval 3 and the dashboard's
     version starts use the same rule."""
-    from dashboard.data import Database, RunCache
+    from dashboard.core.data import Database, RunCache
 
     topology = topology_from_text(TOPOLOGY.replace("subinterval: 1.0", "subinterval: 0.3"))
     topology = topology.with_changes(origin=0.0)

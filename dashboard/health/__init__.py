@@ -1,0 +1,1 @@
+"""The Data health page: ingestion batches, files waiting, quarantined rows."""

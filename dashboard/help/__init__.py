@@ -1,0 +1,1 @@
+"""The Help page: the glossary and a worked example of CE."""

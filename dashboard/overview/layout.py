@@ -1,0 +1,186 @@
+"""The Overview page's layout: time controls, KPI cards, the latency chart and the cards
+below it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from dashboard import context
+from dashboard.core.timeaxis import (
+    LOCAL,
+    OFF,
+    PRESET_LABELS,
+    PRESETS,
+    SINCE,
+    WALL,
+    Refresh,
+    TimeRange,
+    clock_from_query,
+    refresh_rates,
+)
+from dashboard.overview import ids
+from dashboard.overview.cards import (
+    CUSTOM,
+    alerts_card,
+    changes_card,
+    drift_card,
+    explanation_card,
+    violations_card,
+)
+from dashboard.shell.glossary import GLOSSARY
+
+
+def _card(label: str, component_id: str, explanation: str) -> dbc.Card:
+    """A KPI card whose label shows ``explanation`` (glossary sentences) on hover."""
+    return dbc.Card(
+        dbc.CardBody(
+            [
+                html.Div(label, className="kpi-label glossary-term", title=explanation),
+                html.H5(id=component_id),
+            ]
+        ),
+        className="kpi-card",
+    )
+
+
+def _explain(*terms: str) -> str:
+    """The glossary definitions of ``terms``, one line each."""
+    return "\n".join(f"{name}: {GLOSSARY[name]}" for name in terms)
+
+
+ROW = {"display": "flex", "alignItems": "center", "gap": "0.5rem", "flexWrap": "wrap"}
+CLOCK_LABELS = {WALL: "wall clock (UTC)", LOCAL: "local time", SINCE: "since start"}
+
+
+def _rate_options(default: float) -> list[dict[str, Any]]:
+    return [{"label": f"every {r:g} s", "value": r} for r in refresh_rates(default)] + [
+        {"label": "off", "value": OFF}
+    ]
+
+
+def _time_controls(shown: TimeRange, clock: str, refresh: float) -> html.Div:
+    """Time range (presets, or a custom start and end), clock and live refresh."""
+    range_choice = dbc.RadioItems(
+        id=ids.OV_RANGE,
+        options=[
+            *({"label": PRESET_LABELS[k], "value": k} for k in PRESETS),
+            {"label": "custom", "value": CUSTOM},
+        ],
+        value=CUSTOM if shown.custom else shown.preset,
+        inline=True,
+    )
+    field = {"width": "12.5rem"}
+    picker = html.Div(
+        [
+            html.Span("from", className="small text-muted"),
+            dbc.Input(id=ids.OV_RANGE_FROM, type="text", debounce=True, size="sm", style=field),
+            html.Span("to", className="small text-muted"),
+            dbc.Input(id=ids.OV_RANGE_TO, type="text", debounce=True, size="sm", style=field),
+            dbc.Button("Apply", id=ids.OV_RANGE_APPLY, size="sm", color="secondary"),
+        ],
+        style=ROW,
+        title="Seconds since the start (90, or 1:30), or on the wall clock a time of day "
+        "(12:03:04) or date and time (2026-11-22 12:03:04) in the clock's zone. A drag on "
+        "the chart sets the range too; a double-click shows the whole run.",
+    )
+    clock_choice = dbc.RadioItems(
+        id=ids.OV_CLOCK,
+        options=[{"label": CLOCK_LABELS[c], "value": c} for c in (WALL, LOCAL, SINCE)],
+        value=clock,
+        inline=True,
+    )
+    live = html.Div(
+        [
+            dcc.Dropdown(
+                id=ids.OV_RATE,
+                options=_rate_options(refresh),
+                value=refresh,
+                clearable=False,
+                searchable=False,
+                style={"width": "8.5rem"},
+            ),
+            dbc.Button("Pause", id=ids.OV_PAUSE, size="sm", color="secondary"),
+            html.Span(id=ids.OV_LIVE_STATUS, className="small text-muted"),
+        ],
+        style=ROW,
+        title="How often the Overview reloads the newest data; pause to study a moment "
+        "while data keeps arriving.",
+    )
+    return html.Div(
+        [
+            html.Div(
+                [range_choice, picker, clock_choice, live],
+                style={**ROW, "gap": "0.6rem 1.6rem"},
+            ),
+            dbc.Alert(id=ids.OV_RANGE_MESSAGE, is_open=False, color="danger", className="mt-2"),
+        ],
+        className="mb-2",
+    )
+
+
+def layout(**query: Any) -> html.Div:
+    """The Overview; ``query`` is the URL's query string (range, from, to, clock,
+    refresh, paused)."""
+    default = context.current().refresh_seconds
+    refresh = Refresh.from_query(query, default)
+    shown = TimeRange.from_query(query)
+    return html.Div(
+        [
+            dcc.Interval(
+                id=ids.OV_REFRESH,
+                interval=int((refresh.seconds or default) * 1000),
+                disabled=not refresh.running,
+            ),
+            dcc.Store(id=ids.OV_TIME_RANGE, data=shown.store()),
+            dcc.Store(id=ids.OV_PAUSED, data=refresh.paused),
+            dcc.Store(id=ids.OV_ZONE),
+            _time_controls(shown, clock_from_query(query), refresh.seconds),
+            dbc.Alert(id=ids.OV_MESSAGE, is_open=False, color="warning"),
+            dbc.Alert(id=ids.OV_DRIFT_BANNER, is_open=False, color="danger"),
+            dbc.Row(
+                [
+                    dbc.Col(
+                        _card(
+                            "worst case: estimated, predicted, measured",
+                            ids.OV_KPI_WC,
+                            _explain("MaceWC", "estimated", "predicted", "measured"),
+                        ),
+                        md=6,
+                    ),
+                    dbc.Col(
+                        _card(
+                            "bound coverage (measured inside the bounds)",
+                            ids.OV_KPI_COVERAGE,
+                            "Share of measured subintervals inside the estimator's band "
+                            "[Mace, estimated + w + eps] (burst-aware: + 2w/k + eps, per-origin: "
+                            "+ (h + 2)w/k + w/4 + eps; the chart's legend names it).\n"
+                            + _explain("Mace", "w", "eps"),
+                        ),
+                        md=3,
+                    ),
+                    dbc.Col(
+                        _card(
+                            "current bottleneck",
+                            ids.OV_KPI_BOTTLENECK,
+                            "The node with the largest CE/C in the newest subinterval with a "
+                            "backlog.\n" + _explain("CE/C"),
+                        ),
+                        md=3,
+                    ),
+                ],
+                className="mb-2 g-2",
+            ),
+            dcc.Graph(id=ids.OV_LATENCY, config={"doubleClick": "autosize"}),
+            violations_card(),
+            dcc.Store(id=ids.OV_EXPLAIN_AT),
+            dcc.Store(id=ids.OV_EXPLAIN_SHOWN),
+            dcc.Store(id=ids.OV_REFIT),
+            explanation_card(),
+            changes_card(),
+            drift_card(),
+            alerts_card(),
+        ]
+    )

@@ -1,0 +1,1 @@
+"""The Reports page: the latency report of a run, its objectives and violations."""

@@ -1,0 +1,109 @@
+"""The Reports page's views: the report table, its columns and the compliance figure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.core.data import RunData
+from dashboard.core.errors import ViewError
+from dashboard.core.report import KEYS, analyses, build_report
+from dashboard.core.violations import Violation, violations
+from dashboard.shell.figures import axes_layout, line_trace
+from dashboard.shell.theme import ESTIMATED, MEASURED
+from estimator.pathaware import (
+    ESTIMATOR_LABELS,
+)
+
+
+def compliance_figure(
+    times: np.ndarray,
+    measured: np.ndarray,
+    estimated: np.ndarray,
+    objective: float | None,
+    label: str = "Mace",
+) -> go.Figure:
+    """A query's measured max latency and its estimate (the estimator named ``label`` on
+    the measured load) per subinterval against its objective."""
+    times = np.asarray(times, dtype=float)
+    fig = go.Figure()
+    fig.add_trace(line_trace(times, estimated, f"estimated {label}", ESTIMATED))
+    fig.add_trace(line_trace(times, measured, "measured max", MEASURED))
+    if objective is not None:
+        fig.add_hline(y=objective, line_dash="dash", line_color="#2ca02c")
+        fig.add_trace(
+            go.Scatter(
+                x=[], y=[], mode="lines", name=f"objective {objective:g} s", line_color="#2ca02c"
+            )
+        )
+    return axes_layout(fig, "Latency against the objective", "latency (s)", uirevision="report")
+
+
+SHARES = ("compliance", "bound_coverage")
+"""Report columns that are shares of subintervals: fractions in the data (CSV, JSON),
+shown as percentages."""
+
+_FIGURE_NAMES = {"wc": "WC", "p99": "p99", "mean": "mean"}
+
+
+def report_columns() -> list[dict[str, Any]]:
+    """The Reports table's columns: seconds with their unit, shares as percentages (the
+    table formats them; the rows keep the fractions)."""
+    from dash.dash_table.FormatTemplate import percentage
+
+    columns: list[dict[str, Any]] = [{"name": "query", "id": "query"}]
+    for key in (*KEYS, "bound_coverage"):
+        if key in SHARES:
+            columns.append(
+                {
+                    "name": key.replace("_", " "),
+                    "id": key,
+                    "type": "numeric",
+                    "format": percentage(1),
+                }
+            )
+            continue
+        kind, _, figure = key.partition("_")
+        name = f"{kind} {_FIGURE_NAMES[figure]} (s)" if figure else f"{kind} (s)"
+        columns.append({"name": name, "id": key, "type": "numeric"})
+    return columns
+
+
+def report_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The report as table rows (rounded for reading)."""
+    rows = []
+    for name, entry in [*report["queries"].items(), ("system", report["system"])]:
+        row: dict[str, Any] = {"query": name}
+        for key, value in entry.items():
+            row[key] = None if value is None else round(float(value), 4)
+        rows.append(row)
+    return rows
+
+
+def report_view(
+    run: RunData,
+    objectives: Mapping[str, float],
+    query: str | None,
+    share: float = 0.1,
+    estimator: str = "mace",
+) -> tuple[dict[str, Any], go.Figure, list[Violation]]:
+    """The report, a compliance figure of one query and its objective's violations."""
+    if run.intervals == 0:
+        raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
+    computed = analyses(run, share, estimator)
+    report = build_report(run, objectives, share, computed)
+    if query is None or query not in run.latency:
+        query = run.topology.queries[0]
+    measured = run.latency[query].lat_max
+    objective = objectives.get(query)
+    fig = compliance_figure(
+        run.times,
+        measured,
+        computed.estimated.per_query[query],
+        objective,
+        ESTIMATOR_LABELS[estimator],
+    )
+    return report, fig, violations(run, objectives, query)

@@ -1,0 +1,176 @@
+"""Figure building blocks every page shares: decimation, hover text, lines, axes, the
+message figure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.shell.theme import DARK_HEAT, YL_OR_RD
+
+MAX_POINTS = 4000
+MAX_HEATMAP_COLUMNS = 1200
+
+
+def decimate_max(values: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, values) with at most ``max_points`` buckets, each keeping its maximum.
+
+    NaN values (intervals without data) are ignored inside a bucket; a bucket of
+    NaNs stays NaN so gaps remain visible.
+    """
+    series = np.asarray(values, dtype=float)
+    n = series.size
+    if n <= max_points:
+        return np.arange(n), series
+    size = -(-n // max_points)
+    width = -(-n // size) * size
+    padded = np.full(width, np.nan)
+    padded[:n] = series
+    blocks = padded.reshape(-1, size)
+    finite = np.isfinite(blocks)
+    filled = np.where(finite, blocks, -np.inf)
+    arg = np.argmax(filled, axis=1)
+    index = np.arange(blocks.shape[0]) * size + arg
+    picked = np.where(finite.any(axis=1), blocks[np.arange(blocks.shape[0]), arg], np.nan)
+    return np.minimum(index, n - 1), picked
+
+
+def hover(name: str, unit: str, value: str = "%{y:.3f}") -> str:
+    """A hover line: the series' name, its value at the hovered time and the unit (the
+    trace name is in the text, so the secondary box is left empty)."""
+    return f"{name}: {value} {unit}<extra></extra>"
+
+
+def line_trace(
+    times: np.ndarray,
+    values: np.ndarray,
+    name: str,
+    color: str,
+    unit: str = "s",
+    value: str = "%{y:.3f}",
+    **kwargs: Any,
+) -> go.Scattergl:
+    index, picked = decimate_max(values)
+    return go.Scattergl(
+        x=times[index],
+        y=picked,
+        name=name,
+        mode="lines",
+        line={"color": color},
+        hovertemplate=hover(name, unit, value),
+        **kwargs,
+    )
+
+
+TIME_TITLE = "time since run start (s)"
+
+
+def axes_layout(
+    fig: go.Figure,
+    title: str,
+    y_title: str,
+    uirevision: str | None = None,
+    hovermode: str = "x unified",
+) -> go.Figure:
+    """The common layout of a time series: every series at the hovered time by default."""
+    fig.update_layout(
+        title={"text": title, "x": 0.01},
+        margin={"l": 60, "r": 20, "t": 50, "b": 45},
+        legend={"orientation": "h", "y": -0.18, "traceorder": "normal"},
+        xaxis_title=TIME_TITLE,
+        xaxis_hoverformat=".1f",
+        yaxis_title=y_title,
+        uirevision=uirevision,
+        hovermode=hovermode,
+        height=380,
+    )
+    return fig
+
+
+@dataclass(frozen=True)
+class Span:
+    """A marked stretch of time on the Overview's panels, in seconds since the start."""
+
+    start: float
+    end: float
+    text: str
+
+
+def pool_columns(matrix: Any, times: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A (rows x subintervals) matrix max-pooled to at most MAX_HEATMAP_COLUMNS columns,
+    with the time of each pooled column's first subinterval."""
+    values = np.asarray(matrix, dtype=float)
+    times = np.asarray(times, dtype=float)
+    n = values.shape[1] if values.ndim == 2 else 0
+    if n <= MAX_HEATMAP_COLUMNS:
+        return values, times
+    size = -(-n // MAX_HEATMAP_COLUMNS)
+    width = -(-n // size) * size
+    padded = np.zeros((values.shape[0], width))
+    padded[:, :n] = values
+    return padded.reshape(values.shape[0], -1, size).max(axis=2), times[::size]
+
+
+def heat_axis(colorbar: Mapping[str, Any]) -> dict[str, Any]:
+    """Layout entries of a CE/C heatmap (its trace names ``coloraxis``): the light
+    colour scale, and in ``meta.dark`` the layout entries theme.js applies on a dark
+    page (the figure is built once, for both)."""
+    return {
+        "coloraxis": {"colorscale": YL_OR_RD, "cmin": 0.0, "colorbar": dict(colorbar)},
+        "meta": {"dark": {"coloraxis.colorscale": DARK_HEAT}},
+    }
+
+
+DIGITS = 4
+"""Decimals sent to the browser (0.1 ms of latency): the hover shows three."""
+
+
+def plain_layout(title: str, x_title: str, y_title: str, uirevision: str) -> dict[str, Any]:
+    """A white layout as a plain dict: building go.Figure objects with a template costs
+    tens of milliseconds, too much for the What-if page's interactive budget."""
+    axis = {"gridcolor": "#e5e5e5", "zerolinecolor": "#cccccc"}
+    return {
+        "title": {"text": title, "x": 0.01},
+        "margin": {"l": 60, "r": 20, "t": 50, "b": 45},
+        "legend": {"orientation": "h", "y": -0.18},
+        "hovermode": "x unified",
+        "xaxis": {**axis, "title": {"text": x_title}},
+        "yaxis": {**axis, "title": {"text": y_title}},
+        "plot_bgcolor": "white",
+        "paper_bgcolor": "white",
+        "uirevision": uirevision,
+        "height": 380,
+    }
+
+
+def plain_line(times: np.ndarray, values: np.ndarray, name: str, color: str) -> dict[str, Any]:
+    index, picked = decimate_max(values)
+    return {
+        "type": "scattergl",
+        "mode": "lines",
+        "name": name,
+        "hovertemplate": hover(name, "s"),
+        # numpy arrays go to the browser through plotly's JSON encoder (NaN -> null)
+        "x": np.asarray(times, dtype=float)[index],
+        "y": picked,
+        "line": {"color": color},
+    }
+
+
+def message_figure(title: str, message: str) -> go.Figure:
+    """An empty chart with a title and a line of text in the middle (before data)."""
+    fig = go.Figure()
+    fig.update_layout(
+        title={"text": title, "x": 0.01},
+        height=380,
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        annotations=[
+            {"text": message, "showarrow": False, "font": {"size": 14, "color": "#6c757d"}}
+        ],
+    )
+    return fig

@@ -1,0 +1,1 @@
+"""The operator graph every page draws the same way: geometry, elements, style, panel."""

@@ -1,0 +1,69 @@
+"""The What-if page's figures: the current and the scenario's estimates side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dashboard.shell.figures import TIME_TITLE, hover, plain_layout, plain_line
+from dashboard.shell.theme import PREDICTED, SCENARIO
+
+
+def estimate_comparison_figure(
+    times: np.ndarray,
+    current: np.ndarray,
+    scenario: np.ndarray,
+    scenario_times: np.ndarray,
+    label: str = "Mace",
+) -> dict[str, Any]:
+    """The scenario's prediction of the estimator named ``label`` over the current
+    deployment's (their time grids may differ)."""
+    return {
+        "data": [
+            plain_line(times, current, f"current {label}", PREDICTED),
+            plain_line(scenario_times, scenario, f"scenario {label}", SCENARIO),
+        ],
+        "layout": plain_layout(
+            f"Predicted {label}: scenario vs current",
+            TIME_TITLE,
+            f"{label} (s)",
+            "whatif",
+        ),
+    }
+
+
+def query_change_figure(
+    queries: Sequence[str],
+    current: Sequence[float],
+    scenario: Sequence[float],
+    label: str = "Mace",
+) -> dict[str, Any]:
+    """Per-query worst case of the estimate (named ``label``), current vs scenario, as
+    grouped bars."""
+    layout = plain_layout(
+        f"Worst-case latency per query ({label} WC)", "query", f"{label} WC (s)", "q"
+    )
+    layout["barmode"] = "group"
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "x": list(queries),
+                "y": [float(v) for v in current],
+                "name": "current",
+                "hovertemplate": hover("current", "s"),
+                "marker": {"color": PREDICTED},
+            },
+            {
+                "type": "bar",
+                "x": list(queries),
+                "y": [float(v) for v in scenario],
+                "name": "scenario",
+                "hovertemplate": hover("scenario", "s"),
+                "marker": {"color": SCENARIO},
+            },
+        ],
+        "layout": layout,
+    }
