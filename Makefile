@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 FLINK_VENV := .venv-flink
 FLINK_STAMP := $(FLINK_VENV)/.installed
 
-.PHONY: demo demo-flink flink-env test check system-deps clean bench
+.PHONY: demo demo-flink flink-env test check docs system-deps clean bench
 
 demo: system-deps $(STAMP)  ## set up, then run the product end to end (simulator)
 	$(VENV)/bin/mace demo
@@ -33,6 +33,9 @@ check: $(STAMP)  ## lint, format check, type check and the layer contracts (DESI
 	$(VENV)/bin/mypy estimator simulator ingest storage dashboard mace connectors benchmarks
 	$(VENV)/bin/lint-imports
 
+docs: $(STAMP)  ## the documentation site into site/ (every warning is an error)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"' \
 	  || { echo "error: $(PYTHON) is older than 3.11; install Python 3.11+ or run make PYTHON=/path/to/python3.11" >&2; exit 1; }
@@ -46,4 +49,4 @@ system-deps:
 	@bash scripts/system-deps.sh
 
 clean:
-	rm -rf $(VENV) $(FLINK_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(FLINK_VENV) build site *.egg-info .pytest_cache .mypy_cache .ruff_cache
