@@ -83,7 +83,7 @@ def main() -> None:
         arrowprops={"arrowstyle": "->"},
     )
     for x, b in zip(p, mace.bottleneck, strict=True):
-        ax.text(x, -0.9, b, ha="center", fontsize=7, color="C3")
+        ax.text(float(x), -0.9, b, ha="center", fontsize=7, color="C3")
     ax.set_ylim(-1.3, None)
     ax.set_xlabel("subinterval p (bottleneck under each)")
     ax.set_ylabel("seconds")
@@ -91,7 +91,9 @@ def main() -> None:
     _save(fig, "mace")
 
     fig, ax = _axes("w: time cut into subintervals of equal width")
-    ax.stairs(mace.dlts.sum(axis=0), np.arange(p.size + 1) * w, color="C0", label="load of all nodes")
+    ax.stairs(
+        mace.dlts.sum(axis=0), np.arange(p.size + 1) * w, color="C0", label="load of all nodes"
+    )
     for edge in range(p.size + 1):
         ax.axvline(edge * w, color="0.8", lw=0.8)
     ax.annotate("", (w, -0.6), (2 * w, -0.6), arrowprops={"arrowstyle": "<->"})
