@@ -74,6 +74,8 @@ def _cell(text: str) -> str:
 
 
 def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+    if action.help == argparse.SUPPRESS:
+        return "not listed by --help"
     formatter = parser._get_formatter()
     text = formatter._expand_help(action) if action.help else ""
     if action.required and action.option_strings:

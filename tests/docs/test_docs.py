@@ -97,6 +97,19 @@ def test_every_subcommand_and_option_appears_in_the_command_reference() -> None:
     assert missing == []
 
 
+def test_every_option_is_described_in_the_text_of_its_page() -> None:
+    """Not only listed in the generated table: the page's own text says what it is for."""
+    undescribed = []
+    for name, parser in REFERENCE.top_level(REFERENCE.build_parser()).items():
+        text = REFERENCE.page(name).read_text()
+        prose = text[: text.index(REFERENCE.BEGIN)] + text[text.index(REFERENCE.END) :]
+        for full, leaf in REFERENCE.leaf_parsers(parser, f"mace {name}"):
+            for action in REFERENCE.documented_actions(leaf):
+                if action.option_strings and not any(o in prose for o in action.option_strings):
+                    undescribed.append(f"{full} {action.option_strings[0]}")
+    assert undescribed == []
+
+
 def test_the_options_block_lists_an_option_added_to_the_parser() -> None:
     parser = argparse.ArgumentParser(prog="mace prune")
     parser.add_argument("--older-than", metavar="DAYS", help="runs older than DAYS")
