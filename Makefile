@@ -27,7 +27,7 @@ $(FLINK_STAMP):
 	$(FLINK_VENV)/bin/python -m pip install --quiet 'apache-flink>=2.3,<2.4'
 	touch $(FLINK_STAMP)
 
-check: $(STAMP)  ## lint, format check, type check and the layer contracts (DESIGN section 3)
+check: $(STAMP)  ## lint, format check, type check and the layer contracts (docs/design.md, "Layout")
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy estimator simulator ingest storage dashboard mace connectors benchmarks

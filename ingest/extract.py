@@ -5,7 +5,7 @@ LANDING is a folder path on the driver; Spark's executors open the same absolute
 (``file:`` URIs) on their machines: on a cluster, a shared file system mounted at the same
 path everywhere (docs/cluster.md).
 
-Landing layout (DESIGN section 5): ``<landing>/<run_id>/topology.yaml``, optional
+Landing layout (docs/design.md, "Raw telemetry"): ``<landing>/<run_id>/topology.yaml``, optional
 ``topology-<epoch>.yaml`` placement versions, and the record sets
 ``arrivals/``, ``executions/``, ``outputs/`` holding Parquet or JSON Lines files.
 """
