@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 FLINK_VENV := .venv-flink
 FLINK_STAMP := $(FLINK_VENV)/.installed
 
-.PHONY: demo demo-flink flink-env test check system-deps clean bench
+.PHONY: demo demo-flink flink-env test check docs system-deps clean bench
 
 demo: system-deps $(STAMP)  ## set up, then run the product end to end (simulator)
 	$(VENV)/bin/mace demo
@@ -27,11 +27,14 @@ $(FLINK_STAMP):
 	$(FLINK_VENV)/bin/python -m pip install --quiet 'apache-flink>=2.3,<2.4'
 	touch $(FLINK_STAMP)
 
-check: $(STAMP)  ## lint, format check, type check and the layer contracts (DESIGN section 3)
+check: $(STAMP)  ## lint, format check, type check and the layer contracts (docs/design.md, "Layout")
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy estimator simulator ingest storage dashboard mace connectors benchmarks
 	$(VENV)/bin/lint-imports
+
+docs: $(STAMP)  ## the documentation site into site/ (every warning is an error)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"' \
@@ -46,4 +49,4 @@ system-deps:
 	@bash scripts/system-deps.sh
 
 clean:
-	rm -rf $(VENV) $(FLINK_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(FLINK_VENV) build site *.egg-info .pytest_cache .mypy_cache .ruff_cache

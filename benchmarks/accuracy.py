@@ -1,4 +1,4 @@
-"""Accuracy study (issue 7): Mace and the path-aware estimator against simulated reality.
+"""Accuracy study: Mace and the path-aware estimator against simulated reality.
 
 Every case simulates a workload with the built-in simulator, measures the node
 DLTS (``operator_stats.cpu_seconds`` summed per node) and the per-subinterval

@@ -1,4 +1,4 @@
-"""Benchmark: the What-if page callback by callback, server-side (issue 14, Measure).
+"""Benchmark: the What-if page callback by callback, server-side.
 
 A store holds one run of ``clickstream-5q`` (3600 subintervals, 70 operators, 13 nodes;
 ``fill_store.fill``). It is served as ``mace serve`` serves it and headless Chromium

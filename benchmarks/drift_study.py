@@ -1,4 +1,4 @@
-"""Drift study (issue 15, Measure): false drift alarms and the delay to flag a cost change.
+"""Drift study: false drift alarms and the delay to flag a cost change.
 
 Runs are those of :mod:`benchmarks.study_runs` (the held-out style of the accuracy
 study, docs/accuracy.md, Fig. 5(b)). The predictive model is fitted on the first 10% of

@@ -1,4 +1,4 @@
-"""The simulated runs of the drift and verification studies (issue 15), built in one place.
+"""The simulated runs of the drift and verification studies, built in one place.
 
 A run is three clickstream queries (42 operators) placed at random on 4..11 nodes of
 capacity 1, the busiest node at 85% average load with On-Off bursts, stimulus-time

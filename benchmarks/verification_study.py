@@ -1,4 +1,4 @@
-"""Verification study (issue 15, Measure): for placement changes in simulated runs, what
+"""Verification study: for placement changes in simulated runs, what
 the model fitted before each change predicted against what was then measured.
 
 Runs are those of :mod:`benchmarks.study_runs`. The change happens at the run's idle

@@ -1,4 +1,4 @@
-"""Alerts of a run (issue 15, section 2): latency objectives breached, measured or
+"""Alerts of a run (docs/design.md, "Alerts"): latency objectives breached, measured or
 predicted, and drift of the predictive model.
 
 An alert covers a stretch of subintervals ``[start, end]`` (``end`` inclusive). A

@@ -1,4 +1,4 @@
-"""Arrival series: events per source and subinterval (DESIGN section 4)."""
+"""Arrival series: events per source and subinterval (docs/design.md, "Domain model and units")."""
 
 from __future__ import annotations
 

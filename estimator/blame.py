@@ -1,4 +1,4 @@
-"""Latency blame: why the estimate peaked at subinterval p (issue 15, DESIGN 7.3).
+"""Latency blame: why the estimate peaked at subinterval p (docs/design.md, "Blame").
 
 The bottleneck resource at p is the node with the largest CE/C. Its backlog has
 been building since ``busy_since``, the start of the busy period that ends at p:

@@ -82,7 +82,7 @@ class BurstProfile:
 def sub_bucket_of(relative: np.ndarray, subinterval: float, sub_buckets: int) -> np.ndarray:
     """Interval and sub-bucket of each time (seconds since the origin), (2 x n) integers.
 
-    interval = floor(t / w) as everywhere (DESIGN section 6), and the sub-bucket
+    interval = floor(t / w) as everywhere (docs/design.md, "DuckDB store"), and the sub-bucket
     floor((t / w - interval) * k), clipped to [0, k - 1], so that a record's sub-bucket
     always lies inside the interval its operator_stats row is counted in. Ingestion
     computes the same expression in Spark (:func:`ingest.transforms.node_profile_cells`).

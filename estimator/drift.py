@@ -1,7 +1,8 @@
-"""Calibration and drift of the predictive model (issue 15, section 2).
+"""Calibration and drift of the predictive model (docs/design.md, "Drift and verification").
 
-The predicted latency comes from a model fitted on a training window (DESIGN 7.5,
-:func:`estimator.runs.predicted_operator_dlts`). Theorem 3 puts the latency between
+The predicted latency comes from a model fitted on a training window (docs/design.md,
+"Fitting and prediction", :func:`estimator.runs.predicted_operator_dlts`). Theorem 3 puts
+the latency between
 Mace and the estimate + w + eps; with the fitted model in place of the measured
 DLTS that is the *predicted band* ``[lower, upper]``. While the model holds, the
 measured max latency stays inside it. A **drift event** is a stretch of at least

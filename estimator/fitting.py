@@ -1,4 +1,5 @@
-"""Fitting per-port selectivity and cost from measured statistics (DESIGN 7.5).
+"""Fitting per-port selectivity and cost from measured statistics (docs/design.md,
+"Fitting and prediction").
 
 The paper (section VI-B) measures cycles per event and selectivity per input
 port over a small training sample; a topology with the fitted values then

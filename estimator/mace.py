@@ -1,4 +1,4 @@
-"""Cumulative excess, Mace and its bounds (DESIGN section 7.3), vectorized.
+"""Cumulative excess, Mace and its bounds (docs/design.md, "CE and Mace"), vectorized.
 
 CE follows Lindley's recursion CE_p = max(0, CE_{p-1} + L_p - C*w). With S the
 running sum of (L - C*w) and S_0 = 0, CE_p = S_p - min_{k<=p} S_k, so every
@@ -44,7 +44,7 @@ def per_query_max(ce_seconds: np.ndarray, hosts: np.ndarray) -> np.ndarray:
     ``hosts`` is the boolean mask of those resources, either fixed (resources,) or per
     subinterval (resources x subintervals, when the placement changes over time); a
     subinterval where no resource hosts the query gives 0. This is the one rule for
-    per-query Mace (DESIGN 7.3); the evaluator and the run analysis call it.
+    per-query Mace (docs/design.md, "CE and Mace"); the evaluator and the run analysis call it.
     """
     mask = np.asarray(hosts, dtype=bool)
     if mask.ndim == 1:
@@ -106,7 +106,7 @@ class Estimate:
         return series_summary(self.series)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of DESIGN section 8 (exactly its keys).
+        """The JSON object of docs/design.md, 'Command line' (exactly its keys).
 
         ``mace`` and ``mace_wc`` hold ``series`` and ``worst_case``: the chosen
         estimator's figures (the path-aware series under ``--estimator path``), as do

@@ -1,4 +1,5 @@
-"""Domain model: nodes, sources, operators, placement and links (DESIGN section 4).
+"""Domain model: nodes, sources, operators, placement and links (docs/design.md, "Domain
+model and units").
 
 A :class:`Topology` is immutable and validated on construction through
 :func:`topology_from_dict`; every later stage (estimator, simulator, ingestion,
@@ -231,7 +232,8 @@ class Topology:
         return topology_from_dict({**self.to_dict(), **changes})
 
     def to_dict(self) -> dict[str, Any]:
-        """The topology in the file format of DESIGN section 4 (round-trips)."""
+        """The topology in the file format of docs/design.md, "Domain model and units"
+        (round-trips)."""
 
         def scalar_or_list(values: tuple[float, ...]) -> float | list[float]:
             return values[0] if len(values) == 1 else list(values)

@@ -1,4 +1,4 @@
-"""Latency blame along the critical path of the path-aware estimate (issue 15).
+"""Latency blame along the critical path of the path-aware estimate.
 
 :mod:`estimator.pathaware` computes, per machine path of stages k = 1..K, the release
 times R_{k,p} = max over j in [-1, p] of (A_{k,j} + sum_{i=j+1..p} x_{k,i}), where

@@ -1,4 +1,4 @@
-"""Propagating input stimulus series through the operator DAG (DESIGN 7.1, 7.2).
+"""Propagating input stimulus series through the operator DAG (docs/design.md, "Mathematics").
 
 For linear operators every series in the graph is a linear combination of the
 source arrival series, so each operator carries a coefficient vector over a

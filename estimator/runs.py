@@ -377,7 +377,7 @@ def predicted_operator_dlts(
     share: float = DEFAULT_TRAINING_SHARE,
 ) -> np.ndarray:
     """Operator DLTS predicted from arrivals with costs and selectivities fitted on the
-    first ``share`` of the run (DESIGN 7.5)."""
+    first ``share`` of the run (docs/design.md, "Fitting and prediction")."""
     window = training_window(intervals, share) if intervals else None
     return fitted_operator_dlts(topology, operator_stats, counts, window)
 

@@ -1,8 +1,9 @@
 """Verify each change: what the model fitted before a placement change predicted for it.
 
 Each placement version after the first is a change, starting at subinterval
-``interval``. The model (costs and selectivities, DESIGN 7.5) is fitted on the
-period of the previous placement only (``training``, by default all of it), so it
+``interval``. The model (costs and selectivities, docs/design.md, "Fitting and
+prediction") is fitted on the period of the previous placement only (``training``, by
+default all of it), so it
 knows nothing measured after the change. Applied to the run's arrivals under the
 run's placement versions (backlogs carried across the change), it gives the
 predicted latency; its worst case over the period before the change (old

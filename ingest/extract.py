@@ -3,9 +3,9 @@
 The driver lists the folder and reads Parquet schemas through the local file system, so
 LANDING is a folder path on the driver; Spark's executors open the same absolute paths
 (``file:`` URIs) on their machines: on a cluster, a shared file system mounted at the same
-path everywhere (README "Ingestion on a cluster").
+path everywhere (docs/cluster.md).
 
-Landing layout (DESIGN section 5): ``<landing>/<run_id>/topology.yaml``, optional
+Landing layout (docs/design.md, "Raw telemetry"): ``<landing>/<run_id>/topology.yaml``, optional
 ``topology-<epoch>.yaml`` placement versions, and the record sets
 ``arrivals/``, ``executions/``, ``outputs/`` holding Parquet or JSON Lines files.
 """
@@ -67,8 +67,8 @@ class LandingFile:
     def uri(self) -> str:
         """The file as Spark reads it: a ``file:`` URI of its absolute path (symbolic links
         kept), which the executors of a cluster open on their own machines: the landing
-        folder must be at the same path on the driver and every worker (README "Ingestion
-        on a cluster"). Explicit, so that a Hadoop ``fs.defaultFS`` does not redirect it."""
+        folder must be at the same path on the driver and every worker (docs/cluster.md).
+        Explicit, so that a Hadoop ``fs.defaultFS`` does not redirect it."""
         return "file://" + self.absolute.absolute().as_posix()
 
 
@@ -93,8 +93,7 @@ def landing_folder(landing: str | Path) -> Path:
     if "://" in text:
         raise IngestError(
             f"landing folder {text}: a URI is not supported; give a folder path, the same "
-            "on the driver and every Spark worker (mount object storage there: README, "
-            '"Ingestion on a cluster")'
+            "on the driver and every Spark worker (mount object storage there: docs/cluster.md)"
         )
     folder = Path(landing)
     if not folder.is_dir():

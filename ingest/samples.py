@@ -2,7 +2,7 @@
 
 Engines that expose counters (Flink's REST metrics) write samples of cumulative
 ``records_in``, ``records_out`` and ``busy_seconds`` per (operator, subtask, port)
-(DESIGN section 5). Ingestion differences consecutive samples of one key:
+(docs/design.md, "Raw telemetry"). Ingestion differences consecutive samples of one key:
 
 - the previous sample of a key may come from an earlier batch: it is kept in the
   store (``sample_state``) and passed in as ``previous``;
@@ -17,7 +17,7 @@ Engines that expose counters (Flink's REST metrics) write samples of cumulative
   add up exactly.
 
 The statistics are bucketed by the wall clock of the samples, a documented
-deviation from stimulus-time bucketing (DESIGN section 5). A busy second of a
+deviation from stimulus-time bucketing (docs/design.md, "Raw telemetry"). A busy second of a
 subtask (one thread) counts as one reference CPU-second.
 """
 

@@ -12,7 +12,7 @@ record as text), and per field ``f`` its typed value plus ``f__problem``
 (``MISSING``, ``WRONG_TYPE``, ``MALFORMED`` or null). Every function here takes
 DataFrames and plain scalars and returns a DataFrame; nothing is collected.
 
-``interval = floor((stimulus_time - origin) / subinterval)`` (DESIGN section 6);
+``interval = floor((stimulus_time - origin) / subinterval)`` (docs/design.md, "DuckDB store");
 node_busy buckets the wall-clock span ``[start_time, start_time + cpu_seconds /
 capacity)`` and splits it across interval boundaries.
 """
@@ -65,7 +65,7 @@ RECORD_SETS: dict[str, dict[str, str]] = {
     },
 }
 OPTIONAL_FIELDS: dict[str, set[str]] = {"outputs": {"weight"}}
-"""Fields a file may leave out: ``weight`` defaults to 1 (DESIGN section 5)."""
+"""Fields a file may leave out: ``weight`` defaults to 1 (docs/design.md, "Raw telemetry")."""
 NAN_ALLOWED: dict[str, set[str]] = {"samples": {"busy_seconds"}}
 """Fields whose NaN is data: Flink reports a source's busy time as NaN."""
 
@@ -137,7 +137,7 @@ def _field_checks(record_set: str) -> list[tuple[Column, Column | str]]:
 def _range_checks(record_set: str, spec: RunSpec) -> list[tuple[Column, Column | str]]:
     """Values out of the plausible range (checked before any cast to a whole number):
     times within :data:`MAX_TIME_SPAN_SECONDS` of the origin, stimulus not before the
-    origin (DESIGN section 5), costs and counters below their maximum."""
+    origin (docs/design.md, "Raw telemetry"), costs and counters below their maximum."""
     from pyspark.sql import functions as F
 
     years = MAX_TIME_SPAN_SECONDS / (365.25 * 86_400)

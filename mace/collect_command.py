@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "JobManager's REST API, write its topology into LANDING/RUN_ID/topology.yaml and "
         "append its counters to LANDING/RUN_ID/samples/ every --every seconds, until the job "
         "ends, Ctrl-C or SIGTERM. Latency at the sinks comes from the job itself: see "
-        "connectors.flink.probe and the README section 'Monitor your own Flink job'.",
+        "connectors.flink.probe and docs/commands/collect.md, 'Monitor your own Flink job'.",
     )
     flink.add_argument("--rest", required=True, help="REST URL, e.g. http://127.0.0.1:8081")
     flink.add_argument("--out", required=True, help="landing folder")

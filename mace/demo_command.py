@@ -1,7 +1,7 @@
 """``mace demo``: a live engine, scheduled ingestion and the dashboard, with zero configuration.
 
 An engine is a function ``start(landing, run_id, seed) -> stop`` that starts a live
-source writing the landing record sets of DESIGN section 5 into
+source writing the landing record sets of docs/design.md, "Raw telemetry" into
 ``landing/run_id`` and returns a function that stops it once the records due
 are written. ``sim`` is the built-in simulator; ``flink`` a real PyFlink job on a local
 MiniCluster (``connectors.flink``), followed over REST by the collector.

@@ -31,7 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         + "; default mace, the paper's",
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the JSON object of DESIGN section 8"
+        "--json",
+        action="store_true",
+        help="print the JSON object of docs/design.md, 'Command line'",
     )
     parser.set_defaults(run=run)
 

@@ -64,7 +64,7 @@ pandas, DuckDB and Arrow, too slow for ``mace --help``."""
 
 
 def add_master(parser: argparse.ArgumentParser) -> None:
-    """``--master``: where ingestion's Spark jobs run (README "Ingestion on a cluster")."""
+    """``--master``: where ingestion's Spark jobs run (docs/cluster.md)."""
     parser.add_argument(
         "--master",
         default=DEFAULT_MASTER,

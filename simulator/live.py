@@ -19,7 +19,7 @@ and placement requests that arrive while the run goes on (``requests``, polled
 once per flush; the demo's What-if "Apply to the running system"). A request
 takes effect at the next step, at a time T after everything already written
 (wall clock, to the millisecond). At T the run writes ``topology-<T>.yaml``
-(DESIGN section 5) and the segments whose records are not all written yet are
+(docs/design.md, "Raw telemetry") and the segments whose records are not all written yet are
 simulated again with the change: a change applies only to events at T or later
 (:mod:`simulator.reference` says what happens to the moved operators' queued
 work), so the records already written stay exactly as they were and only the

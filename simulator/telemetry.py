@@ -1,4 +1,5 @@
-"""Raw telemetry (DESIGN section 5): frames from a trace and the landing-folder writer.
+"""Raw telemetry (docs/design.md, "Raw telemetry"): frames from a trace and the
+landing-folder writer.
 
 Files are written under a hidden temporary name and renamed into place, so a
 reader polling the landing folder never sees a half-written Parquet file.
@@ -118,7 +119,7 @@ def write_topology(topology: Topology, run_dir: Path, name: str = "topology.yaml
 
 
 def version_name(time: float) -> str:
-    """The file name of the placement version valid from ``time`` (DESIGN section 5):
+    """The file name of the placement version valid from ``time`` (docs/design.md, "Raw telemetry"):
     ``topology-<epoch>.yaml`` with the time written so that it reads back exactly."""
     return f"topology-{float(time)!r}.yaml"
 

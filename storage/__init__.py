@@ -1,4 +1,5 @@
-"""DuckDB store of per-subinterval statistics, deployments and scenarios (DESIGN section 6).
+"""DuckDB store of per-subinterval statistics, deployments and scenarios (docs/design.md,
+"DuckDB store").
 
 Every SQL statement of the project lives in this package. Open a database with
 :func:`storage.db.connect`; it applies the versioned migrations of
@@ -10,7 +11,7 @@ schema is current. The queries live in
 retention in :mod:`storage.retention`, the landing files' fate in
 :mod:`storage.landing`.
 
-Layout for a store holding history (issue 16; measured with
+Layout for a store holding history (a hundred runs; measured with
 ``benchmarks/fill_store.py`` and ``benchmarks/bench_store.py``, 100 runs of 3600
 subintervals, 70 operators, 13 nodes):
 

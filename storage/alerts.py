@@ -1,4 +1,4 @@
-"""Stored alerts (issue 15): objective breaches (measured, predicted) and model drift.
+"""Stored alerts: objective breaches (measured, predicted) and model drift.
 
 Recording is idempotent: an alert that overlaps (or comes within ``gap``
 subintervals of) a stored alert of the same run, kind and query extends that one

@@ -1,4 +1,4 @@
-"""Files waiting to be read again (table ``ingest_pending``, DESIGN section 6).
+"""Files waiting to be read again (table ``ingest_pending``, docs/design.md, "DuckDB store").
 
 A landing file that cannot be read cleanly (a truncated Parquet file, a JSON Lines
 file whose last line is incomplete, a damaged page, a file gone since discovery)

@@ -1,4 +1,5 @@
-"""Placement requests: the dashboard asks a live engine to move operators (issue 15).
+"""Placement requests: the dashboard asks a live engine to move operators (What-if's
+"Apply to the running system").
 
 The What-if page's "Apply to the running system" stores the scenario's whole
 placement (operator -> node, JSON) as a *pending* request of a run. The live

@@ -1,4 +1,4 @@
-"""Versioned migrations creating the tables of DESIGN section 6.
+"""Versioned migrations creating the tables of docs/design.md, "DuckDB store".
 
 ``schema_version`` holds one row per applied migration. :func:`migrate` applies
 the missing ones in order, each in its own transaction, so a database written by
@@ -275,7 +275,7 @@ ALTER TABLE {table}_v7 RENAME TO {table};
 """
 
 
-# History (issue 16). run_keys gives each run a small integer, stored with every statistics
+# History of many runs. run_keys gives each run a small integer, stored with every statistics
 # row: DuckDB's zonemaps keep only the first 8 bytes of a VARCHAR, so runs whose ids share a
 # prefix ("clickstream-2026-...") could not be told apart and every per-run read scanned
 # every run; an integer zonemap skips the other runs' row groups. first/last_interval keep

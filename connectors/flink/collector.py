@@ -4,8 +4,8 @@ The collector discovers the job (the named one, or the newest running one),
 writes its topology (:mod:`connectors.flink.graph`) into ``<out>/<run_id>/``
 and then, every ``every`` seconds, reads the cumulative counters
 ``numRecordsIn``, ``numRecordsOut`` and ``accumulateBusyTimeMs`` of every
-subtask (one request per vertex) and keeps them as ``samples/`` rows (DESIGN
-section 5). Every ``flush_every`` seconds the rows taken so far are appended as
+subtask (one request per vertex) and keeps them as ``samples/`` rows (docs/design.md,
+"Raw telemetry"). Every ``flush_every`` seconds the rows taken so far are appended as
 one Parquet file, written under a hidden name and renamed.
 
 It survives REST hiccups (a failed poll is retried at the next tick, and the

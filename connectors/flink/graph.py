@@ -1,4 +1,5 @@
-"""A Flink job's graph as a Mace topology (DESIGN section 4), from REST answers.
+"""A Flink job's graph as a Mace topology (docs/design.md, "Domain model and units"), from
+REST answers.
 
 Pure functions over the JSON of ``/jobs/<id>``, ``/jobs/<id>/plan``,
 ``/jobs/<id>/vertices/<vid>`` and ``/taskmanagers``.
@@ -283,7 +284,8 @@ def _exit_index(vertex: Vertex) -> int:
 def topology_document(
     graph: JobGraph, mode: str = "subtask", subinterval: float = 1.0
 ) -> dict[str, Any]:
-    """The topology file (DESIGN section 4) of the job, with ``origin`` = the job's start."""
+    """The topology file (docs/design.md, "Domain model and units") of the job, with
+    ``origin`` = the job's start."""
     if mode not in NODE_MODES:
         raise ConnectorError(f"node mode must be one of {', '.join(NODE_MODES)}, got {mode!r}")
     sources = []

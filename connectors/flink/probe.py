@@ -4,7 +4,7 @@ Flink does not expose end-to-end latency over REST (its latency markers need
 metric-reporter jars and measure only the dataflow, not the events). The probe
 is a pass-through map placed right before the sink: for each event it records
 the event's stimulus time (taken from the event by a function the job passes)
-and the egress time (now), as DESIGN section 5's ``outputs/`` record set::
+and the egress time (now), as the ``outputs/`` record set of docs/design.md, "Raw telemetry"::
 
     from connectors.flink.probe import latency_probe
     stream = latency_probe(stream, "/data/landing", "my-run", query="q1", sink="sink",

@@ -1,4 +1,5 @@
-"""Operator placement and planning (DESIGN 7.6; Mace paper section IX).
+"""Operator placement and planning (docs/design.md, "Placement and planning"; Mace paper
+section IX).
 
 ``ALGORITHMS`` maps the names the command line and the dashboard use to the
 algorithms; each is pure (no I/O) and takes a :class:`PlacementProblem`, a time

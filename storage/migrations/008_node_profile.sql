@@ -1,4 +1,4 @@
--- Issue 13: the arrival profile inside each subinterval, for the burst-aware estimator
+-- The arrival profile inside each subinterval, for the burst-aware estimator
 -- (estimator.burst). CPU-seconds of every execution, per node it ran on, subinterval of
 -- its stimulus time and sub-bucket of that subinterval: sub_bucket = floor((t / w -
 -- interval) * k), k = estimator.burst.SUB_BUCKETS = 8 equal parts. Only non-zero cells are

@@ -1,4 +1,4 @@
--- Issue 13: the sub-buckets k of a run's stored node_profile. It was 8 for every run
+-- The sub-buckets k of a run's stored node_profile. It was 8 for every run
 -- (estimator.burst.SUB_BUCKETS); new runs get 32, the per-origin replay's finer step.
 -- A run keeps the k its profile started with, so that rows merged from late files
 -- share the sub-bucket grid of the rows already stored. Runs that have profile rows

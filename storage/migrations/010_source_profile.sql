@@ -1,4 +1,4 @@
--- Issue 13: the arrival profile of every source inside each subinterval, for predictions
+-- The arrival profile of every source inside each subinterval, for predictions
 -- (estimator.profile): the fitted model pushes these counts through the operators to
 -- predict each node's work per sub-bucket, as node_profile holds it for the measured work.
 -- Source events per source, subinterval of their stimulus time and sub-bucket of that

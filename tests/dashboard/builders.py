@@ -170,7 +170,7 @@ SHIFTING_CPU = {("a", 0): 0.75, ("c", 0): 2.0}
 STATS_COLUMNS = ("run_id", "operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
 
 
-# Query and plan files for the small run's planning (issue 18). A query that fits next
+# Query and plan files for the small run's planning. A query that fits next
 # to it, and one that, on n2 as its file says, adds 0.5 * 4 = 2 CPU-s per interval to
 # n2's 0.3078125 * s: loads [3.539, 5.694, 3.539, 2.0, 5.078] against 2 leave CE 9.85
 # at the end, CE/C 4.925 s for q1.

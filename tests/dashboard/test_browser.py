@@ -144,7 +144,7 @@ def _alive(process) -> bool:
 
 
 def test_first_run_appears_without_a_reload(dash_duo, tmp_path: Path):
-    """Issue 14: an Overview opened before the first ingestion showed "no runs" until
+    """Regression: an Overview opened before the first ingestion showed "no runs" until
     reloaded. The run list refreshes, and the newest run is selected."""
     from storage.db import connect
     from tests.dashboard.builders import write_small_run
@@ -162,7 +162,7 @@ def test_first_run_appears_without_a_reload(dash_duo, tmp_path: Path):
 
 
 def test_zoom_survives_the_automatic_refresh(dash_duo, small_db: Path):
-    """Issue 14: a drag-zoom on the Overview must outlive the next refreshes."""
+    """A drag-zoom on the Overview must outlive the next refreshes."""
     dash_duo.start_server(create_app(small_db, refresh_seconds=1))
     graph = f"#{ids.OV_LATENCY} .js-plotly-plot"
     dash_duo.wait_for_element(graph, timeout=20)

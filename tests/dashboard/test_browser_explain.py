@@ -1,4 +1,4 @@
-"""Latency blame on the Overview (issue 15), in headless Chromium: a click on the latency
+"""Latency blame on the Overview, in headless Chromium: a click on the latency
 chart explains that subinterval, the button the worst one."""
 
 from __future__ import annotations

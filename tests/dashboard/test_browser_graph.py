@@ -1,4 +1,4 @@
-"""The operator graph in headless Chromium (issue 14, item 6) on the issue's run, the
+"""The operator graph in headless Chromium on a reference run, the
 simulator's clickstream-5q on 5 nodes (70 operators, 5 sources): operators grouped
 inside their machine, labels readable (11 px or more) when fitted on load, zoom bounded,
 a legend and colour modes, no console warning (the wheel-sensitivity one included),

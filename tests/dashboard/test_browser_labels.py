@@ -1,4 +1,4 @@
-"""One vocabulary on every page (issue 14, item 4), in headless Chromium.
+"""One vocabulary on every page, in headless Chromium.
 
 *estimated* is the estimator applied to the measured load (DLTS), *predicted* the same
 estimator on a fitted model and the arrivals, *measured* what the sinks saw. The

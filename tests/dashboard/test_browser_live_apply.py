@@ -1,4 +1,4 @@
-"""What-if "Apply to the running system" in headless Chromium (issue 15, section 4): the
+"""What-if "Apply to the running system" in headless Chromium: the
 click stores a placement request, a live simulator (this test's, polling the same
 database as ``mace demo`` does) applies it and writes ``topology-<epoch>.yaml``, which
 ingestion reads as a second placement version; the page then says the request was

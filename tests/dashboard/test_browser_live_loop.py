@@ -1,4 +1,4 @@
-"""The closed loop end to end (issue 15, section 4), through the real parts: a live
+"""The closed loop end to end, through the real parts: a live
 simulator writes telemetry, Spark ingests it into DuckDB, the What-if page's "Apply to
 the running system" moves an operator on the running simulator, the next ingestion
 reads the new placement version, and the Overview then shows its change marker and a

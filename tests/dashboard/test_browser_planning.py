@@ -1,4 +1,4 @@
-"""Planning in headless Chromium (issue 18): admit a query on the What-if page (pasted
+"""Planning in headless Chromium: admit a query on the What-if page (pasted
 or uploaded), provision for an objective and load the proposal as the scenario, compare
 plans, and the Nodes page's hosts needed over time."""
 

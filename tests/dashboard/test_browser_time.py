@@ -1,4 +1,4 @@
-"""Time on the Overview in headless Chromium (issue 14, item 9 and the operations
+"""Time on the Overview in headless Chromium (the operations
 console): wall clock (UTC or the browser's zone) or since the start, in the chart, the
 tables and the explanation; a custom range that outlives refreshes, pause, violations as
 time ranges, one time axis for all panels, the range, clock and refresh in the URL."""

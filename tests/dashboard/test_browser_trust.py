@@ -1,4 +1,4 @@
-"""Changes, drift and alerts on the Overview (issue 15), in headless Chromium: a
+"""Changes, drift and alerts on the Overview, in headless Chromium: a
 placement change gets a marker with its verification and a row in the Changes table;
 the drift banner shows on a drifting run and not on a steady one; a refit clears it."""
 

@@ -1,4 +1,4 @@
-"""Shareable state (issue 14): the run and the estimator live in the URL, so a copied
+"""Shareable state: the run and the estimator live in the URL, so a copied
 link reproduces the view, and page links carry them along."""
 
 from __future__ import annotations

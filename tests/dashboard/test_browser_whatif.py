@@ -1,4 +1,4 @@
-"""What-if in headless Chromium (issue 14, items 3 and 7): the scenario survives a reload
+"""What-if in headless Chromium: the scenario survives a reload
 and a page change, edits are listed with undo, Save and Add node are confirmed, a move
 that changes nothing says so, Reset clears every field, a subinterval factor longer
 than the run is refused, and the optimizer shows each query's change."""

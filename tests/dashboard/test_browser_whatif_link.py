@@ -1,5 +1,5 @@
-"""The What-if baseline window and the scenario's link in headless Chromium (issue 14,
-items 3 and 9): the baseline stays pinned while new data arrives and moves when re-pinned;
+"""The What-if baseline window and the scenario's link in headless Chromium:
+the baseline stays pinned while new data arrives and moves when re-pinned;
 a copied URL reproduces the scenario in a fresh session; a bad link is named and left out."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The glossary defines every term of issue 14, and the Help page's CE diagram shows
+"""The glossary defines every term the pages use, and the Help page's CE diagram shows
 the hand-computed cumulative excess."""
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def test_progress_label() -> None:
 
 
 def test_optimize_shows_per_query_changes_and_keeps_a_query_limit(small_db: Path) -> None:
-    """Issue 14: the default objective made a query several times worse without saying
+    """Regression: the default objective made a query several times worse without saying
     so. The outcome lists every query before and after, and a limit keeps them."""
     engine = WhatIfEngine()
     inputs = data.inputs_for_run(engine, RunCache(Database(small_db)).get("small"))

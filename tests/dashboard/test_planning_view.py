@@ -1,5 +1,5 @@
 """Planning on the What-if page and the Nodes page's hosts over time, as plain functions,
-on the hand-computed small run (issue 18).
+on the hand-computed small run.
 
 The small run after fitting: a (q1) costs 0.1078125 and b (q1) 0.2 per event, both on
 n2 (capacity 2); c (q2) costs 0.1 on n1 (capacity 1); s = [5, 12, 5, 0, 10].

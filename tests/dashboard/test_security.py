@@ -1,5 +1,5 @@
 """Security headers, malformed callback requests and the warning for a non-loopback
-host (issue 17)."""
+host."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Overview's time: wall clock (UTC or the browser's zone) or since the start, ranges
-from the picker, a drag on the chart and the URL, and the refresh in the URL (issue 14)."""
+from the picker, a drag on the chart and the URL, and the refresh in the URL."""
 
 from __future__ import annotations
 

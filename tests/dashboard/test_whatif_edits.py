@@ -1,4 +1,4 @@
-"""The What-if edit log (issue 14, item 3): a scenario is the ordered list of edits made
+"""The What-if edit log: a scenario is the ordered list of edits made
 on the page, so undoing edit k is exact; and a subinterval factor longer than the run is
 refused (item 7)."""
 
@@ -94,7 +94,7 @@ def test_edits_are_kept_per_run() -> None:
 
 
 def test_subinterval_factor_longer_than_the_run_is_refused(inputs: RunInputs) -> None:
-    """Issue 14: factor 1000 gave 'MaceWC 0.0000 s (-100.0%)' without a warning."""
+    """Regression: factor 1000 gave 'MaceWC 0.0000 s (-100.0%)' without a warning."""
     assert inputs.arrivals.intervals == 5
     five = whatif_scenario.add_edit(inputs, [], "load", {"rate_scale": "1", "factor": "5"})
     assert five.edits

@@ -1,4 +1,4 @@
-"""The What-if scenario's pinned baseline window and its link (issue 14, items 3 and 9):
+"""The What-if scenario's pinned baseline window and its link:
 a window of a grown run gives exactly the baseline the run had when it was pinned, and
 a link carries the run, the window and the edits, read back without trusting it."""
 

@@ -1,4 +1,4 @@
-"""Alerts (issue 15): objective breaches against a plain loop, drift events as alerts."""
+"""Alerts: objective breaches against a plain loop, drift events as alerts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Latency blame (issue 15): the shares add up to CE_p, checked against a plain loop."""
+"""Latency blame: the shares add up to CE_p, checked against a plain loop."""
 
 from __future__ import annotations
 

@@ -180,7 +180,8 @@ def test_sub_buckets_stay_inside_the_interval_of_floor_t_over_w(
 ) -> None:
     t = np.array(times)
     interval, bucket = sub_bucket_of(t, width, k)
-    for i, value in enumerate(times):  # plain loop: the interval rule of DESIGN section 6
+    # plain loop: the interval rule of docs/design.md, "DuckDB store"
+    for i, value in enumerate(times):
         assert interval[i] == int(np.floor(value / width))
         assert 0 <= bucket[i] < k
     fine = sub_bucket_work(np.zeros(t.size), t, np.ones(t.size), 1, width, k, 1000)

@@ -1,4 +1,4 @@
-"""Calibration and drift (issue 15, section 2): rolling error and drift events against
+"""Calibration and drift: rolling error and drift events against
 plain loops, hand-made series, and a refit on a recent window."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hostile topology and arrival files (issue 17): rejected quickly, before memory grows."""
+"""Hostile topology and arrival files: rejected quickly, before memory grows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Path-aware latency blame (issue 15): the critical chain against a plain loop, the
+"""Path-aware latency blame: the critical chain against a plain loop, the
 stages adding up to the path-aware estimate, and a hand-computed two-node run."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Verify each change (issue 15, section 3): the model fitted before a placement change
+"""Verify each change: the model fitted before a placement change
 against what was measured, on hand-computed runs (arrays, and a stored run)."""
 
 from __future__ import annotations

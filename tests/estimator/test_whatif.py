@@ -109,7 +109,8 @@ def test_unknown_operator_in_placement() -> None:
 
 
 def test_scenario_codec_round_trip_keeps_an_added_query() -> None:
-    """DESIGN 6: a saved scenario keeps its added queries (JSON and the scenarios table)."""
+    """docs/design.md, "DuckDB store": a saved scenario keeps its added queries (JSON and
+    the scenarios table)."""
     from estimator.whatif import scenario_from_json, scenario_to_json
 
     query = AddedQuery(

@@ -1,6 +1,6 @@
 """Files that are damaged, caught mid-write or vanish: the batch goes on, nothing is lost.
 
-Issue 17: a damaged Parquet page aborted the whole batch; a truncated Parquet file, a
+Regressions: a damaged Parquet page aborted the whole batch; a truncated Parquet file, a
 JSONL file with a half-written last line and a vanished file were quarantined *and*
 recorded as ingested, so never read again once complete.
 """
@@ -185,7 +185,7 @@ def test_hidden_and_in_progress_names_are_never_read(tmp_path: Path) -> None:
 def test_a_run_with_nothing_new_is_not_read_again(
     spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
-    """Issue 17: every pass re-read and rewrote every run's topology (a 10 MB topology cost
+    """Regression: every pass re-read and rewrote every run's topology (a 10 MB topology cost
     about 3 minutes a pass). A run whose topology files are unchanged and which has no new
     data file is now skipped unparsed; a rewritten topology is read again."""
     landing = tmp_path / "landing"

@@ -1,4 +1,4 @@
-"""Pruning ingested landing files (``mace demo`` only, issue 14 item 10): the demo's
+"""Pruning ingested landing files (``mace demo`` only): the demo's
 landing folder grew by about 150 MB a minute because every file stayed after ingestion.
 
 The manifest is written directly (no Spark): files it lists are deleted, others (new

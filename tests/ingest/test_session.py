@@ -1,4 +1,4 @@
-"""The Spark session listens on loopback only (issue 17: the driver and block manager
+"""The Spark session listens on loopback only (before, the driver and block manager
 listened on the machine's external address, with no authentication)."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def test_bind_settings_leave_clusters_and_explicit_choices_alone() -> None:
 
 
 def test_local_spark_jvm_runs_at_lower_cpu_priority(spark) -> None:  # type: ignore[no-untyped-def]
-    """Ingestion beside the dashboard must yield the CPU to the pages (issue 17, load):
+    """Ingestion beside the dashboard must yield the CPU to the pages:
     every JVM thread, including task threads started after the session, is reniced,
     while this (the serving) process keeps its priority."""
     import os

@@ -1,4 +1,4 @@
-"""Fault injection (issue 17): a writer that produces files slowly, half-written first and
+"""Fault injection: a writer that produces files slowly, half-written first and
 completed later, interleaved with ingestion passes, ends with exactly the totals of one
 ingestion of the finished folder."""
 

@@ -314,7 +314,8 @@ def test_pandas_steps_build_table_rows() -> None:
 
 def test_out_of_range_and_negative_times_are_quarantined_before_any_cast(spark) -> None:  # type: ignore[no-untyped-def]
     """1e300 in a time or a cost used to abort the batch (ARITHMETIC_OVERFLOW casting the
-    interval to long); a stimulus before the run's origin used to be kept (DESIGN 5)."""
+    interval to long); a stimulus before the run's origin used to be kept (docs/design.md,
+    "Raw telemetry")."""
     from pyspark.testing import assertDataFrameEqual
 
     from ingest.transforms import MAX_COST_SECONDS

@@ -68,7 +68,7 @@ def test_demo_runs_for_its_duration_then_reports(tmp_path: Path, free_port: int)
 
 
 def test_demo_removes_its_temporary_folder_after_sigterm(tmp_path: Path, free_port: int) -> None:
-    """Issue 14: after SIGTERM the demo left its temporary folder behind (6.1 GB after 41
+    """Regression: after SIGTERM the demo left its temporary folder behind (6.1 GB after 41
     minutes). Without --workdir the folder is the demo's own and goes at exit."""
     import os
 

@@ -1,4 +1,4 @@
-"""Operations rough edges of issue 14 (item 10): a mistyped database or subcommand, a
+"""Operations rough edges: a mistyped database or subcommand, a
 taken port, the demo's options and folder, multi-node defaults of ``mace simulate``."""
 
 from __future__ import annotations

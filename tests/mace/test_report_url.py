@@ -1,5 +1,5 @@
 """``mace report --url``: the report of a database that a running ``mace serve`` holds
-(DuckDB's lock keeps ``--db`` out), asked of the server over HTTP (issue 17 item 11)."""
+(DuckDB's lock keeps ``--db`` out), asked of the server over HTTP."""
 
 from __future__ import annotations
 

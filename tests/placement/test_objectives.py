@@ -1,4 +1,4 @@
-"""The "no query worse than X%" objective (issue 14, item 7): the optimizer's default
+"""The "no query worse than X%" objective: the optimizer's default
 made single queries several times worse while improving the system's worst case."""
 
 from __future__ import annotations

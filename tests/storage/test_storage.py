@@ -280,7 +280,8 @@ def test_source_profile_merges_by_addition_and_reads_back_sorted(db: Path) -> No
 def test_migration_files_must_be_numbered_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert schema.MIGRATIONS[7].lstrip().startswith("-- Issue 13")  # 008_node_profile.sql
+    # 008_node_profile.sql
+    assert schema.MIGRATIONS[7].lstrip().startswith("-- The arrival profile inside")
     assert "profile_sub_buckets" in schema.MIGRATIONS[8]  # 009_profile_sub_buckets.sql
     assert "CREATE TABLE source_profile" in schema.MIGRATIONS[9]  # 010_source_profile.sql
     for name in ("008_a.sql", "010_b.sql"):
