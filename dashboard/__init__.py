@@ -1,4 +1,4 @@
-"""The Dash web app: live overview, nodes, what-if and reports (DESIGN sections 1 and 8).
+"""The Dash web app: overview, nodes, what-if and reports (docs/design.md, "What the product does").
 
 One folder per feature, each with its ids, layout, callbacks, views and figures:
 ``overview``, ``nodes``, ``whatif`` (its tabs inside), ``reports``, ``health`` and
