@@ -39,6 +39,7 @@ from typing import Any
 import ingest.job
 import ingest.scheduler
 import simulator.live
+import simulator.run
 from mace import cli
 from storage.db import connect
 from storage.reads import list_runs, source_arrivals_frame
@@ -63,13 +64,13 @@ class Timeline:
     def instrument(self) -> None:
         live, segment, once, compute = (
             simulator.live.run_live,
-            simulator.live.simulate,
+            simulator.run.Simulation.advance,
             ingest.job.ingest_once,
             ingest.job.compute_run,
         )
 
         @functools.wraps(segment)
-        def simulate(*args: Any, **kwargs: Any) -> Any:
+        def advance(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
             try:
                 return segment(*args, **kwargs)
@@ -115,7 +116,7 @@ class Timeline:
 
         simulator.live.run_live = run_live
         ingest.job.ingest_once = final_ingestion  # the demo's final pass imports it late
-        simulator.live.simulate = simulate
+        simulator.run.Simulation.advance = advance  # type: ignore[method-assign]
         ingest.job.compute_run = compute_run
         ingest.scheduler.ingest_once = ingest_once  # the scheduler's own reference
 
