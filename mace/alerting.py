@@ -3,7 +3,8 @@
 For each run that received data, the pass raises the run's alerts
 (:func:`dashboard.monitoring.run_alerts`: objectives breached, measured and
 predicted, and drift; the predictive model is the run's refit one if a training
-window is stored, :func:`storage.scenarios.set_training_window`) and records them
+window is stored, :func:`storage.scenarios.set_training_window`) over its complete
+subintervals (:mod:`mace.complete`: a measured breach waits for them) and records them
 (:func:`storage.alerts.record_alerts`, which never duplicates one). With a webhook
 URL it then POSTs every undelivered alert as one JSON object, oldest first; an alert
 is marked delivered on a 2xx answer. An alert that widens later (its stretch goes
@@ -105,6 +106,7 @@ def evaluate_runs(
     from dashboard.data import load_run
     from dashboard.monitoring import run_alerts
     from estimator.alerts import DEFAULT_GAP
+    from mace.complete import complete_alerts, complete_count
     from storage import reads
     from storage.alerts import record_alerts
     from storage.db import transaction
@@ -119,6 +121,7 @@ def evaluate_runs(
                 continue
             window = training_window_of(con, run_id)
             alerts = run_alerts(run, objectives(con, run_id), training=window, k=k)
+            alerts = complete_alerts(run, alerts, complete_count(run))
             with transaction(con, f"recording alerts of run '{run_id}'"):
                 result.new += record_alerts(con, run_id, alerts, gap=DEFAULT_GAP)
         except MaceError as exc:

@@ -223,3 +223,26 @@ def test_report_per_origin_estimate_and_its_band(
     seen = np.isfinite(measured)
     inside = (measured[seen] >= mace[seen] - 1e-9) & (measured[seen] <= upper[seen] + 1e-9)
     assert report["system"]["bound_coverage"] == pytest.approx(inside.mean())
+
+
+def test_report_leaves_out_subintervals_with_events_in_flight(
+    small_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One of a's outputs in subinterval 4 is not executed by b yet (a live run's newest
+    seconds): the figures cover subintervals 0..3 and the text says so."""
+    from storage.db import connect
+
+    con = connect(small_db)
+    con.execute(
+        "UPDATE operator_stats SET events_in = events_in - 1 WHERE operator = 'b' AND interval = 4"
+    )
+    con.close()
+    assert main(["report", "--db", str(small_db), "--run", "small", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["intervals"], report["complete_intervals"]) == (5, 4)
+    q1 = report["queries"]["q1"]
+    assert q1["measured_mean"] == pytest.approx((0.3 + 1.2 + 1.0) / 3)
+    assert q1["estimated_mean"] == pytest.approx((0.8 + 0.55) / 4)
+    assert q1["compliance"] == pytest.approx(2 / 3)
+    assert main(["report", "--db", str(small_db), "--run", "small"]) == 0
+    assert "the newest 1 still have events in flight" in capsys.readouterr().out
