@@ -91,11 +91,21 @@ def alert_json(alert: StoredAlert) -> dict[str, Any]:
 
 def describe(alert: StoredAlert) -> str:
     """One line for the terminal or a log."""
-    who = f"query {alert.query}" if alert.query else "system"
-    where = f"run {alert.run_id}, {who}, subintervals {alert.start}-{alert.end}"
-    if alert.objective is None:
-        return f"{alert.kind}: {where}: {alert.detail} (by up to {alert.value:.3f} s)"
-    return f"{alert.kind}: {where}: peak {alert.value:.3f} s > objective {alert.objective:g} s"
+    return describe_json(alert_json(alert))
+
+
+def describe_json(alert: dict[str, Any]) -> str:
+    """One line for an alert's JSON object (:func:`alert_json`, or a server's answer)."""
+    who = f"query {alert['query']}" if alert["query"] else "system"
+    where = (
+        f"run {alert['run']}, {who}, subintervals {alert['start_interval']}-{alert['end_interval']}"
+    )
+    if alert["objective"] is None:
+        return f"{alert['kind']}: {where}: {alert['detail']} (by up to {alert['value']:.3f} s)"
+    return (
+        f"{alert['kind']}: {where}: peak {alert['value']:.3f} s > objective "
+        f"{alert['objective']:g} s"
+    )
 
 
 def evaluate_runs(

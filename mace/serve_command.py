@@ -132,6 +132,7 @@ def open_app(
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
     from dashboard.optimizer import create_manager
+    from mace.api import register_cli_api
 
     app = create_app(
         db,
@@ -142,6 +143,7 @@ def open_app(
     )
     with app.server.config[CONFIG_KEY].database.cursor():
         pass
+    register_cli_api(app.server)
     return app
 
 
