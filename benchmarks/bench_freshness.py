@@ -251,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         poller.start()
         argv_demo = ["demo", "--duration", str(args.duration), "--workdir", str(work)]
         argv_demo += ["--port", str(free_port()), "--seed", str(args.seed)]
+        command_start = time.time()
         with contextlib.redirect_stdout(sys.stderr):  # the demo's own lines
             status = cli.main(argv_demo)
         stopped_at = max(timeline.flushes, default=time.time())  # the last flush: the stop
@@ -260,6 +261,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"freshness: the demo failed (status {status})", file=sys.stderr)
         return 1
     report = analyse(seen, result["run"], timeline, stopped_at)
+    # what a newcomer waits for after typing the command: the first figures
+    visible = [at for _, at in seen.values() if math.isfinite(at)]
+    report["after_the_command_s"] = {
+        "run_origin": result["run"]["origin"] - command_start,
+        "first_pass_done": min((p["end"] for p in timeline.passes), default=math.nan)
+        - command_start,
+        "first_subinterval_visible": min(visible, default=math.nan) - command_start,
+    }
     if args.raw is not None:  # to analyse again without another five-minute run
         raw = {
             "run": result["run"],
