@@ -246,3 +246,27 @@ def test_report_leaves_out_subintervals_with_events_in_flight(
     assert q1["compliance"] == pytest.approx(2 / 3)
     assert main(["report", "--db", str(small_db), "--run", "small"]) == 0
     assert "the newest 1 still have events in flight" in capsys.readouterr().out
+
+
+def test_cut_keeps_the_first_subintervals_of_every_field(small_db: Path) -> None:
+    """Every per-subinterval field of a run is cut (a new one must be added to cut too)."""
+    import dataclasses
+
+    import numpy as np
+
+    from mace.complete import cut
+    from mace.report_command import load_run_data
+
+    run, _ = load_run_data(small_db, "small")
+    part = cut(run, 3)
+    assert (run.intervals, part.intervals, part.info.last_interval) == (5, 3, 2)
+    per_interval = {"arrivals", "operator_stats", "operator_dlts", "node_dlts", "busy"}
+    per_interval |= {"latency", "profile", "arrival_profile", "info", "_derived"}
+    unchanged = {"version", "topology", "versions", "version_starts"}
+    assert {f.name for f in dataclasses.fields(run)} == per_interval | unchanged
+    for name in ("operator_dlts", "node_dlts", "busy"):
+        assert np.array_equal(getattr(part, name), getattr(run, name)[:, :3])
+    assert np.array_equal(part.arrivals.counts, run.arrivals.counts[:, :3])
+    assert part.operator_stats["interval"].max() == 2
+    assert all(q.lat_max.size == 3 for q in part.latency.values())
+    assert part.node_profile is None or part.node_profile.shape[1] == 3
