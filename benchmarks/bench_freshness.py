@@ -39,6 +39,7 @@ from typing import Any
 import ingest.job
 import ingest.scheduler
 import simulator.live
+import simulator.run
 from mace import cli
 from storage.db import connect
 from storage.reads import list_runs, source_arrivals_frame
@@ -63,13 +64,13 @@ class Timeline:
     def instrument(self) -> None:
         live, segment, once, compute = (
             simulator.live.run_live,
-            simulator.live.simulate,
+            simulator.run.Simulation.advance,
             ingest.job.ingest_once,
             ingest.job.compute_run,
         )
 
         @functools.wraps(segment)
-        def simulate(*args: Any, **kwargs: Any) -> Any:
+        def advance(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
             try:
                 return segment(*args, **kwargs)
@@ -115,7 +116,7 @@ class Timeline:
 
         simulator.live.run_live = run_live
         ingest.job.ingest_once = final_ingestion  # the demo's final pass imports it late
-        simulator.live.simulate = simulate
+        simulator.run.Simulation.advance = advance  # type: ignore[method-assign]
         ingest.job.compute_run = compute_run
         ingest.scheduler.ingest_once = ingest_once  # the scheduler's own reference
 
@@ -250,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         poller.start()
         argv_demo = ["demo", "--duration", str(args.duration), "--workdir", str(work)]
         argv_demo += ["--port", str(free_port()), "--seed", str(args.seed)]
+        command_start = time.time()
         with contextlib.redirect_stdout(sys.stderr):  # the demo's own lines
             status = cli.main(argv_demo)
         stopped_at = max(timeline.flushes, default=time.time())  # the last flush: the stop
@@ -259,6 +261,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"freshness: the demo failed (status {status})", file=sys.stderr)
         return 1
     report = analyse(seen, result["run"], timeline, stopped_at)
+    # what a newcomer waits for after typing the command: the first figures
+    visible = [at for _, at in seen.values() if math.isfinite(at)]
+    report["after_the_command_s"] = {
+        "run_origin": result["run"]["origin"] - command_start,
+        "first_pass_done": min((p["end"] for p in timeline.passes), default=math.nan)
+        - command_start,
+        "first_subinterval_visible": min(visible, default=math.nan) - command_start,
+    }
     if args.raw is not None:  # to analyse again without another five-minute run
         raw = {
             "run": result["run"],

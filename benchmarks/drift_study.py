@@ -4,7 +4,7 @@ Runs are those of :mod:`benchmarks.study_runs` (the held-out style of the accura
 study, docs/accuracy.md, Fig. 5(b)). The predictive model is fitted on the first 10% of
 each run (the product's default); the predicted band is [Mace, X + w + eps] of that
 model for X = Mace and X = the path-aware estimate (the product's choice,
-dashboard/monitoring.py), widened by ``tolerance`` on each side (the product's default:
+dashboard/core/monitoring.py), widened by ``tolerance`` on each side (the product's default:
 w), compared on settled subintervals only, as the alert pass does.
 
 *No change*: the run as simulated; every drift event is a false alarm.

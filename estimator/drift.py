@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from estimator.completeness import settled_by_bound
 from estimator.errors import ModelError
 from estimator.fitting import training_window
 from estimator.model import Topology
@@ -153,12 +154,11 @@ def query_drift_events(
 
 
 def settled(upper: np.ndarray, subinterval: float) -> np.ndarray:
-    """Subintervals p whose outputs have all come out by the end of the data (the end of
-    the last subinterval): (p + 1) * w + upper_p <= n * w. The slow outputs of later ones
-    may still be queued in a live run, so their measured maximum would look low."""
-    bound = np.nan_to_num(np.asarray(upper, dtype=float), nan=np.inf)
-    ends = (np.arange(bound.size) + 1) * subinterval + bound
-    return ends <= bound.size * subinterval + 1e-9
+    """Subintervals p whose outputs have all come out by the end of the data by the
+    band's bound (:func:`estimator.completeness.settled_by_bound`, where the rule is
+    written): the slow outputs of later ones may still be queued in a live run, so their
+    measured maximum would look low."""
+    return settled_by_bound(upper, subinterval)
 
 
 def recent_window(n_intervals: int, fraction: float = 0.1) -> tuple[int, int]:

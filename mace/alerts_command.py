@@ -9,6 +9,7 @@ from pathlib import Path
 
 from estimator.drift import DEFAULT_K
 from mace.errors import UsageError
+from mace.options import AUTH_ENV
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +22,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "subintervals (drift). --evaluate checks the runs now (e.g. after setting an "
         "objective), which needs write access to the database.",
     )
-    alerts.add_argument("--db", required=True, help="DuckDB file written by mace ingest")
+    source = alerts.add_mutually_exclusive_group(required=True)
+    source.add_argument("--db", help="DuckDB file written by mace ingest")
+    source.add_argument(
+        "--url",
+        help="ask a running mace serve or mace demo instead (e.g. http://127.0.0.1:8050), "
+        f"which works while it holds the database; basic-auth credentials come from {AUTH_ENV}",
+    )
     alerts.add_argument("--run", dest="run_id", help="only this run (default: every run)")
     alerts.add_argument(
         "--evaluate", action="store_true", help="evaluate the run(s) first and store new alerts"
@@ -39,35 +46,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mace.alerting import alert_json, describe, evaluate_runs
+    from mace.alerting import alert_json, describe_json, evaluate_runs
     from storage import reads
     from storage.alerts import list_alerts
     from storage.db import connect
     from storage.errors import StorageError
 
-    db = Path(args.db)
-    if not db.is_file():
-        raise StorageError(f"{db}: no such database file")
     if args.drift_k < 1:
         raise UsageError(f"--drift-k: must be at least 1, got {args.drift_k}")
-    con = connect(db, read_only=not args.evaluate)
-    try:
-        if args.run_id is not None:
-            reads.get_run(con, args.run_id)  # an unknown run is an error, not "no alerts"
+    if args.url:
         if args.evaluate:
-            runs = None if args.run_id is None else [args.run_id]
-            result = evaluate_runs(con, runs, args.drift_k)
-            for error in result.errors:
-                print(f"warning: {error}", file=sys.stderr)
-        stored = list_alerts(con, args.run_id)
-    finally:
-        con.close()
+            raise UsageError("--evaluate needs --db: the server evaluates after each ingestion")
+        from mace.remote import ALERTS_PATH, fetch_json
+
+        query = {} if args.run_id is None else {"run": args.run_id}
+        documents = list(fetch_json(args.url, ALERTS_PATH, query, "the alerts"))
+    else:
+        db = Path(args.db)
+        if not db.is_file():
+            raise StorageError(f"{db}: no such database file")
+        con = connect(db, read_only=not args.evaluate)
+        try:
+            if args.run_id is not None:
+                reads.get_run(con, args.run_id)  # an unknown run is an error, not "no alerts"
+            if args.evaluate:
+                runs = None if args.run_id is None else [args.run_id]
+                result = evaluate_runs(con, runs, args.drift_k)
+                for error in result.errors:
+                    print(f"warning: {error}", file=sys.stderr)
+            documents = [alert_json(a) for a in list_alerts(con, args.run_id)]
+        finally:
+            con.close()
     if args.json:
-        print(json.dumps([alert_json(a) for a in stored]))
-    elif not stored:
+        print(json.dumps(documents))
+    elif not documents:
         print("no alerts")
     else:
-        for alert in stored:
-            sent = "delivered" if alert.delivered else "not delivered"
-            print(f"#{alert.alert_id} {describe(alert)} ({sent})")
+        for document in documents:
+            sent = "delivered" if document["delivered"] else "not delivered"
+            print(f"#{document['alert_id']} {describe_json(document)} ({sent})")
     return 0

@@ -52,6 +52,19 @@ COMMANDS = (
     landing_command,
 )
 BROKEN_PIPE_STATUS = 141
+DISTRIBUTION = "mace-latency"
+
+
+def version() -> str:
+    """The installed version of the package (``pyproject.toml``'s), or say it is not
+    installed (run from a source tree)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="mace",
         description="Latency monitoring and what-if for distributed event processing (Mace).",
     )
+    parser.add_argument("--version", action="version", version=f"mace {version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command.register(subparsers)

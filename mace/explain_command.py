@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from estimator.pathaware import ESTIMATORS
 from mace.errors import UsageError
+from mace.options import AUTH_ENV
 
 if TYPE_CHECKING:
     from estimator.pathblame import PathBlame
@@ -24,7 +25,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "With --estimator path, every node on the critical path of the path-aware estimate "
         "with its share (they add up to the estimate).",
     )
-    explain.add_argument("--db", required=True, help="DuckDB file written by mace ingest")
+    source = explain.add_mutually_exclusive_group(required=True)
+    source.add_argument("--db", help="DuckDB file written by mace ingest")
+    source.add_argument(
+        "--url",
+        help="ask a running mace serve or mace demo instead (e.g. http://127.0.0.1:8050), "
+        f"which works while it holds the database; basic-auth credentials come from {AUTH_ENV}",
+    )
     explain.add_argument("--run", dest="run_id", help="run id (default: the last run id)")
     explain.add_argument("--interval", type=int, help="subinterval (default: the worst one)")
     explain.add_argument(
@@ -39,19 +46,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from estimator.blame import blame
-    from estimator.pathblame import path_blame
     from mace.report_command import load_run_data
 
-    if args.estimator not in EXPLAINED:
+    if args.url:
+        from mace.remote import EXPLAIN_PATH, fetch_json
+
+        query = {"estimator": args.estimator}
+        query.update({"run": args.run_id} if args.run_id is not None else {})
+        query.update({"interval": str(args.interval)} if args.interval is not None else {})
+        document = dict(fetch_json(args.url, EXPLAIN_PATH, query, "an explanation"))
+    else:
+        run_data, _ = load_run_data(Path(args.db), args.run_id)
+        document = explain_document(run_data, args.interval, args.estimator)
+    if args.json:
+        print(json.dumps(document))
+    else:
+        print(format_path(document) if "path" in document else format_blame(document))
+    return 0
+
+
+def explain_document(run_data: Any, interval: int | None, estimator: str) -> dict[str, Any]:
+    """The explanation of subinterval ``interval`` (None: the worst one) of a stored run
+    (``dashboard.core.data.RunData``) by ``estimator``, as ``mace explain --json`` prints it."""
+    from estimator.blame import blame
+    from estimator.pathblame import path_blame
+
+    if estimator not in EXPLAINED:
         raise UsageError(
-            f"--estimator {args.estimator}: explain covers the "
+            f"--estimator {estimator}: explain covers the "
             f"{' and '.join(EXPLAINED)} estimators so far"
         )
-    run_data, _ = load_run_data(Path(args.db), args.run_id)
-    if args.interval is not None and not 0 <= args.interval < run_data.intervals:
+    if interval is not None and not 0 <= interval < run_data.intervals:
         raise UsageError(
-            f"--interval {args.interval}: run '{run_data.info.run_id}' has subintervals "
+            f"--interval {interval}: run '{run_data.info.run_id}' has subintervals "
             f"0..{run_data.intervals - 1}"
         )
     inputs = (
@@ -60,25 +87,21 @@ def run(args: argparse.Namespace) -> int:
         run_data.arrivals.for_topology(run_data.topology),
         [v.placement for v in run_data.versions],
         run_data.version_starts,
-        args.interval,
+        interval,
     )
-    if args.estimator == "path":
-        document = path_document(run_data.info.run_id, path_blame(*inputs))
-        print(json.dumps(document) if args.json else format_path(document))
-        return 0
+    if estimator == "path":
+        return path_document(run_data.info.run_id, path_blame(*inputs))
     result = blame(*inputs)
-    document = {
+    return {
         "run": run_data.info.run_id,
         "interval": result.interval,
-        "estimator": args.estimator,
+        "estimator": estimator,
         "resource": result.resource,
         "busy_since": result.busy_since,
         "ce_seconds": result.ce_seconds,
         "contributions": result.contributions,
         "sources": result.sources,
     }
-    print(json.dumps(document) if args.json else format_blame(document))
-    return 0
 
 
 EXPLAINED = ("mace", "path")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -14,8 +13,6 @@ from estimator.pathaware import ESTIMATOR_LABELS, ESTIMATORS
 from estimator.runs import DEFAULT_TRAINING_SHARE
 from mace.errors import UsageError
 from mace.options import AUTH_ENV
-
-REQUEST_TIMEOUT = 120.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -75,52 +72,37 @@ def run(args: argparse.Namespace) -> int:
 def load_report(
     db: Path, run_id: str | None, training_share: float, estimator: str
 ) -> dict[str, Any]:
-    """The report of ``run_id`` (default: the last run) read from the DuckDB file ``db``."""
-    from dashboard.core.report import build_report
-
+    """The report of ``run_id`` (default: the last run) read from the DuckDB file ``db``,
+    over its complete subintervals (:mod:`mace.complete`)."""
     run_data, goals = load_run_data(db, run_id)
-    return build_report(run_data, goals, training_share, estimator=estimator)
+    return complete_report(run_data, goals, training_share, estimator)
+
+
+def complete_report(
+    run_data: Any, goals: dict[str, float], training_share: float, estimator: str
+) -> dict[str, Any]:
+    """The report of a stored run (``dashboard.core.data.RunData``) over its complete
+    subintervals, with how many there are of how many (``complete_intervals``,
+    ``intervals``): the newest ones' events are not all out yet."""
+    from dashboard.core.report import build_report
+    from mace.complete import complete_count, cut
+
+    complete = complete_count(run_data)
+    report = build_report(cut(run_data, complete), goals, training_share, estimator=estimator)
+    return {**report, "intervals": run_data.intervals, "complete_intervals": complete}
 
 
 def fetch_report(
     url: str, run_id: str | None, training_share: float, estimator: str
 ) -> dict[str, Any]:
     """The report as a running ``mace serve`` at ``url`` builds it (``GET /api/report``)."""
-    import base64
-    import urllib.error
-    import urllib.parse
-    import urllib.request
-
     from dashboard.core.report import REPORT_PATH
+    from mace.remote import fetch_json
 
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"--url must be http(s)://HOST:PORT of a mace serve, got {url!r}")
     query = {"estimator": estimator, "training_share": str(training_share)}
     if run_id is not None:
         query["run"] = run_id
-    request = urllib.request.Request(
-        f"{url.rstrip('/')}{REPORT_PATH}?{urllib.parse.urlencode(query)}"
-    )
-    if credentials := os.environ.get(AUTH_ENV):
-        token = base64.b64encode(credentials.strip().encode()).decode()
-        request.add_header("Authorization", f"Basic {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT) as response:
-            return dict(json.load(response))
-    except urllib.error.HTTPError as exc:
-        if exc.code == 401:
-            raise UsageError(f"{url} asks for credentials: set {AUTH_ENV}=USER:PASSWORD") from exc
-        try:
-            reason = json.load(exc)["error"]
-        except (ValueError, KeyError, TypeError):
-            reason = f"HTTP {exc.code} {exc.reason}"
-        raise UsageError(f"{url}: {reason}") from exc
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise UsageError(
-            f"cannot get a report from {url}: {reason}; is mace serve running there?"
-        ) from exc
+    return dict(fetch_json(url, REPORT_PATH, query, "a report"))
 
 
 def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
@@ -167,6 +149,12 @@ def format_report(report: dict[str, Any], estimator_label: str = "Mace") -> str:
             f" compliance {cell(entry['compliance'], True)}"
         )
     lines.append(f"  bound coverage {cell(report['system']['bound_coverage'], True)}")
+    if "complete_intervals" in report and report["complete_intervals"] < report["intervals"]:
+        left = report["intervals"] - report["complete_intervals"]
+        lines.append(
+            f"  over the {report['complete_intervals']} complete subintervals: the newest "
+            f"{left} still have events in flight (or not ingested) and are left out"
+        )
     if report["changes"]:
         lines.append("changes (worst case, predicted by the model fitted before each change):")
         for change in report["changes"]:

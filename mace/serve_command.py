@@ -131,6 +131,7 @@ def open_app(
     live simulator applies the What-if page's placement requests (``mace demo``)."""
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
+    from mace.api import register_cli_api
 
     app = create_app(
         db,
@@ -141,6 +142,7 @@ def open_app(
     )
     with app.server.config[CONFIG_KEY].database.cursor():
         pass
+    register_cli_api(app.server)
     return app
 
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numba import njit
@@ -248,6 +249,19 @@ def _migrate(
     return heap_max
 
 
+# the scalars of an engine state: slots of ``EngineState.ints`` and ``EngineState.floats``
+(
+    I_EPOCH, I_NEXT_CHANGE, I_N_FREE, I_Q_USED, I_HEAP_MAX, I_TN_FREE, I_T_USED, I_TSIZE,
+    I_COUNTER, I_CHANGED, I_EXECUTIONS,
+) = range(11)  # fmt: skip
+F_NOW = 0
+_GROWN = (
+    "q_key", "q_seq", "q_stim", "q_port", "q_next", "q_free", "node_heap", "t_time", "t_seq",
+    "t_kind", "t_node", "t_item", "t_stim", "t_count", "t_free", "theap",
+)  # fmt: skip
+"""The state arrays the engine may reallocate (grow): it returns them after the trace."""
+
+
 # nogil: a live simulation runs beside the dashboard in one process (``mace demo``);
 # holding the GIL for a whole segment (seconds) stalled every callback meanwhile
 @njit(cache=True, nogil=True)
@@ -256,76 +270,54 @@ def _engine(
     port_op, port_number, port_cost, port_sel, down_ptr, down_port, producer_bytes, link_id,
     link_delay, link_bandwidth, cycle_ptr_e, cycle_ops_e, node_ops_ptr_e, node_ops_e,
     node_ports_ptr_e, node_ports_e, source_nodes_ptr_e, source_nodes_e, change_times,
-    origin, subinterval, distribution, src, times, key, intervals,
+    origin, subinterval, distribution, src, times, key, horizon, ints, floats, seen, link_free,
+    q_key, q_seq, q_stim, q_port, q_next, q_free, node_heap, node_size, node_queued, port_head,
+    port_tail, op_head, op_tail, op_count, busy, position, left, t_time, t_seq, t_kind, t_node,
+    t_item, t_stim, t_count, t_free, theap,
 ):  # fmt: skip
+    # the run's state comes in (see EngineState) and goes on from where the last call
+    # stopped: the scalars in ``ints``/``floats``, written back on return, the arrays
+    # mutated in place or, when they had to grow, returned
     # the placement-dependent arrays of the current placement epoch (rows of the *_e arrays)
-    epoch = 0
-    op_node = op_node_e[0]
-    cycle_ptr = cycle_ptr_e[0]
-    cycle_ops = cycle_ops_e[0]
-    node_ops_ptr = node_ops_ptr_e[0]
-    node_ops = node_ops_e[0]
-    node_ports_ptr = node_ports_ptr_e[0]
-    node_ports = node_ports_e[0]
-    source_nodes_ptr = source_nodes_ptr_e[0]
-    source_nodes = source_nodes_e[0]
+    epoch = ints[I_EPOCH]
+    next_change = ints[I_NEXT_CHANGE]
+    n_free = ints[I_N_FREE]
+    q_used = ints[I_Q_USED]
+    heap_max = ints[I_HEAP_MAX]  # the largest node_size so far
+    tn_free = ints[I_TN_FREE]
+    t_used = ints[I_T_USED]
+    tsize = ints[I_TSIZE]
+    counter = ints[I_COUNTER]
+    changed = ints[I_CHANGED] != 0  # a placement change applied, its dispatch not done yet
+    exec_base = ints[I_EXECUTIONS]  # executions of earlier calls: the random stream goes on
+    now = floats[F_NOW]
+    op_node = op_node_e[epoch]
+    cycle_ptr = cycle_ptr_e[epoch]
+    cycle_ops = cycle_ops_e[epoch]
+    node_ops_ptr = node_ops_ptr_e[epoch]
+    node_ops = node_ops_e[epoch]
+    node_ports_ptr = node_ports_ptr_e[epoch]
+    node_ports = node_ports_e[epoch]
+    source_nodes_ptr = source_nodes_ptr_e[epoch]
+    source_nodes = source_nodes_e[epoch]
     n_changes = change_times.shape[0]
-    next_change = 0
     n_nodes = capacity.shape[0]
-    n_ops = op_node.shape[0]
     n_sources = source_nodes_ptr.shape[0] - 1
     n_events = times.shape[0]
-    seen = np.zeros((port_op.shape[0], max(intervals, 1)), np.int64)
-    link_free = np.zeros(link_delay.shape[0])
+    intervals = seen.shape[1]
     ukey = _U64(key)
     # the most (port) enqueues one output or source event causes
     fanout = 0
     for producer in range(down_ptr.shape[0] - 1):
         fanout = max(fanout, down_ptr[producer + 1] - down_ptr[producer])
-
-    # queued events (pool): heap key, counter, stimulus, port, next in operator FIFO
-    cap = 1024
-    q_key = np.empty(cap)
-    q_seq = np.empty(cap, np.int64)
-    q_stim = np.empty(cap)
-    q_port = np.empty(cap, np.int64)
-    q_next = np.empty(cap, np.int64)
-    q_free = np.empty(cap, np.int64)
-    n_free = 0
-    q_used = 0
-    node_heap = np.empty((n_nodes, 256), np.int64)
-    node_size = np.zeros(n_nodes, np.int64)
-    heap_max = 0  # the largest node_size so far
-    node_queued = np.zeros(n_nodes, np.int64)
-    port_head = np.full(port_op.shape[0], -1, np.int64)
-    port_tail = np.full(port_op.shape[0], -1, np.int64)
-    op_head = np.full(n_ops, -1, np.int64)
-    op_tail = np.full(n_ops, -1, np.int64)
-    op_count = np.zeros(n_ops, np.int64)
+    cap = q_key.shape[0]
+    tcap = t_time.shape[0]
     by_op = (
         (policy == ROUND_ROBIN)
         | (policy == LONGEST_QUEUE)
         | (policy == MIN_LATENCY)
         | (policy == MIN_COST)
     )
-    busy = np.zeros(n_nodes, np.bool_)
-    position = np.full(n_nodes, -1, np.int64)
-    left = np.zeros(n_nodes, np.int64)
-
-    # timed events (pool): time, counter, kind, node, item, stimulus, count
-    tcap = 256
-    t_time = np.empty(tcap)
-    t_seq = np.empty(tcap, np.int64)
-    t_kind = np.empty(tcap, np.int64)
-    t_node = np.empty(tcap, np.int64)
-    t_item = np.empty(tcap, np.int64)
-    t_stim = np.empty(tcap)
-    t_count = np.empty(tcap, np.int64)
-    t_free = np.empty(tcap, np.int64)
-    tn_free = 0
-    t_used = 0
-    theap = np.empty(tcap, np.int64)
-    tsize = 0
 
     # results
     ecap = max(1024, 8 * n_events)
@@ -343,13 +335,10 @@ def _engine(
     o_egress = np.empty(ocap)
     n_out = 0
 
-    counter = n_events
     next_source = 0
     touched = np.empty(n_nodes, np.int64)
     remote = np.empty(n_nodes, np.int64)
     mark = np.zeros(n_nodes, np.bool_)
-    now = 0.0
-    changed = False  # a placement change applied, its dispatch not done yet
     rounds = 0  # of the next event: its enqueue rounds, and the room they need
     spread = 0
 
@@ -358,21 +347,27 @@ def _engine(
     # loop grows the pools or switches to the next epoch's rows before resuming it
     while True:
         stop = DONE
-        while next_source < n_events or tsize > 0:
-            # ---- next event, not taken yet: a placement change wins ties, then a source ----
+        while True:
+            # ---- next event, not taken yet: a placement change wins ties, then a source;
+            # only events before the horizon (the next call's sources may come at it) ----
             if changed:
                 kind = CHANGE
                 rounds = 0
             else:
-                if next_change < n_changes:
-                    upcoming = math.inf
-                    if next_source < n_events:
-                        upcoming = times[next_source]
-                    if tsize > 0 and t_time[theap[0]] < upcoming:
-                        upcoming = t_time[theap[0]]
-                    if change_times[next_change] <= upcoming:
-                        stop = CHANGE
-                        break
+                upcoming = math.inf
+                if next_source < n_events:
+                    upcoming = times[next_source]
+                if tsize > 0 and t_time[theap[0]] < upcoming:
+                    upcoming = t_time[theap[0]]
+                if (
+                    next_change < n_changes
+                    and change_times[next_change] <= upcoming
+                    and change_times[next_change] < horizon
+                ):
+                    stop = CHANGE
+                    break
+                if upcoming >= horizon or upcoming == math.inf:
+                    break
                 if next_source < n_events and (
                     tsize == 0 or times[next_source] <= t_time[theap[0]]
                 ):
@@ -590,7 +585,7 @@ def _engine(
                 n_free += 1
                 op = port_op[port]
                 # draws
-                u = _uniform(ukey, 2 * n_exec)
+                u = _uniform(ukey, 2 * (exec_base + n_exec))
                 mean = port_cost[port]
                 if distribution == CONSTANT:
                     cost = mean
@@ -600,7 +595,7 @@ def _engine(
                     cost = -mean * math.log(1.0 - u)
                 if op_product[op]:
                     p = math.floor((st - origin) / subinterval)
-                    iv = min(max(int(p), 0), max(intervals, 1) - 1)
+                    iv = min(max(int(p), 0), intervals - 1)
                     expected = op_coef[op]
                     f0 = op_first_port[op]
                     for other in range(f0, f0 + op_ports[op]):
@@ -611,7 +606,7 @@ def _engine(
                     expected = port_sel[port]
                 whole = math.floor(expected)
                 outs = int(whole)
-                if _uniform(ukey, 2 * n_exec + 1) < expected - whole:
+                if _uniform(ukey, 2 * (exec_base + n_exec) + 1) < expected - whole:
                     outs += 1
                 e_node[n_exec] = nd
                 e_op[n_exec] = op
@@ -704,23 +699,136 @@ def _engine(
         )  # fmt: skip
         changed = True
 
+    ints[I_EPOCH] = epoch
+    ints[I_NEXT_CHANGE] = next_change
+    ints[I_N_FREE] = n_free
+    ints[I_Q_USED] = q_used
+    ints[I_HEAP_MAX] = heap_max
+    ints[I_TN_FREE] = tn_free
+    ints[I_T_USED] = t_used
+    ints[I_TSIZE] = tsize
+    ints[I_COUNTER] = counter
+    ints[I_CHANGED] = 1 if changed else 0
+    ints[I_EXECUTIONS] = exec_base + n_exec
+    floats[F_NOW] = now
     return (
         e_node[:n_exec].copy(), e_op[:n_exec].copy(), e_port[:n_exec].copy(),
         e_stim[:n_exec].copy(), e_start[:n_exec].copy(), e_cpu[:n_exec].copy(),
         e_out[:n_exec].copy(), o_op[:n_out].copy(), o_stim[:n_out].copy(), o_egress[:n_out].copy(),
+        q_key, q_seq, q_stim, q_port, q_next, q_free, node_heap, t_time, t_seq, t_kind, t_node,
+        t_item, t_stim, t_count, t_free, theap,
     )  # fmt: skip
 
 
-def simulate_fast(
+@dataclass
+class EngineState:
+    """Everything a run carries from one engine call to the next: the clock, the queued
+    events (pool, per-port and per-operator FIFOs, overflow heaps), the timed events in
+    flight (completions, deliveries), busy nodes and visiting cycles, link backlogs, the
+    product operators' counts per subinterval, the counter that breaks ties and how many
+    executions drew from the random stream."""
+
+    ints: np.ndarray
+    floats: np.ndarray
+    seen: np.ndarray
+    link_free: np.ndarray
+    q_key: np.ndarray
+    q_seq: np.ndarray
+    q_stim: np.ndarray
+    q_port: np.ndarray
+    q_next: np.ndarray
+    q_free: np.ndarray
+    node_heap: np.ndarray
+    node_size: np.ndarray
+    node_queued: np.ndarray
+    port_head: np.ndarray
+    port_tail: np.ndarray
+    op_head: np.ndarray
+    op_tail: np.ndarray
+    op_count: np.ndarray
+    busy: np.ndarray
+    position: np.ndarray
+    left: np.ndarray
+    t_time: np.ndarray
+    t_seq: np.ndarray
+    t_kind: np.ndarray
+    t_node: np.ndarray
+    t_item: np.ndarray
+    t_stim: np.ndarray
+    t_count: np.ndarray
+    t_free: np.ndarray
+    theap: np.ndarray
+
+    @classmethod
+    def new(cls, plan: Plan) -> EngineState:
+        """An empty system at time 0: no event queued or in flight, every node idle."""
+        n_nodes, n_ports, n_ops = plan.capacity.shape[0], plan.port_op.shape[0], plan.op_node.size
+        cap, tcap = 1024, 256
+        return cls(
+            ints=np.zeros(11, np.int64),
+            floats=np.zeros(1),
+            seen=np.zeros((n_ports, 1), np.int64),
+            link_free=np.zeros(plan.link_delay.shape[0]),
+            q_key=np.empty(cap), q_seq=np.empty(cap, np.int64), q_stim=np.empty(cap),
+            q_port=np.empty(cap, np.int64), q_next=np.empty(cap, np.int64),
+            q_free=np.empty(cap, np.int64),
+            node_heap=np.empty((n_nodes, 256), np.int64),
+            node_size=np.zeros(n_nodes, np.int64),
+            node_queued=np.zeros(n_nodes, np.int64),
+            port_head=np.full(n_ports, -1, np.int64), port_tail=np.full(n_ports, -1, np.int64),
+            op_head=np.full(n_ops, -1, np.int64), op_tail=np.full(n_ops, -1, np.int64),
+            op_count=np.zeros(n_ops, np.int64),
+            busy=np.zeros(n_nodes, np.bool_),
+            position=np.full(n_nodes, -1, np.int64),
+            left=np.zeros(n_nodes, np.int64),
+            t_time=np.empty(tcap), t_seq=np.empty(tcap, np.int64),
+            t_kind=np.empty(tcap, np.int64), t_node=np.empty(tcap, np.int64),
+            t_item=np.empty(tcap, np.int64), t_stim=np.empty(tcap),
+            t_count=np.empty(tcap, np.int64), t_free=np.empty(tcap, np.int64),
+            theap=np.empty(tcap, np.int64),
+        )  # fmt: skip
+
+    def copy(self) -> EngineState:
+        """An independent copy (a checkpoint to go back to)."""
+        return EngineState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+
+    @property
+    def now(self) -> float:
+        """The time of the last event taken."""
+        return float(self.floats[F_NOW])
+
+    @property
+    def in_flight(self) -> int:
+        """Events queued or scheduled (completions, deliveries) but not done yet."""
+        return int(self.ints[I_Q_USED] - self.ints[I_N_FREE] + self.ints[I_TSIZE])
+
+
+def advance(
     plan: Plan,
+    state: EngineState,
     source: np.ndarray,
     times: np.ndarray,
     key: int,
-    intervals: int,
+    horizon: float,
     changes: Sequence[tuple[float, Plan]] = (),
 ) -> Trace:
-    """Run the compiled engine; arguments as :func:`simulator.reference.simulate_reference`."""
+    """Take the events before ``horizon`` (source events given here, sorted, all before it,
+    all at or after the previous horizon) and return their trace; ``state`` goes on.
+
+    Calls with consecutive horizons give, concatenated, the trace of one call with every
+    source event: nothing before a horizon depends on what comes at or after it (a source
+    event wins ties, so a timed event at the horizon waits for the next call).
+    ``changes`` are all the run's (time, plan) pairs in time order, the earlier ones too.
+    """
     plans = [plan, *(p for _, p in changes)]
+    times = np.ascontiguousarray(times, dtype=np.float64)
+    if times.size:  # the product operators count events per stimulus subinterval
+        needed = math.floor((float(times[-1]) - plan.origin) / plan.subinterval) + 1
+        if needed > state.seen.shape[1]:
+            grown = np.zeros((state.seen.shape[0], max(needed, 2 * state.seen.shape[1])), np.int64)
+            grown[:, : state.seen.shape[1]] = state.seen
+            state.seen = grown
+    s = state
     arrays = _engine(
         plan.capacity, plan.policy, plan.train, _rows(plans, "op_node"), plan.op_sink,
         plan.op_product, plan.op_coef, plan.op_first_port, plan.op_ports, plan.port_op,
@@ -731,10 +839,30 @@ def simulate_fast(
         _rows(plans, "source_nodes_ptr"), _rows(plans, "source_nodes"),
         np.array([t for t, _ in changes], dtype=np.float64),
         float(plan.origin), float(plan.subinterval), int(plan.cost_distribution),
-        np.ascontiguousarray(source, dtype=np.int64), np.ascontiguousarray(times, dtype=np.float64),
-        np.uint64(key), int(intervals),
+        np.ascontiguousarray(source, dtype=np.int64), times, np.uint64(key), float(horizon),
+        s.ints, s.floats, s.seen, s.link_free, s.q_key, s.q_seq, s.q_stim, s.q_port, s.q_next,
+        s.q_free, s.node_heap, s.node_size, s.node_queued, s.port_head, s.port_tail, s.op_head,
+        s.op_tail, s.op_count, s.busy, s.position, s.left, s.t_time, s.t_seq, s.t_kind,
+        s.t_node, s.t_item, s.t_stim, s.t_count, s.t_free, s.theap,
     )  # fmt: skip
-    return Trace(*arrays)
+    for name, array in zip(_GROWN, arrays[10:], strict=True):
+        setattr(state, name, array)
+    return Trace(*arrays[:10])
+
+
+def simulate_fast(
+    plan: Plan,
+    source: np.ndarray,
+    times: np.ndarray,
+    key: int,
+    intervals: int,
+    changes: Sequence[tuple[float, Plan]] = (),
+) -> Trace:
+    """Run the compiled engine on a whole run; arguments as
+    :func:`simulator.reference.simulate_reference`."""
+    state = EngineState.new(plan)
+    state.seen = np.zeros((plan.port_op.shape[0], max(intervals, 1)), np.int64)
+    return advance(plan, state, source, times, key, math.inf, changes)
 
 
 def _rows(plans: Sequence[Plan], name: str) -> np.ndarray:

@@ -2,17 +2,14 @@
 
 The run's origin is the wall-clock second at which it starts, and simulated
 times are wall-clock epoch seconds. The simulation proceeds in segments of
-``segment`` seconds, each simulated ahead of time; a segment's run starts
-with the previous segment's last ``warmup`` seconds of arrivals so that the
-queues carried over a boundary are present (only records whose stimulus time
-falls in the segment are kept, so nothing is written twice). Every
-``flush_every`` seconds the records whose time (arrival, execution start,
+``segment`` seconds, each simulated ahead of time by one
+:class:`simulator.run.Simulation` that carries its whole state from one segment
+to the next (clock, queued events, events in flight, node and link backlogs, the
+random stream's position), and the arrivals are read from one
+:class:`simulator.workloads.ArrivalStream`: a live run writes, record for record,
+what :func:`simulator.run.simulate` writes for the same arrivals in one piece.
+Every ``flush_every`` seconds the records whose time (arrival, execution start,
 egress) has passed are written as one new file per record set.
-
-A segment's run does not see the arrivals of the next segment, so events
-still queued at a boundary are simulated without the newer competition; under
-the stimulus policy on one node that is exact (newer events never overtake
-older ones), under other policies it slightly favours the older events.
 
 Placement changes: ``changes`` scheduled up front (seconds after the start)
 and placement requests that arrive while the run goes on (``requests``, polled
@@ -20,11 +17,11 @@ once per flush; the demo's What-if "Apply to the running system"). A request
 takes effect at the next step, at a time T after everything already written
 (wall clock, to the millisecond). At T the run writes ``topology-<T>.yaml``
 (docs/design.md, "Raw telemetry") and the segments whose records are not all written yet are
-simulated again with the change: a change applies only to events at T or later
-(:mod:`simulator.reference` says what happens to the moved operators' queued
-work), so the records already written stay exactly as they were and only the
-rows after the last flush are replaced. A scheduled change writes its file when
-the clock reaches it.
+simulated again with the change, from the state saved at the first one's start:
+a change applies only to events at T or later (:mod:`simulator.reference` says
+what happens to the moved operators' queued work), so the records already
+written stay exactly as they were and only the rows after the last flush are
+replaced. A scheduled change writes its file when the clock reaches it.
 """
 
 from __future__ import annotations
@@ -43,7 +40,7 @@ import pyarrow.compute as pc
 from estimator.model import Topology
 from simulator.errors import SimulationError
 from simulator.plan import DEFAULT_TRAIN
-from simulator.run import placement_versions, simulate
+from simulator.run import Checkpoint, Simulation, placement_versions
 from simulator.telemetry import (
     RECORD_SETS,
     TIME_COLUMN,
@@ -55,7 +52,6 @@ from simulator.workloads import ArrivalModel
 
 DEFAULT_FLUSH_EVERY = 2.0
 DEFAULT_SEGMENT = 30.0
-DEFAULT_WARMUP = 20.0
 CHANGE_RESOLUTION = 0.001  # seconds: change times are whole milliseconds
 
 
@@ -92,7 +88,6 @@ def run_live(
     train: int = DEFAULT_TRAIN,
     flush_every: float = DEFAULT_FLUSH_EVERY,
     segment: float = DEFAULT_SEGMENT,
-    warmup: float = DEFAULT_WARMUP,
     clock: Callable[[], float] = time.time,
     on_flush: Callable[[int, dict[str, int]], None] | None = None,
     changes: Sequence[tuple[float, Mapping[str, str]]] = (),
@@ -104,10 +99,8 @@ def run_live(
     (the records already due are written first). ``changes`` are (seconds after the
     start, moves) pairs; ``requests`` is polled once per flush for more moves.
     """
-    if not (flush_every > 0 and segment > 0 and 0 <= warmup <= segment):
-        raise SimulationError(
-            "live: flush interval and segment must be positive, warmup within [0, segment]"
-        )
+    if not (flush_every > 0 and segment > 0):
+        raise SimulationError("live: flush interval and segment must be positive")
     run_dir = Path(landing) / run_id
     if run_dir.exists() and any(run_dir.iterdir()):
         raise SimulationError(f"live: run folder '{run_dir}' already exists and is not empty")
@@ -117,43 +110,39 @@ def run_live(
     placement_versions(live_topology, schedule)  # refuse bad changes before writing anything
     write_topology(live_topology, run_dir)
     recorded = 0  # scheduled changes whose topology-<epoch>.yaml is written
-    # per segment: its arrivals and its records not written yet, by record set
+    simulation = Simulation(
+        live_topology,
+        policy,
+        np.random.default_rng([seed, 3]),
+        cost_distribution=cost_distribution,
+        train=train,
+        changes=schedule,
+    )
+    stream = model.stream(np.random.default_rng([seed, 2]), origin)
+    # per segment not all written yet: its arrivals, the state at its start and its
+    # records not written yet, by record set
     arrivals: dict[int, dict[str, np.ndarray]] = {}
+    starts: dict[int, Checkpoint] = {}
     pending: dict[int, dict[str, pa.Table]] = {}
-    carried: dict[str, np.ndarray] = {}
     written_until = -math.inf  # every record due by this time is written
     segment_index = 0
     flush_index = 0
 
     def run_segment(index: int) -> None:
-        """Simulate segment ``index`` with every change known; keep its unwritten records."""
-        start = origin + index * segment
-        result = simulate(
-            live_topology,
-            arrivals[index],
-            policy,
-            np.random.default_rng([seed, 3, index]),
-            cost_distribution=cost_distribution,
-            train=train,
-            changes=schedule,
-        )
-        kept = {}
-        for name in RECORD_SETS:
-            table = result.telemetry.table(name)
-            mine = pc.greater_equal(table["stimulus_time"], start)
-            unwritten = pc.greater(table[TIME_COLUMN[name]], written_until)
-            kept[name] = table.filter(pc.and_(mine, unwritten))
-        pending[index] = kept
+        """Simulate segment ``index`` from the current state; keep its unwritten records."""
+        starts[index] = simulation.checkpoint()
+        telemetry = simulation.advance(arrivals[index], origin + (index + 1) * segment)
+        pending[index] = {
+            name: telemetry.table(name).filter(
+                pc.greater(telemetry.table(name)[TIME_COLUMN[name]], written_until)
+            )
+            for name in RECORD_SETS
+        }
 
     def simulate_segment() -> None:
-        nonlocal segment_index, carried
-        start = origin + segment_index * segment
-        fresh = model.sample(segment, np.random.default_rng([seed, 2, segment_index]), start)
-        arrivals[segment_index] = {
-            s: np.concatenate([carried.get(s, np.zeros(0)), t]) for s, t in fresh.items()
-        }
+        nonlocal segment_index
+        arrivals[segment_index] = stream.until(origin + (segment_index + 1) * segment)
         run_segment(segment_index)
-        carried = {s: t[t >= start + segment - warmup] for s, t in fresh.items()}
         segment_index += 1
 
     def apply(request: PlacementRequest, now: float) -> None:
@@ -173,6 +162,10 @@ def run_live(
             return
         schedule.append((at, dict(request.moves)))
         write_version(live_topology, run_dir, at, placement)
+        # back to the start of the first segment not all written (before ``at``), then
+        # the same segments again with the change
+        simulation.restore(starts[min(pending)])
+        simulation.set_changes(schedule)
         for index in sorted(pending):
             run_segment(index)
         request.settle(at, None)
@@ -202,13 +195,10 @@ def run_live(
             if ready.num_rows:
                 write_table(ready, run_dir / name, f"part-{flush_index:06d}.parquet")
         written_until = now
-        finished = [
-            k
-            for k, left in pending.items()
-            if k < segment_index - 1 and all(t.num_rows == 0 for t in left.values())
-        ]
-        for k in finished:  # every record written: nothing left to simulate again
-            del pending[k], arrivals[k]
+        # a segment's records all come before its end: once written, nothing left to
+        # simulate again
+        for k in [k for k in pending if origin + (k + 1) * segment <= written_until]:
+            del pending[k], arrivals[k], starts[k]
         if on_flush is not None:
             on_flush(flush_index, written)
         flush_index += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +15,9 @@ from simulator.plan import DEFAULT_TRAIN, Plan, compile_plan
 from simulator.reference import simulate_reference
 from simulator.telemetry import Telemetry, build_telemetry
 from simulator.trace import Trace, stream_key
+
+if TYPE_CHECKING:
+    from simulator.fast import EngineState
 
 ENGINES = ("fast", "reference")
 
@@ -150,3 +154,89 @@ def simulate(
     trace = run_engine(plan, events, key, engine, later)
     telemetry = build_telemetry(plan, events.source, events.time, trace)
     return Result(topology, plan, events, trace, telemetry, versions)
+
+
+Checkpoint = tuple["EngineState", float]
+"""A :class:`Simulation`'s state and horizon, to go back to (:meth:`Simulation.restore`)."""
+
+
+class Simulation:
+    """A run taken piece by piece: :meth:`advance` with the source events up to a horizon
+    returns the records of every event before it, and the state (clock, queued events,
+    events in flight, node and link backlogs, the random stream's position, the counter
+    that breaks ties) goes on to the next piece. The pieces' records, concatenated, equal
+    :func:`simulate` of all the events in one piece (fast engine), record for record.
+    """
+
+    def __init__(
+        self,
+        topology: Topology,
+        policy: str | Mapping[str, str] = "stimulus",
+        rng: np.random.Generator | None = None,
+        *,
+        cost_distribution: str = "exponential",
+        train: int = DEFAULT_TRAIN,
+        changes: Sequence[PlacementChange] = (),
+    ):
+        from simulator.fast import EngineState
+
+        self.topology = topology
+        self._policy = policy
+        self._train = train
+        self._cost_distribution = cost_distribution
+        self.plan = compile_plan(topology, policy, train=train, cost_distribution=cost_distribution)
+        self._key = stream_key(rng if rng is not None else np.random.default_rng(0))
+        self._state = EngineState.new(self.plan)
+        self.horizon = -math.inf  # every event before it is taken
+        self._later: list[tuple[float, Plan]] = []
+        self.versions: tuple[tuple[float, dict[str, str]], ...] = ()
+        self.set_changes(changes)
+
+    def set_changes(self, changes: Sequence[PlacementChange]) -> None:
+        """The run's placement changes, all of them (validated); those before the horizon
+        must be the ones already in effect (the past is not rewritten)."""
+        versions = placement_versions(self.topology, changes)
+        kept = [(t, p) for t, p in self.versions if t < self.horizon]
+        if kept != [(t, p) for t, p in versions if t < self.horizon]:
+            raise SimulationError("a placement change before the simulated time cannot change")
+        self.versions = versions
+        self._later = [
+            (time, compile_plan(
+                self.topology.with_placement(placement), self._policy, train=self._train,
+                cost_distribution=self._cost_distribution,
+            ))
+            for time, placement in versions
+        ]  # fmt: skip
+
+    def advance(self, arrival_times: Mapping[str, np.ndarray], until: float) -> Telemetry:
+        """Take the source events in [horizon, ``until``) and every event before ``until``;
+        returns their records (arrivals, executions started, outputs out before it)."""
+        from simulator.fast import advance
+
+        if not until > self.horizon:
+            raise SimulationError(f"simulation: {until:g} is not after {self.horizon:g}")
+        events = source_events(self.topology, arrival_times)
+        if events.count and not (events.time[0] >= self.horizon and events.time[-1] < until):
+            raise SimulationError(
+                f"simulation: source events must lie in [{self.horizon:g}, {until:g})"
+            )
+        trace = advance(
+            self.plan, self._state, events.source, events.time, self._key, until, self._later
+        )
+        self.horizon = until
+        return build_telemetry(self.plan, events.source, events.time, trace)
+
+    @property
+    def in_flight(self) -> int:
+        """Events queued or on their way (executing, on a link) at the horizon."""
+        return self._state.in_flight
+
+    def checkpoint(self) -> Checkpoint:
+        """The state now, to :meth:`restore` later (an independent copy)."""
+        return self._state.copy(), self.horizon
+
+    def restore(self, checkpoint: Checkpoint) -> None:
+        """Go back to a :meth:`checkpoint` (which stays usable); the changes stay as set."""
+        state, horizon = checkpoint
+        self._state = state.copy()
+        self.horizon = horizon

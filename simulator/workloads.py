@@ -91,6 +91,68 @@ def on_off_times(
     return np.concatenate(chunks) if chunks else np.zeros(0)
 
 
+class OnOffStream:
+    """One source's On-Off events drawn period by period, so that a run read in pieces
+    (:meth:`until` with growing ends) gets the same events as one read at once.
+
+    Period lengths come from ``boundaries``, the events of each whole period (a Poisson
+    count, sorted uniform times) from ``events``; a period is drawn the first time a read
+    reaches into it and its events after the read's end are kept for the next read.
+    ``invert`` swaps the high and low rates, as in :func:`on_off_times` (a twin stream
+    drawn with the same boundary generator is anti-correlated with the original).
+    """
+
+    def __init__(
+        self,
+        model: OnOff,
+        mean_rate: float,
+        boundaries: np.random.Generator,
+        events: np.random.Generator,
+        *,
+        invert: bool = False,
+        offset: float = 0.0,
+    ):
+        self._model = model
+        self._low_rate = mean_rate / model.mean_rate_factor()
+        self._boundaries = boundaries
+        self._events = events
+        self._invert = invert
+        self._period_end = offset  # the end of the periods drawn so far
+        self._periods = 0
+        self._left = np.zeros(0)  # drawn events after the previous read's end
+
+    def until(self, end: float) -> np.ndarray:
+        """The events in [end of the previous read (or the offset), ``end``), sorted."""
+        chunks = [self._left]
+        while self._period_end < end:
+            high = (self._periods % 2 == 1) != self._invert
+            mean = self._model.mean_low_duration * (
+                self._model.duration_ratio if self._periods % 2 == 1 else 1.0
+            )
+            length = float(self._boundaries.exponential(mean))
+            rate = self._low_rate * (self._model.rate_ratio if high else 1.0)
+            count = int(self._events.poisson(rate * length))
+            chunks.append(np.sort(self._period_end + self._events.uniform(0.0, length, count)))
+            self._period_end += length
+            self._periods += 1
+        drawn = np.concatenate(chunks)
+        cut = int(np.searchsorted(drawn, end, side="left"))
+        self._left = drawn[cut:]
+        return drawn[:cut]
+
+
+class ArrivalStream:
+    """Every source of an :class:`ArrivalModel` as :class:`OnOffStream`s: the arrivals of
+    a run that has no end yet (the live simulator reads one segment at a time)."""
+
+    def __init__(self, streams: Mapping[str, OnOffStream]):
+        self._streams = dict(streams)
+
+    def until(self, end: float) -> dict[str, np.ndarray]:
+        """Event times per source from the previous read's end to ``end``."""
+        return {name: stream.until(end) for name, stream in self._streams.items()}
+
+
 @dataclass(frozen=True)
 class StreamModel:
     """How one source's events are drawn: On-Off with a mean rate, or the inverted
@@ -126,6 +188,26 @@ class ArrivalModel:
             )
             out[name] = times + offset
         return out
+
+    def stream(self, rng: np.random.Generator, offset: float = 0.0) -> ArrivalStream:
+        """The same processes without an end, read piece by piece from ``offset`` on:
+        reads up to T give the same events however the time before T is cut."""
+        seeds = {
+            name: int(rng.integers(2**32)) for name, m in self.streams.items() if m.twin is None
+        }
+        return ArrivalStream(
+            {
+                name: OnOffStream(
+                    m.on_off,
+                    m.rate,
+                    np.random.default_rng([seeds[m.twin or name], 0]),
+                    np.random.default_rng([seeds[m.twin or name], 1, m.twin is not None]),
+                    invert=m.twin is not None,
+                    offset=offset,
+                )
+                for name, m in self.streams.items()
+            }
+        )
 
 
 # ---------------------------------------------------------------------------

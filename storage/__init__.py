@@ -61,7 +61,7 @@ migration 7 took 725 s (55 s CPU) and left a 2040 MB file (the old tables' block
 free inside it; a ``COPY FROM DATABASE`` copy is 971 MB). Before -> after on the
 last run: ``list_runs`` 7351 (729) -> 12 (3) ms, ``get_run`` 7900 (699) -> 20 (4),
 ``run_topology`` 7625 (719) -> 75 (15), ``operator_stats_frame`` 2099 (165) -> 439
-(77), a run's first load (``dashboard.data.load_run``) 18.2 s (1.86 s) -> 0.90 s
+(77), a run's first load (``dashboard.core.data.load_run``) 18.2 s (1.86 s) -> 0.90 s
 (0.16 s), ``mace report`` 30.2 s (2.87 s) -> 1.38 s (0.28 s). Re-timed at load
 average 4: every read at most 77 ms (``operator_stats_frame``, 250 k rows to
 pandas), ``load_run`` 148 ms, ``mace report`` 323 ms, over its 200 ms target

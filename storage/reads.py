@@ -3,7 +3,7 @@
 Intervals are subinterval indexes; ranges are half-open ``[start, stop)``.
 Frames come back sorted by their key. Unknown runs raise :class:`StorageError`.
 Reads return rows and frames; what aggregates them lives with its user
-(:func:`estimator.arrivals.arrivals_window`, :func:`dashboard.data.latency_rollup`).
+(:func:`estimator.arrivals.arrivals_window`, :func:`dashboard.core.data.latency_rollup`).
 """
 
 from __future__ import annotations

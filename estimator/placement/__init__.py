@@ -9,6 +9,7 @@ budget in seconds, a seeded ``numpy.random.Generator`` and an optional
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 
 import numpy as np
@@ -38,6 +39,8 @@ ALGORITHMS: dict[str, PlacementAlgorithm] = {
 }
 
 DEFAULT_BUDGET = 5.0
+SAME_MACE_WC = 1e-9
+"""Seconds: two MaceWC closer than this are the same (a move must gain more)."""
 
 
 def place(
@@ -57,7 +60,38 @@ def place(
         )
     problem = PlacementProblem.from_arrivals(topology, arrivals, movable)
     generator = rng if rng is not None else np.random.default_rng()
-    return ALGORITHMS[algorithm](problem, budget=budget, rng=generator, progress=progress)
+    found = ALGORITHMS[algorithm](problem, budget=budget, rng=generator, progress=progress)
+    return fewest_moves(problem, found)
+
+
+def fewest_moves(problem: PlacementProblem, found: PlacementResult) -> PlacementResult:
+    """``found`` with every move that buys nothing undone: the current placement when it
+    is as good (a search ends anywhere on a plateau of equal MaceWC), else each moved
+    operator, in topology order, put back where it is when that keeps MaceWC."""
+    current = dict(problem.topology.placement)
+    best = found.mace_wc
+    if problem.full_mace_wc(current) <= best + SAME_MACE_WC:
+        placement = current
+    else:
+        placement = dict(found.placement)
+        for op_id in problem.operator_ids:
+            if placement[op_id] == current[op_id]:
+                continue
+            trial = {**placement, op_id: current[op_id]}
+            value = problem.full_mace_wc(trial)
+            if value <= best + SAME_MACE_WC:
+                placement, best = trial, min(best, value)
+    if placement == found.placement:
+        return found
+    return dataclasses.replace(
+        found,
+        placement=placement,
+        mace_wc=problem.full_mace_wc(placement),
+        nodes_used=len(set(placement.values())),
+        details={**found.details, "moves_undone": sum(
+            placement[o] != found.placement[o] for o in placement
+        )},
+    )  # fmt: skip
 
 
 __all__ = [
@@ -67,5 +101,6 @@ __all__ = [
     "PlacementProblem",
     "PlacementResult",
     "Progress",
+    "fewest_moves",
     "place",
 ]

@@ -57,7 +57,7 @@ def test_apply_sends_the_placement_and_the_live_simulator_applies_it(
     simulator = threading.Thread(
         target=run_live,
         args=(topology, model, landing, "small", stop),
-        kwargs={"flush_every": 0.3, "segment": 4.0, "warmup": 2.0,
+        kwargs={"flush_every": 0.3, "segment": 4.0,
                 "requests": placement_inbox(small_db, "small")},
         daemon=True,
     )  # fmt: skip

@@ -74,7 +74,7 @@ def test_apply_on_the_live_system_shows_up_as_a_change_on_the_overview(
     simulator = threading.Thread(
         target=run_live,
         args=(topology, model, landing, RUN, stop),
-        kwargs={"flush_every": 0.3, "segment": 4.0, "warmup": 2.0,
+        kwargs={"flush_every": 0.3, "segment": 4.0,
                 "requests": placement_inbox(db, RUN)},
         daemon=True,
     )  # fmt: skip

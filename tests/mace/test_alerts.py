@@ -238,3 +238,33 @@ def test_ingest_raises_alerts_and_posts_them(
     ]
     assert main(argv) == 0  # nothing new to ingest, nothing new to raise or post
     assert "alert " not in capsys.readouterr().out and len(hook.received) == 1
+
+
+def test_a_measured_breach_waits_until_its_subintervals_are_complete(small_db: Path) -> None:
+    """With one of a's outputs of subinterval 1 not executed by b yet, subintervals 1.. are
+    incomplete: the measured breach waits (the predicted one, read from the arrivals, does
+    not); once b executes it, the breach is raised."""
+    con = connect(small_db)
+    con.execute(
+        "UPDATE operator_stats SET events_in = events_in - 1 WHERE operator = 'b' AND interval = 1"
+    )
+    con.close()
+    result = alert_pass(small_db, ["small"], AlertSettings())
+    assert [(a.kind, a.start) for a in result.new] == [("predicted_breach", 1)]
+    con = connect(small_db)
+    con.execute(
+        "UPDATE operator_stats SET events_in = events_in + 1 WHERE operator = 'b' AND interval = 1"
+    )
+    con.close()
+    result = alert_pass(small_db, ["small"], AlertSettings())
+    assert [(a.kind, a.start, a.value) for a in result.new] == [("measured_breach", 1, 1.2)]
+
+
+def test_drift_waits_for_a_minute_of_training() -> None:
+    """The default window is the run's first 10%: drift from 600 s of run on (w = 1 s),
+    from 60 s with w = 0.1 s."""
+    from mace.alerting import fitted_on_enough
+
+    assert not fitted_on_enough(594, 1.0)
+    assert fitted_on_enough(595, 1.0)  # round(59.5) = 60 subintervals
+    assert not fitted_on_enough(590, 0.1) and fitted_on_enough(6000, 0.1)

@@ -126,3 +126,12 @@ def test_stylesheets_are_package_data_served_by_the_app(tmp_path: Path) -> None:
     response = client.get("/assets/style.css")
     assert response.status_code == 200
     assert response.data == (assets / "style.css").read_bytes()
+
+
+def test_version_is_the_installed_one(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out == f"mace {version('mace-latency')}\n"

@@ -223,3 +223,50 @@ def test_report_per_origin_estimate_and_its_band(
     seen = np.isfinite(measured)
     inside = (measured[seen] >= mace[seen] - 1e-9) & (measured[seen] <= upper[seen] + 1e-9)
     assert report["system"]["bound_coverage"] == pytest.approx(inside.mean())
+
+
+def test_report_leaves_out_subintervals_with_events_in_flight(
+    small_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One of a's outputs in subinterval 4 is not executed by b yet (a live run's newest
+    seconds): the figures cover subintervals 0..3 and the text says so."""
+    from storage.db import connect
+
+    con = connect(small_db)
+    con.execute(
+        "UPDATE operator_stats SET events_in = events_in - 1 WHERE operator = 'b' AND interval = 4"
+    )
+    con.close()
+    assert main(["report", "--db", str(small_db), "--run", "small", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["intervals"], report["complete_intervals"]) == (5, 4)
+    q1 = report["queries"]["q1"]
+    assert q1["measured_mean"] == pytest.approx((0.3 + 1.2 + 1.0) / 3)
+    assert q1["estimated_mean"] == pytest.approx((0.8 + 0.55) / 4)
+    assert q1["compliance"] == pytest.approx(2 / 3)
+    assert main(["report", "--db", str(small_db), "--run", "small"]) == 0
+    assert "the newest 1 still have events in flight" in capsys.readouterr().out
+
+
+def test_cut_keeps_the_first_subintervals_of_every_field(small_db: Path) -> None:
+    """Every per-subinterval field of a run is cut (a new one must be added to cut too)."""
+    import dataclasses
+
+    import numpy as np
+
+    from mace.complete import cut
+    from mace.report_command import load_run_data
+
+    run, _ = load_run_data(small_db, "small")
+    part = cut(run, 3)
+    assert (run.intervals, part.intervals, part.info.last_interval) == (5, 3, 2)
+    per_interval = {"arrivals", "operator_stats", "operator_dlts", "node_dlts", "busy"}
+    per_interval |= {"latency", "profile", "arrival_profile", "info", "_derived"}
+    unchanged = {"version", "topology", "versions", "version_starts"}
+    assert {f.name for f in dataclasses.fields(run)} == per_interval | unchanged
+    for name in ("operator_dlts", "node_dlts", "busy"):
+        assert np.array_equal(getattr(part, name), getattr(run, name)[:, :3])
+    assert np.array_equal(part.arrivals.counts, run.arrivals.counts[:, :3])
+    assert part.operator_stats["interval"].max() == 2
+    assert all(q.lat_max.size == 3 for q in part.latency.values())
+    assert part.node_profile is None or part.node_profile.shape[1] == 3

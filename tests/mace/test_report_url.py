@@ -120,3 +120,48 @@ def test_report_needs_a_db_or_a_url(capsys: pytest.CaptureFixture[str]) -> None:
         main(["report"])
     assert exit_.value.code == 2
     assert "one of the arguments --db --url is required" in capsys.readouterr().err
+
+
+def test_explain_and_alerts_through_the_server_equal_the_direct_ones(
+    tandem_db: Path, free_port: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read from the file first, then from a server holding it: the same JSON; the
+    server's mistakes are one line."""
+    from storage.db import connect
+    from storage.scenarios import set_objective
+
+    con = connect(tandem_db)
+    set_objective(con, "tandem", "q1", 0.01)  # low: the alert pass raises breaches
+    con.close()
+    assert main(["alerts", "--db", str(tandem_db), "--evaluate", "--json"]) == 0
+    alerts = json.loads(capsys.readouterr().out)
+    assert alerts
+    explained = {}
+    for estimator in ("mace", "path"):
+        argv = ["explain", "--db", str(tandem_db), "--estimator", estimator, "--json"]
+        assert main(argv) == 0
+        explained[estimator] = json.loads(capsys.readouterr().out)
+    process = _serve(tandem_db, free_port, {})
+    url = f"http://127.0.0.1:{free_port}"
+    try:
+        assert main(["alerts", "--url", url, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == alerts
+        assert main(["alerts", "--url", url, "--run", "tandem"]) == 0
+        assert f"#{alerts[0]['alert_id']} " in capsys.readouterr().out
+        for estimator, document in explained.items():
+            argv = ["explain", "--url", url, "--estimator", estimator, "--json"]
+            assert main(argv) == 0
+            assert json.loads(capsys.readouterr().out) == document
+        assert main(["explain", "--url", url]) == 0
+        assert "tandem" in capsys.readouterr().out
+        for argv, message in [
+            (["alerts", "--url", url, "--run", "nope"], "unknown run 'nope'"),
+            (["alerts", "--url", url, "--evaluate"], "--evaluate needs --db"),
+            (["explain", "--url", url, "--interval", "99999"], "--interval 99999"),
+        ]:
+            assert main(argv) == 2
+            err = capsys.readouterr().err
+            assert message in err and len(err.strip().splitlines()) == 1, err
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)

@@ -81,3 +81,48 @@ def test_missing_topology_file_is_a_user_error(
     code = main(["place", missing, "--arrivals", str(figure3_dir / "arrivals.csv")])
     assert code == 2
     assert "nope.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("algorithm", ["mace-hc", "random", "corr", "pd-greedy"])
+def test_figure3_keeps_its_placement_when_nothing_is_better(
+    figure3_dir: Path, capsys: pytest.CaptureFixture[str], algorithm: str
+) -> None:
+    topology = load_topology(figure3_dir / "topology.yaml")
+    argv = ["place", str(figure3_dir / "topology.yaml"), "--arrivals"]
+    argv += [str(figure3_dir / "arrivals.csv"), "--algorithm", algorithm, "--budget", "0.2"]
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["placement"] == topology.placement
+    assert main(argv) == 0
+    assert "(was " not in capsys.readouterr().out
+
+
+def test_moves_that_buy_nothing_are_undone() -> None:
+    """Two nodes; a on n1 is the bottleneck, b and c are light on n1 too. A search that
+    moves a, b and c to n2 gains what moving a alone gains: only a moves."""
+    import numpy as np
+
+    from estimator.model import topology_from_dict
+    from estimator.placement import PlacementProblem, fewest_moves
+    from estimator.placement.common import Clock
+
+    topology = topology_from_dict(
+        {
+            "nodes": [{"id": "n1", "capacity": 1.0}, {"id": "n2", "capacity": 1.0}],
+            "sources": [{"id": "s"}],
+            "operators": [
+                {"id": "a", "query": "q", "inputs": ["s"], "cost": 0.2},
+                {"id": "b", "query": "q", "inputs": ["s"], "cost": 0.01},
+                {"id": "c", "query": "q", "inputs": ["s"], "cost": 0.01},
+                {"id": "d", "query": "q", "inputs": ["s"], "cost": 0.2},
+            ],
+            "placement": {"a": "n1", "b": "n1", "c": "n1", "d": "n1"},
+        }
+    )
+    problem = PlacementProblem.from_arrivals(topology, np.full((1, 20), 4.0))
+    everything = np.array([1, 1, 1, 0])  # a, b, c to n2; d stays
+    found = problem.result("test", everything, Clock(1.0), 1)
+    kept = fewest_moves(problem, found)
+    assert kept.placement == {"a": "n2", "b": "n1", "c": "n1", "d": "n1"}
+    assert kept.mace_wc <= found.mace_wc
+    assert kept.details["moves_undone"] == 2

@@ -182,7 +182,7 @@ def test_live_mode_appends_files_until_stopped(tmp_path: Path) -> None:
     worker = threading.Thread(
         target=run_live,
         args=(topology, model, tmp_path, "live", stop),
-        kwargs={"flush_every": 0.3, "segment": 2.0, "warmup": 1.0,
+        kwargs={"flush_every": 0.3, "segment": 2.0,
                 "on_flush": lambda k, _: flushes.append(k)},
     )  # fmt: skip
     started = time.time()

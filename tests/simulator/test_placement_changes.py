@@ -222,7 +222,7 @@ def live_run(tmp_path: Path, run_id: str, request_at: float | None) -> tuple[Pat
 
     run_dir = run_live(
         topology, model, tmp_path, run_id, stop, seed=1, flush_every=0.001, segment=10.0,
-        warmup=5.0, clock=lambda: now[0], on_flush=tick, requests=poll,
+        clock=lambda: now[0], on_flush=tick, requests=poll,
     )  # fmt: skip
     return run_dir, outcomes
 
@@ -272,7 +272,7 @@ def test_live_request_for_an_unknown_node_is_refused(tmp_path: Path) -> None:
         stop.set()
 
     run_dir = run_live(
-        topology, model, tmp_path, "r", stop, flush_every=0.001, segment=10.0, warmup=5.0,
+        topology, model, tmp_path, "r", stop, flush_every=0.001, segment=10.0,
         clock=lambda: now[0], on_flush=tick, requests=lambda: asked,
     )  # fmt: skip
     assert outcomes == [
