@@ -29,7 +29,9 @@ from ingest.transforms import (
     DOUBLE,
     LONG,
     MALFORMED,
+    MAX_INTEGER,
     MISSING,
+    OUT_OF_RANGE,
     RECORD_SETS,
     STRING,
     WRONG_TYPE,
@@ -270,11 +272,11 @@ def read_failure(spark: SparkSession, file: LandingFile) -> str | None:
         frame = spark.read.text(path) if is_json else spark.read.parquet(path)
         frame.write.format("noop").mode("overwrite").save()
     except (Py4JJavaError, PySparkException) as exc:
-        return f"unreadable file: {_spark_error_line(exc)}"
+        return f"unreadable file: {spark_error_line(exc)}"
     return None
 
 
-def _spark_error_line(exc: Exception) -> str:
+def spark_error_line(exc: Exception) -> str:
     """The first line naming Spark's error class (e.g. FAILED_READ_FILE), without the
     Java stack."""
     from py4j.protocol import Py4JJavaError
@@ -309,11 +311,14 @@ def _typed_from_text(text: Column, name: str, kind: str) -> list[Column]:
         double = stripped.try_cast("double")
         if kind == DOUBLE:
             value, wrong = double, double.isNull()
-        else:
-            integral = double.isNotNull() & (double == F.floor(double))
-            value = F.when(integral, double.cast("long"))
+        else:  # rint, not floor: floor returns a long, which overflows on 1e300
+            integral = double.isNotNull() & (double == F.rint(double))
             wrong = ~integral
+            out_of_range = integral & (F.abs(double) > F.lit(float(MAX_INTEGER)))
+            value = F.when(integral & ~out_of_range, double.cast("long"))
     problem = F.when(text.isNull(), F.lit(MISSING)).when(wrong, F.lit(WRONG_TYPE))
+    if kind == LONG:
+        problem = problem.when(out_of_range, F.lit(OUT_OF_RANGE))
     return [F.when(problem.isNull(), value).alias(name), problem.alias(f"{name}__problem")]
 
 
@@ -359,8 +364,13 @@ def _read_parquet(
             arrow_type = arrow_type.value_type
         column = F.col(f"`{name}`")
         if _native(arrow_type, kind):
-            value = column.cast(_spark_type(kind))
             problem = F.when(column.isNull(), F.lit(MISSING))
+            if kind == LONG:  # an unsigned 64-bit value may not fit a long
+                out_of_range = F.abs(column) > F.lit(MAX_INTEGER)
+                problem = problem.when(out_of_range, F.lit(OUT_OF_RANGE))
+                value = F.when(~out_of_range, column.cast("long"))
+            else:
+                value = column.cast(_spark_type(kind))
             columns += [value.alias(name), problem.alias(f"{name}__problem")]
         else:
             columns += _typed_from_text(column.cast("string"), name, kind)

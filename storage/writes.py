@@ -464,3 +464,20 @@ def set_topology_stamp(con: duckdb.DuckDBPyConnection, run_id: str, stamp: str) 
     """Remember which topology files the run's stored topology was loaded from."""
     with storage_errors(f"recording the topology stamp of run '{run_id}'"):
         con.execute("INSERT OR REPLACE INTO run_topology_stamps VALUES (?, ?)", [run_id, stamp])
+
+
+def record_run_failure(
+    con: duckdb.DuckDBPyConnection, run_id: str, reason: str, fingerprint: str, at: datetime
+) -> None:
+    """Mark a run as failed by ingestion (replacing an earlier failure of it)."""
+    with storage_errors(f"recording the failure of run '{run_id}'"):
+        con.execute(
+            "INSERT OR REPLACE INTO run_failures VALUES (?, ?, ?, ?)",
+            [run_id, reason, fingerprint, at],
+        )
+
+
+def clear_run_failure(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Forget a run's failure once its files were ingested."""
+    with storage_errors(f"clearing the failure of run '{run_id}'"):
+        con.execute("DELETE FROM run_failures WHERE run_id = ?", [run_id])

@@ -1,0 +1,175 @@
+"""Every hostile input of the probes, as tables of cases: the next probe adds rows.
+
+``RUN_CASES``: a run folder written into a landing folder (built from the tiny run of
+:mod:`tests.ingest.landing`); ingesting it either quarantines rows with a reason
+(``quarantined``) or marks the run as failed with a reason (``failed``), and never stops
+the other runs of the pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from tests.ingest.landing import EXECUTIONS, OUTPUTS, TOPOLOGY, write_jsonl, write_run
+
+RunWriter = Callable[[Path, str], None]
+"""writer(landing, run_id): writes one run folder."""
+
+
+@dataclass(frozen=True)
+class RunCase:
+    """A run folder with one defect and what ingestion must say about it."""
+
+    id: str
+    write: RunWriter
+    outcome: str  # "quarantined" (rows kept out, the run stored) or "failed" (run marked)
+    reason: str  # a part of the quarantine reason or of the run's failure reason
+
+
+def _extra_executions(lines: list[object]) -> RunWriter:
+    def write(landing: Path, run_id: str) -> None:
+        run = write_run(landing, run_id)
+        write_jsonl(run / "executions" / "part-1.jsonl", lines)
+
+    return write
+
+
+def _extra_outputs(lines: list[object]) -> RunWriter:
+    def write(landing: Path, run_id: str) -> None:
+        run = write_run(landing, run_id)
+        write_jsonl(run / "outputs" / "part-1.jsonl", lines)
+
+    return write
+
+
+def _execution(**changes: object) -> dict[str, object]:
+    row: dict[str, object] = {
+        "node": "n1", "operator": "a", "port": 0, "stimulus_time": 100.2,
+        "start_time": 100.3, "cpu_seconds": 0.1, "outputs": 1,
+    }  # fmt: skip
+    return {**row, **changes}
+
+
+def _output(**changes: object) -> dict[str, object]:
+    row: dict[str, object] = {
+        "query": "q", "operator": "b", "stimulus_time": 100.2, "egress_time": 100.6,
+    }  # fmt: skip
+    return {**row, **changes}
+
+
+def _parquet_outputs_sum_overflow(landing: Path, run_id: str) -> None:
+    """Three executions in one cell whose ``outputs`` each fit a long, their sum not."""
+    run = write_run(landing, run_id)
+    frame = pd.concat([EXECUTIONS.iloc[:1]] * 3, ignore_index=True)
+    frame["outputs"] = 4 * 10**18
+    frame.to_parquet(run / "executions" / "part-1.parquet", index=False)
+
+
+def _parquet_weight_sum_overflow(landing: Path, run_id: str) -> None:
+    run = write_run(landing, run_id)
+    frame = pd.concat([OUTPUTS.iloc[:1]] * 3, ignore_index=True)
+    frame["weight"] = 4 * 10**18
+    frame.to_parquet(run / "outputs" / "part-1.parquet", index=False)
+
+
+def _uint64_port(landing: Path, run_id: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    run = write_run(landing, run_id)
+    table = pa.Table.from_pandas(EXECUTIONS.iloc[:1].drop(columns="port"), preserve_index=False)
+    table = table.append_column("port", pa.array([2**64 - 1], pa.uint64()))
+    pq.write_table(table, run / "executions" / "part-1.parquet")
+
+
+def _samples(lines: list[object]) -> RunWriter:
+    def write(landing: Path, run_id: str) -> None:
+        run = write_run(landing, run_id)
+        (run / "samples").mkdir()
+        write_jsonl(run / "samples" / "part-0.jsonl", lines)
+
+    return write
+
+
+def _sample(**changes: object) -> dict[str, object]:
+    row: dict[str, object] = {
+        "time": 100.0, "node": "n1", "operator": "a", "subtask": 0, "port": -1,
+        "records_in": 1.0, "records_out": 1.0, "busy_seconds": 0.1,
+    }  # fmt: skip
+    return {**row, **changes}
+
+
+def _topology(text: str | bytes) -> RunWriter:
+    def write(landing: Path, run_id: str) -> None:
+        run = write_run(landing, run_id)
+        path = run / "topology.yaml"
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+
+    return write
+
+
+def _capacity_with_long_execution(landing: Path, run_id: str) -> None:
+    run = write_run(landing, run_id, TOPOLOGY.replace("capacity: 1.0", "capacity: 0.000001"))
+    write_jsonl(run / "executions" / "part-1.jsonl", [_execution(cpu_seconds=86_000.0)])
+
+
+def _arrival_years_later(landing: Path, run_id: str) -> None:
+    run = write_run(landing, run_id)
+    nine_years = 9 * 365.25 * 86_400.0
+    write_jsonl(
+        run / "arrivals" / "part-1.jsonl", [{"source": "s", "stimulus_time": 100.5 + nine_years}]
+    )
+
+
+RUN_CASES: tuple[RunCase, ...] = (
+    # H1: integer fields out of range, or integer sums that overflow
+    RunCase("H1-port-1e300", _extra_executions([_execution(port=1e300)]), "quarantined", "'port'"),
+    RunCase(
+        "H1-outputs-2^63",
+        _extra_executions(
+            [
+                '{"node": "n1", "operator": "a", "port": 0, "stimulus_time": 100.2, '
+                '"start_time": 100.3, "cpu_seconds": 0.1, "outputs": 9223372036854775808}'
+            ]
+        ),
+        "quarantined",
+        "'outputs'",
+    ),
+    RunCase("H1-weight-1e300", _extra_outputs([_output(weight=1e300)]), "quarantined", "'weight'"),
+    RunCase(
+        "H1-subtask-1e300",
+        _samples([_sample(), _sample(time=101.0, subtask=1e300)]),
+        "quarantined",
+        "'subtask'",
+    ),
+    RunCase("H1-uint64-port", _uint64_port, "quarantined", "'port'"),
+    RunCase("H1-outputs-sum", _parquet_outputs_sum_overflow, "quarantined", "'outputs'"),
+    RunCase("H1-weight-sum", _parquet_weight_sum_overflow, "quarantined", "'weight'"),
+    # H2: a byte that is not UTF-8 in topology.yaml
+    RunCase(
+        "H2-topology-not-utf8", _topology(TOPOLOGY.encode() + b"# \xff\xfe\n"), "failed", "UTF-8"
+    ),
+    # H3: topologies outside sane ranges
+    RunCase(
+        "H3-subinterval-1e-300",
+        _topology(TOPOLOGY.replace("subinterval: 1.0", "subinterval: 1.0e-300")),
+        "failed",
+        "subinterval",
+    ),
+    RunCase(
+        "H3-capacity-1e-300",
+        _topology(TOPOLOGY.replace("capacity: 1.0", "capacity: 1.0e-300")),
+        "failed",
+        "capacity",
+    ),
+    RunCase("H3-capacity-1e-6-long-execution", _capacity_with_long_execution, "failed", "capacity"),
+    # H4: one arrival years after the run's start
+    RunCase("H4-arrival-nine-years-later", _arrival_years_later, "quarantined", "run"),
+)
