@@ -21,6 +21,10 @@ import numpy as np
 from estimator.errors import ModelError
 
 DEFAULT_SUBINTERVAL = 1.0
+MAX_MAGNITUDE = 1e15
+"""Largest magnitude of any number in a topology, arrival series or query file: far
+above every real cost, rate, bandwidth or epoch time, and low enough that products and
+sums of them stay finite (1e300 would overflow to infinity)."""
 SUBINTERVAL_RANGE = (1e-3, 86_400.0)
 """Accepted subinterval widths in seconds (a millisecond to a day): a width outside
 makes interval numbers overflow or every run one interval long."""
@@ -325,6 +329,8 @@ def _finite(value: Any, where: str, *, positive: bool = False, nonneg: bool = Fa
     number = float(value)
     if not math.isfinite(number):
         raise ModelError(f"{where}: must be finite, got {value!r}")
+    if abs(number) > MAX_MAGNITUDE:
+        raise ModelError(f"{where}: must be at most {MAX_MAGNITUDE:g} in magnitude, got {value!r}")
     if positive and number <= 0:
         raise ModelError(f"{where}: must be positive, got {value!r}")
     if nonneg and number < 0:

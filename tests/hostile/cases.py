@@ -173,3 +173,150 @@ RUN_CASES: tuple[RunCase, ...] = (
     # H4: one arrival years after the run's start
     RunCase("H4-arrival-nine-years-later", _arrival_years_later, "quarantined", "run"),
 )
+
+
+# -- command line: a hostile file given to a command ----------------------------------
+
+FIGURE3 = Path(__file__).resolve().parents[2] / "examples" / "figure3"
+QUERY = """\
+query: q2
+operators:
+  - {id: X, inputs: [s2], cost: COST, selectivity: 1.0}
+placement: {X: N1}
+sources:
+  - {id: s2, arrivals: [ARRIVALS, 1, 1, 1, 1]}
+"""
+
+
+@dataclass(frozen=True)
+class CommandCase:
+    """Arguments built in a temporary folder; the command must exit with ``status`` and
+    say ``message`` in one line on stderr, without a traceback."""
+
+    id: str
+    arguments: Callable[[Path], list[str]]
+    message: str
+    status: int = 2
+
+
+def _not_utf8(path: Path, text: str) -> Path:
+    path.write_bytes(text.encode() + b"# \xff\xfe\n")
+    return path
+
+
+def _estimate_topology_not_utf8(tmp: Path) -> list[str]:
+    topology = _not_utf8(tmp / "topology.yaml", (FIGURE3 / "topology.yaml").read_text())
+    return ["estimate", str(topology), "--arrivals", str(FIGURE3 / "arrivals.csv"), "--json"]
+
+
+def _estimate_deep_json(tmp: Path) -> list[str]:
+    topology = tmp / "topology.json"
+    topology.write_text("[" * 100_000 + "]" * 100_000)
+    return ["estimate", str(topology), "--arrivals", str(FIGURE3 / "arrivals.csv"), "--json"]
+
+
+def _admit(query: str, *extra: str) -> Callable[[Path], list[str]]:
+    def arguments(tmp: Path) -> list[str]:
+        path = tmp / "query.yaml"
+        if "NOT-UTF8" in query:
+            _not_utf8(path, query.replace("NOT-UTF8", ""))
+        else:
+            path.write_text(query)
+        return [
+            "plan", "admit", str(FIGURE3 / "topology.yaml"), "--arrivals",
+            str(FIGURE3 / "arrivals.csv"), "--add", str(path), "--algorithm", "none", "--json",
+            *extra,
+        ]  # fmt: skip
+
+    return arguments
+
+
+def _plain_query(cost: str = "1.0", arrivals: str = "1") -> str:
+    return QUERY.replace("COST", cost).replace("ARRIVALS", arrivals)
+
+
+def _foreign_duckdb(tmp: Path) -> Path:
+    import duckdb
+
+    path = tmp / "other.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE runs (run_id VARCHAR, owner VARCHAR)")
+    con.execute("INSERT INTO runs VALUES ('r1', 'someone else')")
+    con.close()
+    return path
+
+
+def _sqlite_file(tmp: Path) -> Path:
+    import sqlite3
+
+    path = tmp / "store.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (a)")
+    con.commit()
+    con.close()
+    return path
+
+
+def _truncated_store(tmp: Path) -> Path:
+    from tests.dashboard.builders import write_small_run
+
+    path = tmp / "store.duckdb"
+    write_small_run(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+COMMAND_CASES: tuple[CommandCase, ...] = (
+    # L3: invalid UTF-8 in a topology or query file
+    CommandCase("L3-estimate-topology-not-utf8", _estimate_topology_not_utf8, "not UTF-8"),
+    CommandCase(
+        "L3-admit-query-not-utf8",
+        _admit(_plain_query() + "NOT-UTF8", "--objective", "10"),
+        "not UTF-8",
+    ),  # fmt: skip
+    # L2: deeply nested JSON
+    CommandCase("L2-estimate-deep-json", _estimate_deep_json, "nested too deeply"),
+    # L8: values of 1e300
+    CommandCase(
+        "L8-admit-cost-1e300",
+        _admit(_plain_query(cost="1.0e+300"), "--objective", "10"),
+        "at most 1e+15",
+    ),  # fmt: skip
+    CommandCase(
+        "L8-admit-arrivals-1e300",
+        _admit(_plain_query(arrivals="1.0e+300"), "--objective", "10"),
+        "bad count",
+    ),  # fmt: skip
+    CommandCase(
+        "L8-admit-objective-1e300", _admit(_plain_query(), "--objective", "1e300"), "at most 1e+15"
+    ),
+    # M8: a read-only command given a DuckDB file that is not a product store
+    CommandCase(
+        "M8-report-foreign-duckdb",
+        lambda t: ["report", "--db", str(_foreign_duckdb(t))],
+        "not a mace store",
+    ),  # fmt: skip
+    CommandCase(
+        "M8-alerts-foreign-duckdb",
+        lambda t: ["alerts", "--db", str(_foreign_duckdb(t))],
+        "not a mace store",
+    ),  # fmt: skip
+    # M9: a SQLite file: no extension download, one line
+    CommandCase(
+        "M9-report-sqlite",
+        lambda t: ["report", "--db", str(_sqlite_file(t))],
+        "not a DuckDB database file",
+    ),  # fmt: skip
+    # L10: a truncated store
+    CommandCase(
+        "L10-alerts-truncated",
+        lambda t: ["alerts", "--db", str(_truncated_store(t))],
+        "truncated database file",
+    ),  # fmt: skip
+    CommandCase(
+        "L10-report-truncated",
+        lambda t: ["report", "--db", str(_truncated_store(t))],
+        "truncated database file",
+    ),  # fmt: skip
+)
