@@ -274,7 +274,7 @@ COMMAND_CASES: tuple[CommandCase, ...] = (
         "L3-admit-query-not-utf8",
         _admit(_plain_query() + "NOT-UTF8", "--objective", "10"),
         "not UTF-8",
-    ),  # fmt: skip
+    ),
     # L2: deeply nested JSON
     CommandCase("L2-estimate-deep-json", _estimate_deep_json, "nested too deeply"),
     # L8: values of 1e300
@@ -282,12 +282,12 @@ COMMAND_CASES: tuple[CommandCase, ...] = (
         "L8-admit-cost-1e300",
         _admit(_plain_query(cost="1.0e+300"), "--objective", "10"),
         "at most 1e+15",
-    ),  # fmt: skip
+    ),
     CommandCase(
         "L8-admit-arrivals-1e300",
         _admit(_plain_query(arrivals="1.0e+300"), "--objective", "10"),
         "bad count",
-    ),  # fmt: skip
+    ),
     CommandCase(
         "L8-admit-objective-1e300", _admit(_plain_query(), "--objective", "1e300"), "at most 1e+15"
     ),
@@ -296,27 +296,27 @@ COMMAND_CASES: tuple[CommandCase, ...] = (
         "M8-report-foreign-duckdb",
         lambda t: ["report", "--db", str(_foreign_duckdb(t))],
         "not a mace store",
-    ),  # fmt: skip
+    ),
     CommandCase(
         "M8-alerts-foreign-duckdb",
         lambda t: ["alerts", "--db", str(_foreign_duckdb(t))],
         "not a mace store",
-    ),  # fmt: skip
+    ),
     # M9: a SQLite file: no extension download, one line
     CommandCase(
         "M9-report-sqlite",
         lambda t: ["report", "--db", str(_sqlite_file(t))],
         "not a DuckDB database file",
-    ),  # fmt: skip
+    ),
     # L10: a truncated store
     CommandCase(
         "L10-alerts-truncated",
         lambda t: ["alerts", "--db", str(_truncated_store(t))],
         "truncated database file",
-    ),  # fmt: skip
+    ),
     CommandCase(
         "L10-report-truncated",
         lambda t: ["report", "--db", str(_truncated_store(t))],
         "truncated database file",
-    ),  # fmt: skip
+    ),
 )
