@@ -128,9 +128,9 @@ def arrivals_from_frame(
         (event_values < 0, "must not be negative"),
         (event_values > MAX_MAGNITUDE, f"must be at most {MAX_MAGNITUDE:g}"),
     )
-    for bad, rule in rules:
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
+    for broken, rule in rules:
+        if broken.any():
+            row = int(np.flatnonzero(broken)[0])
             raise ModelError(f"arrivals row {row + 1}: events {rule}, got {event_values[row]!r}")
     names = sources.astype(str).to_numpy()
     if topology is not None:

@@ -24,7 +24,10 @@ _MIGRATING = threading.Lock()
 migrating the schema of a new file at once conflict (DuckDB: "Catalog write-write
 conflict"), as ``mace demo``'s dashboard and ingestion did on start-up."""
 
-_CONFIG = {"autoload_known_extensions": False, "autoinstall_known_extensions": False}
+_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "autoload_known_extensions": False,
+    "autoinstall_known_extensions": False,
+}
 """Every connection: DuckDB never loads or downloads an extension on its own (given a
 SQLite file, it would fetch its SQLite reader from the network)."""
 
