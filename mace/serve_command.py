@@ -32,6 +32,13 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 DEFAULT_INGEST_EVERY = 5.0
 SERVER_THREADS = 8
+CONNECTION_LIMIT = 1000
+"""Connections waitress holds open at once (its default, 100, let 100 half-open
+connections lock every other client out)."""
+CHANNEL_TIMEOUT = 20
+"""Seconds a connection may stay silent before waitress closes it (its default is 120)."""
+CLEANUP_INTERVAL = 5
+"""Seconds between waitress's sweeps for silent connections."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -191,7 +198,14 @@ def start_server(
     sockets: dict[int, Any] = {}
     try:
         server = create_server(
-            app.server, map=sockets, host=host, port=port, threads=SERVER_THREADS
+            app.server,
+            map=sockets,
+            host=host,
+            port=port,
+            threads=SERVER_THREADS,
+            connection_limit=CONNECTION_LIMIT,
+            channel_timeout=CHANNEL_TIMEOUT,
+            cleanup_interval=CLEANUP_INTERVAL,
         )
     except OSError as exc:  # e.g. the port is taken: a one-line message, not a traceback
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
