@@ -271,7 +271,7 @@ def start_ingestion(
 
     from ingest.job import BatchSummary
     from ingest.scheduler import start_scheduler
-    from mace.alerting import alert_pass, pass_lines
+    from mace.alerting import scheduled_pass
 
     # a batch longer than the period skips a tick; that is expected, not worth a warning
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
@@ -285,10 +285,12 @@ def start_ingestion(
                 file=sys.stderr,
                 flush=True,
             )
-        for line in pass_lines(alert_pass(db, summary.runs, settings)):
-            print(line, file=sys.stderr, flush=True)
+        alerts_of(summary.runs)
 
-    settings = alerts or AlertSettings()
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    alerts_of = scheduled_pass(db, alerts or AlertSettings(), say)
     return start_scheduler(
         landing, db, every, master=master, on_batch=report, prune_ingested=prune_ingested
     )

@@ -320,3 +320,75 @@ COMMAND_CASES: tuple[CommandCase, ...] = (
         "truncated database file",
     ),
 )
+
+
+# -- servers that answer slowly or strangely -------------------------------------------
+
+
+class TrickleServer:
+    """An HTTP server on 127.0.0.1 that answers every request with ``answer``, one byte
+    every ``pace`` seconds (a webhook or a REST API that wedges its client)."""
+
+    def __init__(self, answer: bytes, pace: float) -> None:
+        import socket
+        import threading
+
+        self.answer, self.pace = answer, pace
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.stopped = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        import threading
+
+        while not self.stopped.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(client,), daemon=True).start()
+
+    def _answer(self, client: object) -> None:
+        import socket
+        import time
+
+        assert isinstance(client, socket.socket)
+        with client:
+            try:
+                client.recv(65536)
+                for byte in self.answer:
+                    if self.stopped.is_set():
+                        return
+                    client.sendall(bytes([byte]))
+                    time.sleep(self.pace)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+
+
+TRICKLED_OK = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Padding: " + b"x" * 200 + b"\r\n\r\n"
+"""A valid 2xx answer, long enough that trickling it takes minutes."""
+
+
+@dataclass(frozen=True)
+class WebhookCase:
+    """A ``--webhook`` URL that must be refused with ``message`` (and never echo
+    ``secret``)."""
+
+    id: str
+    url: str
+    message: str
+    secret: str = "hunter2"
+
+
+WEBHOOK_CASES: tuple[WebhookCase, ...] = (
+    # L6: link-local addresses, a port beyond 65535, a password in the URL
+    WebhookCase("L6-link-local-v4", "http://169.254.169.254/latest/meta-data", "link-local"),
+    WebhookCase("L6-link-local-v6", "http://[fe80::1]/hook", "link-local"),
+    WebhookCase("L6-port-99999", "http://127.0.0.1:99999/hook", "port"),
+    WebhookCase("L6-password-not-shown", "ftp://user:hunter2@127.0.0.1/hook", "http://"),
+)
