@@ -66,8 +66,9 @@ def run_flink(args: argparse.Namespace) -> int:
 
     if args.duration is not None and args.duration <= 0:
         raise UsageError(f"--duration must be positive, got {args.duration:g}")
+    stop = threading.Event()  # set by Ctrl-C or SIGTERM; also cuts a GET in progress
     collector = FlinkCollector(
-        FlinkRest(args.rest),
+        FlinkRest(args.rest, stop=stop),
         args.out,
         run_id=args.run_id,
         job_id=args.job,
@@ -76,7 +77,6 @@ def run_flink(args: argparse.Namespace) -> int:
         give_up=args.give_up,
         mode=args.nodes,
     )
-    stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
         stop.set()

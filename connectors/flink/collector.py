@@ -87,10 +87,16 @@ def find_job(rest: FlinkRest, job_id: str | None) -> str:
 
 
 def read_graph(rest: FlinkRest, job_id: str) -> tuple[JobGraph, str]:
-    """The job's graph and its state, from four kinds of REST answers."""
+    """The job's graph and its state, from four kinds of REST answers; an answer of the
+    wrong shape (missing keys, wrong types, an edge to a vertex that is not there) is a
+    :class:`FlinkRestError`, retried like an unreachable endpoint."""
     job = rest.job(job_id)
-    details = {v["id"]: rest.vertex(job_id, v["id"]) for v in job.get("vertices", [])}
-    graph = job_graph(job, rest.plan(job_id), details, rest.taskmanagers())
+    try:
+        details = {v["id"]: rest.vertex(job_id, v["id"]) for v in job.get("vertices", [])}
+        graph = job_graph(job, rest.plan(job_id), details, rest.taskmanagers())
+        topology_document(graph, "subtask", 1.0)  # every edge names a vertex of the job
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise FlinkRestError(f"job {job_id}: unexpected REST answer ({exc!r})") from None
     return graph, str(job.get("state", "UNKNOWN"))
 
 

@@ -392,3 +392,55 @@ WEBHOOK_CASES: tuple[WebhookCase, ...] = (
     WebhookCase("L6-port-99999", "http://127.0.0.1:99999/hook", "port"),
     WebhookCase("L6-password-not-shown", "ftp://user:hunter2@127.0.0.1/hook", "http://"),
 )
+
+
+# -- Flink REST answers of the wrong shape or size ---------------------------------------
+
+
+@dataclass(frozen=True)
+class RestCase:
+    """One REST answer replaced: ``endpoint`` is ``overview``, ``job``, ``plan``,
+    ``vertex``, ``taskmanagers`` or ``metrics``; ``body`` is sent as JSON (``raw``: as
+    bytes). ``at_start``: the collector must refuse in one line; otherwise the answer
+    turns bad in the middle of a collection, which must go on (a failed poll)."""
+
+    id: str
+    endpoint: str
+    body: object
+    at_start: bool = True
+
+
+def _plan_with_missing_vertex() -> object:
+    from tests.connectors.flink_fixture import recorded
+
+    plan = recorded("plan")
+    nodes = plan.get("plan", plan)["nodes"]
+    nodes[-1]["inputs"] = [{"num": 0, "id": "ffffffffffffffffffffffffffffffff"}]
+    return plan
+
+
+def _job_with_parallelism(parallelism: float) -> object:
+    from tests.connectors.flink_fixture import recorded
+
+    job = recorded("job")
+    job["vertices"][0]["parallelism"] = parallelism
+    return job
+
+
+REST_CASES: tuple[RestCase, ...] = (
+    # M3: wrong-shaped JSON at the start
+    RestCase("M3-overview-list", "overview", []),
+    RestCase("M3-overview-null", "overview", None),
+    RestCase("M3-overview-int", "overview", 7),
+    RestCase("M3-overview-wrong-types", "overview", {"jobs": [{"jid": 1, "state": []}]}),
+    RestCase("M3-job-list", "job", [1, 2]),
+    RestCase("M3-taskmanagers-null", "taskmanagers", None),
+    RestCase("M3-plan-edge-to-missing-vertex", "plan", _plan_with_missing_vertex()),
+    # M4: absurd parallelism
+    RestCase("M4-parallelism-1e8", "job", _job_with_parallelism(10**8)),
+    # M3: ... and in the middle of a collection
+    RestCase("M3-metrics-null-mid", "metrics", None, at_start=False),
+    RestCase("M3-metrics-object-mid", "metrics", {"id": 1}, at_start=False),
+    RestCase("M3-vertex-int-mid", "vertex", 3, at_start=False),
+    RestCase("M3-plan-missing-vertex-mid", "plan", _plan_with_missing_vertex(), at_start=False),
+)
