@@ -151,3 +151,35 @@ def test_a_trickling_answer_ends_at_the_deadline_or_on_stop() -> None:
         assert time.monotonic() - started < 5.0
     finally:
         trickle.close()
+
+
+def test_a_full_disk_keeps_the_rows_for_the_next_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first samples file cannot be written (ENOSPC): no hidden file is left, the
+    collection goes on and every row taken is in the files written afterwards."""
+    import errno
+
+    import pyarrow.parquet as pq
+
+    from connectors.flink import collector as module
+
+    real_write = pq.write_table
+    failures = [1]
+
+    def write_table(table: Any, where: Any, **kwargs: Any) -> None:
+        if failures[0]:
+            failures[0] -= 1
+            Path(where).write_bytes(b"PAR1")  # a partial write, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(table, where, **kwargs)
+
+    monkeypatch.setattr(module.pq, "write_table", write_table)
+    with serve_raw(HostileFlink()) as url:
+        collector = FlinkCollector(
+            FlinkRest(url), tmp_path, run_id="r", every=0.05, flush_every=0.1
+        )
+        stats = collector.run(threading.Event(), duration=0.6)
+    samples = tmp_path / "r" / "samples"
+    assert stats.failed_writes == 1 and not list(samples.glob(".*"))
+    assert len(pq.read_table(sorted(samples.glob("*.parquet")))) == stats.rows > 0
