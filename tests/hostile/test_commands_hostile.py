@@ -38,3 +38,44 @@ def test_a_foreign_store_is_not_written(tmp_path: Path) -> None:
         assert con.execute("SHOW TABLES").fetchall() == [("runs",)]
     finally:
         con.close()
+
+
+def test_a_full_disk_during_compaction_leaves_no_tmp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ingested JSON Lines files of a record set are merged; the disk fills up while
+    the merged file is written: no ``.tmp`` file stays, both files stay, one line."""
+    import errno
+    from datetime import datetime
+
+    from ingest import compaction
+    from ingest.errors import IngestError
+    from storage import writes
+    from storage.db import connect
+
+    landing = tmp_path / "landing"
+    folder = landing / "r1" / "arrivals"
+    folder.mkdir(parents=True)
+    entries = []
+    for k in range(2):
+        path = folder / f"part-{k}.jsonl"
+        path.write_text('{"source": "s", "stimulus_time": 100.5}\n')
+        stat = path.stat()
+        entries.append(writes.ManifestEntry(
+            f"r1/arrivals/{path.name}", "r1", "arrivals", stat.st_size, stat.st_mtime, 1, 0
+        ))  # fmt: skip
+    con = connect(tmp_path / "store.duckdb")
+    try:
+        now = datetime(2026, 1, 1)
+        writes.record_batch(con, 1, entries, rows_kept=2, started_at=now, finished_at=now)
+
+        def full_disk(landing: Path, group: object, target: Path) -> int:
+            target.write_bytes(b'{"source": "s", "stimu')
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(compaction, "_write_json", full_disk)
+        with pytest.raises(IngestError, match="No space left on device"):
+            compaction.compact_ingested(con, landing, dry_run=False)
+    finally:
+        con.close()
+    assert sorted(p.name for p in folder.iterdir()) == ["part-0.jsonl", "part-1.jsonl"]
