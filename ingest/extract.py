@@ -130,17 +130,22 @@ def topology_stamp(run_dir: Path) -> str:
 
 
 def discover(
-    landing: Path, already_ingested: set[str], loaded: Mapping[str, str] | None = None
+    landing: Path,
+    already_ingested: set[str],
+    loaded: Mapping[str, str] | None = None,
+    given_up: Mapping[str, tuple[int, float]] | None = None,
 ) -> list[RunFolder]:
     """Every run folder with its new (not yet ingested) data files.
 
     ``loaded`` maps a run to the stamp of the topology files its stored topology came
     from: a run with the same stamp and no new data file is left out, unparsed (a large
-    topology takes seconds to read)."""
+    topology takes seconds to read). ``given_up`` maps ingested files that were
+    quarantined whole to their (size, modification time) then: one that changed since
+    counts as new."""
     runs = []
     for run_dir in sorted(p for p in landing.iterdir() if p.is_dir()):
         run_id = run_dir.name
-        files = _new_files(landing, run_dir, already_ingested)
+        files = _new_files(landing, run_dir, already_ingested, given_up or {})
         stamp = topology_stamp(run_dir)
         if not files and loaded is not None and loaded.get(run_id) == stamp:
             continue
@@ -156,8 +161,14 @@ def discover(
     return runs
 
 
-def _new_files(landing: Path, run_dir: Path, already_ingested: set[str]) -> list[LandingFile]:
-    """The run's data files not in the manifest yet, in record-set and name order."""
+def _new_files(
+    landing: Path,
+    run_dir: Path,
+    already_ingested: set[str],
+    given_up: Mapping[str, tuple[int, float]],
+) -> list[LandingFile]:
+    """The run's data files not in the manifest yet, or given up and changed since, in
+    record-set and name order."""
     files = []
     run_id = run_dir.name
     for record_set in RECORD_SETS:
@@ -168,12 +179,17 @@ def _new_files(landing: Path, run_dir: Path, already_ingested: set[str]) -> list
             if not is_data_file(file.name) or not file.is_file():
                 continue
             relative = file.relative_to(landing).as_posix()
-            if relative in already_ingested:
+            if relative in already_ingested and relative not in given_up:
                 continue
             try:
                 stat = file.stat()
             except OSError:  # gone since the listing: the next pass sees it if it is back
                 continue
+            if relative in already_ingested and given_up[relative] == (
+                stat.st_size,
+                stat.st_mtime,
+            ):
+                continue  # given up, and unchanged since
             files.append(
                 LandingFile(relative, file, run_id, record_set, stat.st_size, stat.st_mtime)
             )

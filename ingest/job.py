@@ -63,6 +63,7 @@ from storage.db import connect, transaction
 from storage.health import run_failures
 from storage.pending import PendingFile, pending_files, replace_pending
 from storage.reads import (
+    given_up_files,
     ingested_paths,
     profile_sub_buckets,
     sample_state_frame,
@@ -171,7 +172,8 @@ def ingest_once(
     started = datetime.now(UTC).replace(tzinfo=None)
     con = connect(db_path)
     try:
-        runs = discover(folder, ingested_paths(con), topology_stamps(con))
+        given_up = given_up_files(con)
+        runs = discover(folder, ingested_paths(con), topology_stamps(con), given_up)
         now = clock()
         pending = pending_files(con)
         settled = frozenset(
@@ -226,6 +228,8 @@ def ingest_once(
             )
             if any(r.manifest for r in results.values()):
                 summary.batch_id = writes.next_batch_id(con)
+                again = [m.path for r in results.values() for m in r.manifest if m.path in given_up]
+                writes.forget_given_up(con, again)
                 _load(con, summary, results, started)
         summary.seconds = time.perf_counter() - timer
         return summary

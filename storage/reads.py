@@ -435,6 +435,18 @@ def ingested_paths(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
+def given_up_files(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, float]]:
+    """path -> (size, modification time) of every file that was quarantined whole (given
+    up as unreadable): read again once either changes."""
+    with storage_errors("reading ingest_files"):
+        rows = con.execute(
+            "SELECT f.path, f.size_bytes, f.modified_at FROM ingest_files f"
+            " WHERE f.rows_read = 0 AND EXISTS (SELECT 1 FROM quarantine q"
+            "  WHERE q.file = f.path AND q.row_number IS NULL)"
+        ).fetchall()
+    return {str(path): (int(size), float(modified)) for path, size, modified in rows}
+
+
 def sample_state_frame(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     """The stored newest counter sample of each (operator, subtask, port) of a run."""
     return _query(

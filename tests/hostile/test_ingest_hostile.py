@@ -93,3 +93,32 @@ def test_each_bad_run_says_what_was_wrong(hostile_pass, case: RunCase) -> None: 
         assert any(case.reason in r for r in reasons), reasons
         # the run's valid rows are kept: the tiny run's three arrivals at least
         assert _run_tables(db, case.id)["source_arrivals"]["events"].sum() >= 3
+
+
+def test_a_file_given_up_is_read_again_once_it_changes(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A writer that pauses past the grace period: its half-written Parquet file is given
+    up (quarantined whole); once the writer completes it, the next pass reads it."""
+    from ingest.job import UNREADABLE_GRACE_SECONDS
+    from tests.ingest.landing import ARRIVALS
+
+    landing, db = tmp_path / "landing", tmp_path / "store.duckdb"
+    now = [1000.0]
+    write_run(landing, "r1")
+    full = tmp_path / "full.parquet"
+    ARRIVALS.to_parquet(full, index=False)
+    late = landing / "r1" / "arrivals" / "part-1.parquet"
+    late.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
+    assert ingest_once(landing, db, spark, clock=lambda: now[0]).deferred_files == 1
+    now[0] += UNREADABLE_GRACE_SECONDS
+    assert ingest_once(landing, db, spark, clock=lambda: now[0]).unreadable_files == 1
+    late.write_bytes(full.read_bytes())  # the writer comes back and finishes
+    now[0] += 1
+    third = ingest_once(landing, db, spark, clock=lambda: now[0])
+    assert (third.files, third.rows_read) == (1, 3)
+    con = connect(db, read_only=True)
+    try:
+        arrivals = con.execute("SELECT sum(events) FROM source_arrivals").fetchall()[0][0]
+        whole = con.execute("SELECT count(*) FROM quarantine WHERE row_number IS NULL")
+        assert (arrivals, whole.fetchall()[0][0]) == (6, 0)
+    finally:
+        con.close()
