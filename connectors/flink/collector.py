@@ -97,6 +97,10 @@ def read_graph(rest: FlinkRest, job_id: str) -> tuple[JobGraph, str]:
         details = {v["id"]: rest.vertex(job_id, v["id"]) for v in job.get("vertices", [])}
         graph = job_graph(job, rest.plan(job_id), details, rest.taskmanagers())
         topology_document(graph, "subtask", 1.0)  # every edge names a vertex of the job
+    except FlinkRestError:
+        raise
+    except ConnectorError as exc:  # an inconsistent job (an edge to a missing vertex)
+        raise FlinkRestError(f"job {job_id}: unexpected REST answer: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise FlinkRestError(f"job {job_id}: unexpected REST answer ({exc!r})") from None
     return graph, str(job.get("state", "UNKNOWN"))
