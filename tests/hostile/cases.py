@@ -171,7 +171,7 @@ RUN_CASES: tuple[RunCase, ...] = (
     ),
     RunCase("H3-capacity-1e-6-long-execution", _capacity_with_long_execution, "failed", "capacity"),
     # H4: one arrival years after the run's start
-    RunCase("H4-arrival-nine-years-later", _arrival_years_later, "quarantined", "run"),
+    RunCase("H4-arrival-nine-years-later", _arrival_years_later, "quarantined", "beyond the run"),
 )
 
 
