@@ -444,3 +444,34 @@ REST_CASES: tuple[RestCase, ...] = (
     RestCase("M3-vertex-int-mid", "vertex", 3, at_start=False),
     RestCase("M3-plan-missing-vertex-mid", "plan", _plan_with_missing_vertex(), at_start=False),
 )
+
+
+def _store_with_a_stray_row(tmp: Path) -> Path:
+    """The small run of the dashboard tests plus one arrival 283 million subintervals
+    after its start, as ingestion stored it before it bounded run lengths."""
+    import pandas as pd
+
+    from storage.db import connect
+    from storage.writes import merge_source_arrivals
+    from tests.dashboard.builders import write_small_run
+
+    path = tmp / "store.duckdb"
+    write_small_run(path)
+    con = connect(path)
+    try:
+        source = con.execute("SELECT source FROM source_arrivals LIMIT 1").fetchall()[0][0]
+        stray = {"run_id": ["small"], "source": [source], "interval": [283_000_000], "events": [1]}
+        merge_source_arrivals(con, pd.DataFrame(stray))
+    finally:
+        con.close()
+    return path
+
+
+COMMAND_CASES += (
+    # H4: a run stored before run lengths were bounded
+    CommandCase(
+        "H4-report-stray-row",
+        lambda t: ["report", "--db", str(_store_with_a_stray_row(t))],
+        "more than the limit",
+    ),
+)
