@@ -102,20 +102,33 @@ def connect_to_read(path: str | Path) -> duckdb.DuckDBPyConnection:
     return connect(file)
 
 
+DUCKDB_HEADER_BYTES = 3 * 4096
+"""DuckDB's file starts with three 4 KiB headers; block ``b`` follows at
+``DUCKDB_HEADER_BYTES + b * block_size``."""
+
+
 def check_complete(con: duckdb.DuckDBPyConnection, file: Path) -> None:
-    """Refuse a file shorter than the blocks its header lists (cut by a full disk or a
-    copy): reading it fails on some tables only, and a read that misses them would
-    look like an empty answer. For read-only connections (a writer's blocks may not
-    be on disk yet)."""
-    with storage_errors("reading the database size"):
-        block_size, blocks = con.execute(
-            "SELECT block_size, total_blocks FROM pragma_database_size() LIMIT 1"
-        ).fetchall()[0]
-    expected = int(block_size) * int(blocks)
+    """Refuse a file cut short (a full disk, an interrupted copy): one whose tables use a
+    block that starts beyond its end. Reading it fails on some tables only, and a read
+    that misses them would look like an empty answer."""
+    with storage_errors("reading the storage layout"):
+        block_size = int(
+            con.execute("SELECT block_size FROM pragma_database_size() LIMIT 1").fetchall()[0][0]
+        )
+        tables = con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+        last = -1
+        for (table,) in tables:
+            used = con.execute(
+                "SELECT max(block_id) FROM pragma_storage_info(?) WHERE persistent", [table]
+            ).fetchall()[0][0]
+            last = max(last, -1 if used is None else int(used))
     size = file.stat().st_size
-    if size < expected:
+    if last >= 0 and size <= DUCKDB_HEADER_BYTES + last * block_size:
         raise StorageError(
-            f"{file}: truncated database file ({size} bytes, its header lists {expected})"
+            f"{file}: truncated database file ({size} bytes; its tables use block {last}, "
+            f"which starts at byte {DUCKDB_HEADER_BYTES + last * block_size})"
         )
 
 
