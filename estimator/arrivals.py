@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from estimator.errors import ModelError
-from estimator.model import Topology
+from estimator.model import MAX_MAGNITUDE, Topology
 
 REQUIRED_COLUMNS = ("source", "interval", "events")
 
@@ -124,11 +124,14 @@ def arrivals_from_frame(
             f"got {interval_values[row]!r}"
         )
     event_values = events.to_numpy(dtype=float)
-    if (event_values < 0).any():
-        row = int(np.flatnonzero(event_values < 0)[0])
-        raise ModelError(
-            f"arrivals row {row + 1}: events must not be negative, got {event_values[row]!r}"
-        )
+    rules = (
+        (event_values < 0, "must not be negative"),
+        (event_values > MAX_MAGNITUDE, f"must be at most {MAX_MAGNITUDE:g}"),
+    )
+    for broken, rule in rules:
+        if broken.any():
+            row = int(np.flatnonzero(broken)[0])
+            raise ModelError(f"arrivals row {row + 1}: events {rule}, got {event_values[row]!r}")
     names = sources.astype(str).to_numpy()
     if topology is not None:
         known = set(topology.source_ids)

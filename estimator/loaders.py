@@ -131,6 +131,8 @@ def parse_document(text: str, *, fmt: str, where: str) -> Any:
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ModelError(f"{where}: not valid {fmt.upper()}: {first_line}") from None
+    except RecursionError:
+        raise ModelError(f"{where}: nested too deeply") from None
 
 
 def _read_document(path: str | Path) -> Any:
@@ -140,7 +142,13 @@ def _read_document(path: str | Path) -> Any:
     if file.stat().st_size > MAX_DOCUMENT_BYTES:
         raise ModelError(f"{file}: larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB")
     fmt = "json" if file.suffix.lower() == ".json" else "yaml"
-    return parse_document(file.read_text(encoding="utf-8"), fmt=fmt, where=str(file))
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelError(f"{file}: not UTF-8 text (byte {exc.start} is not)") from None
+    except OSError as exc:
+        raise ModelError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    return parse_document(text, fmt=fmt, where=str(file))
 
 
 def topology_from_text(text: str, *, fmt: str = "yaml", where: str = "topology") -> Topology:

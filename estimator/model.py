@@ -22,6 +22,16 @@ import numpy as np
 from estimator.errors import ModelError
 
 DEFAULT_SUBINTERVAL = 1.0
+MAX_MAGNITUDE = 1e15
+"""Largest magnitude of any number in a topology, arrival series or query file: far
+above every real cost, rate, bandwidth or epoch time, and low enough that products and
+sums of them stay finite (1e300 would overflow to infinity)."""
+SUBINTERVAL_RANGE = (1e-3, 86_400.0)
+"""Accepted subinterval widths in seconds (a millisecond to a day): a width outside
+makes interval numbers overflow or every run one interval long."""
+CAPACITY_RANGE = (1e-3, 1e6)
+"""Accepted node capacities in reference cores: a smaller one turns a second of work
+into a busy span of weeks, a larger one is no machine."""
 DEFAULT_EVENT_BYTES = 100.0
 OPERATOR_MODELS = ("linear", "product")
 
@@ -321,10 +331,21 @@ def _finite(value: Any, where: str, *, positive: bool = False, nonneg: bool = Fa
     number = float(value)
     if not math.isfinite(number):
         raise ModelError(f"{where}: must be finite, got {value!r}")
+    if abs(number) > MAX_MAGNITUDE:
+        raise ModelError(f"{where}: must be at most {MAX_MAGNITUDE:g} in magnitude, got {value!r}")
     if positive and number <= 0:
         raise ModelError(f"{where}: must be positive, got {value!r}")
     if nonneg and number < 0:
         raise ModelError(f"{where}: must not be negative, got {value!r}")
+    return number
+
+
+def _within(value: Any, where: str, bounds: tuple[float, float]) -> float:
+    """A finite number within ``bounds`` (inclusive), or a ModelError naming ``where``."""
+    number = _finite(value, where, positive=True)
+    low, high = bounds
+    if not low <= number <= high:
+        raise ModelError(f"{where}: must be between {low:g} and {high:g}, got {value!r}")
     return number
 
 
@@ -374,8 +395,8 @@ def topology_from_dict(data: Any) -> Topology:
     if not isinstance(data, Mapping):
         raise ModelError("topology: the document must be a mapping at the top level")
     name = str(data.get("name", "topology"))
-    subinterval = _finite(
-        data.get("subinterval", DEFAULT_SUBINTERVAL), "subinterval", positive=True
+    subinterval = _within(
+        data.get("subinterval", DEFAULT_SUBINTERVAL), "subinterval", SUBINTERVAL_RANGE
     )
     origin = _finite(data.get("origin", 0.0), "origin")
 
@@ -390,10 +411,10 @@ def topology_from_dict(data: Any) -> Topology:
     for k, entry in enumerate(_entries(data, "nodes")):
         node_id = _ident(_require(entry, "id", f"nodes[{k}]"), f"nodes[{k}]")
         claim(node_id, "node")
-        capacity = _finite(
+        capacity = _within(
             _require(entry, "capacity", f"node '{node_id}'"),
             f"node '{node_id}' capacity",
-            positive=True,
+            CAPACITY_RANGE,
         )
         host = entry.get("host")
         if host is not None and not isinstance(host, str):
@@ -563,7 +584,7 @@ def replace_capacities(topology: Topology, capacities: Mapping[str, float]) -> T
     for node_id, value in capacities.items():
         if node_id not in topology.capacity_by_node:
             raise ModelError(f"capacities: unknown node '{node_id}'")
-        _finite(value, f"node '{node_id}' capacity", positive=True)
+        _within(value, f"node '{node_id}' capacity", CAPACITY_RANGE)
     nodes = tuple(
         replace(n, capacity=float(capacities.get(n.id, n.capacity))) for n in topology.nodes
     )

@@ -35,7 +35,7 @@ from estimator.errors import ModelError, ScenarioError
 from estimator.evaluator import PlacementEvaluator
 from estimator.fitting import fit_operator_stats
 from estimator.mace import Estimate
-from estimator.model import Topology, topology_from_dict
+from estimator.model import MAX_MAGNITUDE, Topology, topology_from_dict
 from estimator.pathaware import PORT_WORK, Detail, Estimator, estimator_by_name
 from estimator.propagation import LoadModel, build_load_model, port_load
 
@@ -278,7 +278,7 @@ def added_query_from_json(data: Any) -> AddedQuery:
         for value in series:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ScenarioError(f"add query: source '{source}' has a non-number {value!r}")
-            if not math.isfinite(value) or value < 0:
+            if not math.isfinite(value) or not 0 <= value <= MAX_MAGNITUDE:
                 raise ScenarioError(f"add query: source '{source}' has a bad count {value!r}")
         counts[str(source)] = [float(v) for v in series]
     return AddedQuery(

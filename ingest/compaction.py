@@ -32,6 +32,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ingest.errors import IngestError
 from ingest.extract import JSON_SUFFIXES, is_data_file
 from storage.landing import IngestedFile, mark_deleted, record_compaction, removable_files
 
@@ -125,9 +126,14 @@ def compact_ingested(
         relative = f"{run}/{record_set}/compacted-{stamp}-{number}{suffix}"
         final = landing / relative
         hidden = final.with_name(f".{final.name}.tmp")
-        rows = _write_json(landing, group, hidden) if kind == "json" else _write_parquet(
-            landing, group, hidden
-        )  # fmt: skip
+        write = _write_json if kind == "json" else _write_parquet
+        try:
+            rows = write(landing, group, hidden)
+        except OSError as exc:  # a full disk: no half-written file stays behind
+            hidden.unlink(missing_ok=True)
+            raise IngestError(
+                f"cannot write {relative}: {exc.strerror or exc}; nothing was changed for its files"
+            ) from None
         stat = hidden.stat()
         record_compaction(
             con, relative, group, rows=rows, size_bytes=stat.st_size, modified_at=stat.st_mtime

@@ -29,7 +29,9 @@ from ingest.transforms import (
     DOUBLE,
     LONG,
     MALFORMED,
+    MAX_INTEGER,
     MISSING,
+    OUT_OF_RANGE,
     RECORD_SETS,
     STRING,
     WRONG_TYPE,
@@ -127,17 +129,22 @@ def topology_stamp(run_dir: Path) -> str:
 
 
 def discover(
-    landing: Path, already_ingested: set[str], loaded: Mapping[str, str] | None = None
+    landing: Path,
+    already_ingested: set[str],
+    loaded: Mapping[str, str] | None = None,
+    given_up: Mapping[str, tuple[int, float]] | None = None,
 ) -> list[RunFolder]:
     """Every run folder with its new (not yet ingested) data files.
 
     ``loaded`` maps a run to the stamp of the topology files its stored topology came
     from: a run with the same stamp and no new data file is left out, unparsed (a large
-    topology takes seconds to read)."""
+    topology takes seconds to read). ``given_up`` maps ingested files that were
+    quarantined whole to their (size, modification time) then: one that changed since
+    counts as new."""
     runs = []
     for run_dir in sorted(p for p in landing.iterdir() if p.is_dir()):
         run_id = run_dir.name
-        files = _new_files(landing, run_dir, already_ingested)
+        files = _new_files(landing, run_dir, already_ingested, given_up or {})
         stamp = topology_stamp(run_dir)
         if not files and loaded is not None and loaded.get(run_id) == stamp:
             continue
@@ -153,8 +160,14 @@ def discover(
     return runs
 
 
-def _new_files(landing: Path, run_dir: Path, already_ingested: set[str]) -> list[LandingFile]:
-    """The run's data files not in the manifest yet, in record-set and name order."""
+def _new_files(
+    landing: Path,
+    run_dir: Path,
+    already_ingested: set[str],
+    given_up: Mapping[str, tuple[int, float]],
+) -> list[LandingFile]:
+    """The run's data files not in the manifest yet, or given up and changed since, in
+    record-set and name order."""
     files = []
     run_id = run_dir.name
     for record_set in RECORD_SETS:
@@ -165,12 +178,17 @@ def _new_files(landing: Path, run_dir: Path, already_ingested: set[str]) -> list
             if not is_data_file(file.name) or not file.is_file():
                 continue
             relative = file.relative_to(landing).as_posix()
-            if relative in already_ingested:
+            if relative in already_ingested and relative not in given_up:
                 continue
             try:
                 stat = file.stat()
             except OSError:  # gone since the listing: the next pass sees it if it is back
                 continue
+            if relative in already_ingested and given_up[relative] == (
+                stat.st_size,
+                stat.st_mtime,
+            ):
+                continue  # given up, and unchanged since
             files.append(
                 LandingFile(relative, file, run_id, record_set, stat.st_size, stat.st_mtime)
             )
@@ -269,11 +287,11 @@ def read_failure(spark: SparkSession, file: LandingFile) -> str | None:
         frame = spark.read.text(path) if is_json else spark.read.parquet(path)
         frame.write.format("noop").mode("overwrite").save()
     except (Py4JJavaError, PySparkException) as exc:
-        return f"unreadable file: {_spark_error_line(exc)}"
+        return f"unreadable file: {spark_error_line(exc)}"
     return None
 
 
-def _spark_error_line(exc: Exception) -> str:
+def spark_error_line(exc: Exception) -> str:
     """The first line naming Spark's error class (e.g. FAILED_READ_FILE), without the
     Java stack."""
     from py4j.protocol import Py4JJavaError
@@ -308,11 +326,14 @@ def _typed_from_text(text: Column, name: str, kind: str) -> list[Column]:
         double = stripped.try_cast("double")
         if kind == DOUBLE:
             value, wrong = double, double.isNull()
-        else:
-            integral = double.isNotNull() & (double == F.floor(double))
-            value = F.when(integral, double.cast("long"))
+        else:  # rint, not floor: floor returns a long, which overflows on 1e300
+            integral = double.isNotNull() & (double == F.rint(double))
             wrong = ~integral
+            out_of_range = integral & (F.abs(double) > F.lit(float(MAX_INTEGER)))
+            value = F.when(integral & ~out_of_range, double.cast("long"))
     problem = F.when(text.isNull(), F.lit(MISSING)).when(wrong, F.lit(WRONG_TYPE))
+    if kind == LONG:
+        problem = problem.when(out_of_range, F.lit(OUT_OF_RANGE))
     return [F.when(problem.isNull(), value).alias(name), problem.alias(f"{name}__problem")]
 
 
@@ -358,8 +379,13 @@ def _read_parquet(
             arrow_type = arrow_type.value_type
         column = F.col(f"`{name}`")
         if _native(arrow_type, kind):
-            value = column.cast(_spark_type(kind))
             problem = F.when(column.isNull(), F.lit(MISSING))
+            if kind == LONG:  # an unsigned 64-bit value may not fit a long
+                out_of_range = F.abs(column) > F.lit(MAX_INTEGER)
+                problem = problem.when(out_of_range, F.lit(OUT_OF_RANGE))
+                value = F.when(~out_of_range, column.cast("long"))
+            else:
+                value = column.cast(_spark_type(kind))
             columns += [value.alias(name), problem.alias(f"{name}__problem")]
         else:
             columns += _typed_from_text(column.cast("string"), name, kind)

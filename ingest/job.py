@@ -29,6 +29,7 @@ from ingest.extract import (
     landing_folder,
     read_failure,
     read_record_set,
+    spark_error_line,
 )
 from ingest.samples import (
     STATE_COLUMNS,
@@ -59,8 +60,10 @@ from ingest.transforms import (
 )
 from storage import writes
 from storage.db import connect, transaction
+from storage.health import run_failures
 from storage.pending import PendingFile, pending_files, replace_pending
 from storage.reads import (
+    given_up_files,
     ingested_paths,
     profile_sub_buckets,
     sample_state_frame,
@@ -91,7 +94,7 @@ class BatchSummary:
     unreadable_files: int = 0
     deferred_files: int = 0
     runs: list[str] = field(default_factory=list)
-    skipped_runs: dict[str, str] = field(default_factory=dict)
+    failed_runs: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -112,7 +115,10 @@ class BatchSummary:
                 "retried on the next pass"
             )
         lines = [f"{head} ({self.seconds:.1f} s)"]
-        lines += [f"skipped run '{r}': {why}" for r, why in self.skipped_runs.items()]
+        lines += [
+            f"failed run '{r}' (not ingested, retried when its files change): {why}"
+            for r, why in self.failed_runs.items()
+        ]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -166,7 +172,8 @@ def ingest_once(
     started = datetime.now(UTC).replace(tzinfo=None)
     con = connect(db_path)
     try:
-        runs = discover(folder, ingested_paths(con), topology_stamps(con))
+        given_up = given_up_files(con)
+        runs = discover(folder, ingested_paths(con), topology_stamps(con), given_up)
         now = clock()
         pending = pending_files(con)
         settled = frozenset(
@@ -176,36 +183,90 @@ def ingest_once(
         results: dict[str, RunResult] = {}
         # a run keeps the profile grid it started with; a new one gets today's
         grids = {run.run_id: profile_sub_buckets(con, run.run_id) or SUB_BUCKETS for run in runs}
+        known_failures = run_failures(con)
+        failures: dict[str, tuple[str, str]] = {}  # run -> (reason, fingerprint)
         for run in runs:
             summary.warnings += [f"run '{run.run_id}': {w}" for w in run.warnings]
+            fingerprint = run_fingerprint(run)
+            known = known_failures.get(run.run_id)
+            if known is not None and known.fingerprint == fingerprint:
+                summary.failed_runs[run.run_id] = known.reason  # unchanged: not retried
+                continue
             if run.topology is None:
-                summary.skipped_runs[run.run_id] = run.error or "no valid topology"
+                failures[run.run_id] = (run.error or "no valid topology", fingerprint)
                 continue
             if run.files:
                 spark = ready_spark(master, spark)
                 state = sample_state_frame(con, run.run_id)
-                with watch_executors(spark):
-                    results[run.run_id] = compute_run(
-                        spark, run, grids[run.run_id], progress, state, settled
-                    )
+                try:
+                    with watch_executors(spark):
+                        results[run.run_id] = compute_run(
+                            spark, run, grids[run.run_id], progress, state, settled
+                        )
+                except Exception as exc:
+                    if not _is_run_failure(exc):
+                        raise
+                    _raise_if_unavailable(spark)
+                    failures[run.run_id] = (_failure_line(exc), fingerprint)
+                    continue
                 summary.warnings += results[run.run_id].warnings
+        for run_id, (reason, _) in failures.items():
+            summary.failed_runs[run_id] = reason
         deferred = [d for r in results.values() for d in r.deferred]
         summary.deferred_files = len(deferred)
         with transaction(con, "loading ingestion batch"):
+            for run_id, (reason, fingerprint) in failures.items():
+                writes.record_run_failure(con, run_id, reason, fingerprint, started)
             for run in runs:
-                if run.topology is not None:
+                if run.topology is not None and run.run_id not in summary.failed_runs:
                     writes.write_run(con, run.run_id, run.topology, run.versions, grids[run.run_id])
                     writes.set_topology_stamp(con, run.run_id, run.stamp)
+                    if run.run_id in known_failures:
+                        writes.clear_run_failure(con, run.run_id)
             replace_pending(
                 con, [_still_pending(pending.get(f.path), f, why, now) for f, why in deferred]
             )
             if any(r.manifest for r in results.values()):
                 summary.batch_id = writes.next_batch_id(con)
+                again = [m.path for r in results.values() for m in r.manifest if m.path in given_up]
+                writes.forget_given_up(con, again)
                 _load(con, summary, results, started)
         summary.seconds = time.perf_counter() - timer
         return summary
     finally:
         con.close()
+
+
+def run_fingerprint(run: RunFolder) -> str:
+    """The run's topology files and new data files (names, sizes, modification times):
+    a failed run is retried once this changes."""
+    files = ";".join(f"{f.path}:{f.size_bytes}:{f.modified_at!r}" for f in run.files)
+    return f"{run.stamp}#{files}"
+
+
+def _is_run_failure(exc: Exception) -> bool:
+    """Whether ``exc`` is the failure of one run's data (Spark refusing or overflowing on
+    it, an aggregate out of range or out of memory), not of the session or the store."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    if isinstance(exc, SparkUnavailable | duckdb.Error):
+        return False
+    return isinstance(
+        exc, Py4JJavaError | PySparkException | ArithmeticError | ValueError | MemoryError
+    )
+
+
+def _failure_line(exc: BaseException) -> str:
+    """One line saying why a run could not be ingested (Spark's error class, no stack)."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    if isinstance(exc, Py4JJavaError | PySparkException):
+        return f"Spark could not aggregate its files: {spark_error_line(exc)}"
+    if isinstance(exc, MemoryError):
+        return "its aggregates do not fit in memory"
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
 
 
 def prune_ingested(landing: str | Path, db_path: str | Path) -> int:

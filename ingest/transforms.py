@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import pandas as pd
 
+from estimator.arrivals import MAX_INTERVALS
 from storage.histogram import BUCKETS, buckets_of
 
 if TYPE_CHECKING:
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
 
 STRING, DOUBLE, LONG = "string", "double", "long"
 MISSING, WRONG_TYPE, MALFORMED = "missing field", "wrong type for field", "malformed"
+MAX_INTEGER = 2**32
+"""Largest magnitude of an integer field (``port``, ``outputs``, ``weight``, ``subtask``):
+beyond it a value is quarantined before it is cast, and sums of up to 2^31 of them in one
+cell still fit a long."""
+OUT_OF_RANGE = "integer beyond 2^32 in field"
 
 RECORD_SETS: dict[str, dict[str, str]] = {
     "arrivals": {"source": STRING, "stimulus_time": DOUBLE},
@@ -72,6 +78,10 @@ NAN_ALLOWED: dict[str, set[str]] = {"samples": {"busy_seconds"}}
 MAX_TIME_SPAN_SECONDS = 10 * 365.25 * 86_400.0
 """A time further than this (10 years) from the run's origin is quarantined: no run
 is that long, and bucketing such a time would overflow the interval number."""
+MAX_RUN_INTERVALS = MAX_INTERVALS
+"""Largest subinterval number of a run (the estimator's limit): a row whose time, or an
+execution whose busy span, lies beyond it is quarantined, so that no later step allocates
+for a run made absurdly long by one row."""
 MAX_COST_SECONDS = 86_400.0
 """Largest ``cpu_seconds`` of one execution (a day of reference CPU); above it the row
 is quarantined (it would also split into an unbounded number of busy pieces)."""
@@ -148,6 +158,14 @@ def _range_checks(record_set: str, spec: RunSpec) -> list[tuple[Column, Column |
         )
         for name in TIME_FIELDS[record_set]
     ]
+    checks += [
+        (
+            (F.col(name) - F.lit(spec.origin)) / F.lit(spec.subinterval)
+            >= F.lit(float(MAX_RUN_INTERVALS)),
+            f"'{name}' beyond the run's {MAX_RUN_INTERVALS} subintervals",
+        )
+        for name in TIME_FIELDS[record_set]
+    ]
     if "stimulus_time" in TIME_FIELDS[record_set]:
         checks.append(
             (F.col("stimulus_time") < F.lit(spec.origin), "stimulus before the run's origin")
@@ -188,7 +206,17 @@ def with_reason(parsed: DataFrame, record_set: str, spec: RunSpec) -> DataFrame:
         ports = F.create_map(
             *[F.lit(x) for op, n in spec.ports_by_operator.items() for x in (op, n)]
         )
+        capacity = F.create_map(
+            *[F.lit(x) for node, c in spec.capacity_by_node.items() for x in (node, float(c))]
+        )
+        busy_end = F.col("start_time") + F.col("cpu_seconds") / F.element_at(capacity, "node")
         checks += [
+            (
+                (busy_end - F.lit(spec.origin)) / F.lit(spec.subinterval)
+                >= F.lit(float(MAX_RUN_INTERVALS)),
+                f"busy span (cpu_seconds / capacity) beyond the run's {MAX_RUN_INTERVALS} "
+                "subintervals",
+            ),
             (F.col("cpu_seconds") < 0, "negative cost (cpu_seconds)"),
             (F.col("outputs") < 0, "negative outputs"),
             (F.col("start_time") < F.col("stimulus_time"), "start before stimulus"),

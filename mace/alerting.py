@@ -14,20 +14,29 @@ same ``alert_id``, its new range and a later ``updated_at``. A failure (refused,
 timeout, non-2xx, redirect) is logged and ends the deliveries of this pass; the rest
 are retried on the next pass. Nothing here raises into the scheduler: a failing pass
 is logged and the next one runs.
+
+Deliveries never hold up ingestion: each POST has a total deadline (connect, send and
+the whole answer, :data:`WEBHOOK_TIMEOUT`), a pass's deliveries another
+(:data:`DELIVERY_DEADLINE`), and under the scheduler they run in a thread of their own
+(:class:`Courier`), so a webhook that answers one byte at a time delays only itself.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import http.client
+import ipaddress
 import json
 import logging
-import urllib.error
-import urllib.request
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from estimator.drift import DEFAULT_K
 from estimator.errors import MaceError
@@ -40,7 +49,9 @@ if TYPE_CHECKING:
     from storage.alerts import StoredAlert
 
 WEBHOOK_TIMEOUT = 5.0
-"""Seconds to wait for the webhook to answer one POST."""
+"""Seconds one POST may take in all (connect, send, the whole answer)."""
+DELIVERY_DEADLINE = 15.0
+"""Seconds the deliveries of one pass may take in all; the rest wait for the next pass."""
 MAX_DELIVERIES_PER_PASS = 100
 """At most this many POSTs per pass, so that a backlog cannot stall ingestion."""
 MIN_DRIFT_TRAINING = 60.0
@@ -74,11 +85,37 @@ class PassResult:
 
 
 def check_webhook(url: str) -> str:
-    """The URL if it is an absolute http or https URL, else a UsageError naming it."""
+    """The URL if it is an absolute http or https URL with a valid port and not a
+    link-local address (cloud metadata services live there), else a UsageError naming
+    it (its password hidden)."""
     parts = urlsplit(url)
+    shown = safe_url(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"--webhook {url!r}: expected an http:// or https:// URL with a host")
+        raise UsageError(f"--webhook {shown!r}: expected an http:// or https:// URL with a host")
+    try:
+        parts.port  # noqa: B018 (a property that validates the port)
+    except ValueError:
+        raise UsageError(f"--webhook {shown!r}: the port must be 1 to 65535") from None
+    if _link_local(parts.hostname):
+        raise UsageError(f"--webhook {shown!r}: a link-local address is not a webhook")
     return url
+
+
+def safe_url(url: str) -> str:
+    """The URL with the password of a ``user:password@`` part replaced by ``***``, for
+    messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()
+
+
+def _link_local(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_link_local
+    except ValueError:
+        return False
 
 
 def alert_json(alert: StoredAlert) -> dict[str, Any]:
@@ -161,51 +198,90 @@ def evaluate_runs(
     return result
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is a failure: the alert goes to the configured URL or nowhere."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
-
-
 def post(url: str, document: dict[str, Any], timeout: float = WEBHOOK_TIMEOUT) -> None:
-    """POST one JSON document; OSError (URLError, HTTPError, timeout) unless 2xx."""
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(document).encode("utf-8"),
-        headers={"Content-Type": "application/json", "User-Agent": "mace-alerts"},
-        method="POST",
-    )
-    with _OPENER.open(request, timeout=timeout) as response:
-        if not 200 <= response.status < 300:
-            raise OSError(f"HTTP {response.status}")
+    """POST one JSON document; OSError (refused, non-2xx, redirect) unless 2xx, and
+    TimeoutError when the whole exchange takes more than ``timeout`` seconds (a socket
+    timeout alone bounds each read, not a server that answers one byte at a time).
+
+    A ``user:password@`` part of the URL is sent as basic authentication. A host that
+    resolves to a link-local address is refused."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    resolved = {info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
+    if any(_link_local(str(address)) for address in resolved):
+        raise OSError(f"{host} resolves to a link-local address")
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = kind(host, port, timeout=timeout)
+    headers = {"Content-Type": "application/json", "User-Agent": "mace-alerts"}
+    if parts.username is not None:
+        user_pass = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(user_pass.encode()).decode()
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    expired = threading.Event()
+
+    def cut() -> None:  # wakes a read blocked on a trickling answer
+        expired.set()
+        if connection.sock is not None:
+            with contextlib.suppress(OSError):
+                connection.sock.shutdown(socket.SHUT_RDWR)
+
+    watchdog = threading.Timer(timeout, cut)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        connection.request("POST", target, json.dumps(document).encode("utf-8"), headers)
+        status = connection.getresponse().status
+    except (OSError, http.client.HTTPException) as exc:
+        if expired.is_set():
+            raise TimeoutError(f"timed out: no complete answer within {timeout:g} s") from None
+        raise OSError(str(exc) or type(exc).__name__) from None
+    finally:
+        watchdog.cancel()
+        connection.close()
+    if not 200 <= status < 300:
+        raise OSError(f"HTTP {status}")
 
 
 def deliver(
-    con: duckdb.DuckDBPyConnection, url: str, timeout: float = WEBHOOK_TIMEOUT
+    con: duckdb.DuckDBPyConnection,
+    url: str,
+    timeout: float = WEBHOOK_TIMEOUT,
+    deadline: float = DELIVERY_DEADLINE,
 ) -> PassResult:
-    """POST the undelivered alerts, oldest first, until one fails; mark the sent ones."""
+    """POST the undelivered alerts, oldest first, until one fails or ``deadline``
+    seconds have passed; mark the sent ones."""
     from storage.alerts import list_alerts, mark_delivered
 
     result = PassResult()
+    end = time.monotonic() + deadline
     for alert in list_alerts(con, undelivered=True, limit=MAX_DELIVERIES_PER_PASS):
+        left = end - time.monotonic()
+        if left <= 0:
+            result.errors.append(
+                f"webhook {safe_url(url)}: deliveries took {deadline:g} s; "
+                "the rest are sent on the next pass"
+            )
+            break
         try:
-            post(url, alert_json(alert), timeout)
-        # URLError, HTTPError and timeouts are OSError; a garbled answer HTTPException
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            result.errors.append(f"webhook {url}: alert {alert.alert_id} not delivered: {exc}")
+            post(url, alert_json(alert), min(timeout, left))
+        # refusals, HTTP errors and timeouts are OSError; a bad URL ValueError
+        except (OSError, ValueError) as exc:
+            result.errors.append(
+                f"webhook {safe_url(url)}: alert {alert.alert_id} not delivered: {exc}"
+            )
             break
         mark_delivered(con, [alert.alert_id])
         result.delivered += 1
     return result
 
 
-def alert_pass(db: Path, run_ids: Iterable[str] | None, settings: AlertSettings) -> PassResult:
-    """Evaluate the runs, then deliver to the webhook if one is set; never raises a
-    MaceError (a database problem is reported in ``errors``, the next pass retries)."""
+def alert_pass(
+    db: Path, run_ids: Iterable[str] | None, settings: AlertSettings, *, send: bool = True
+) -> PassResult:
+    """Evaluate the runs, then (with ``send``) deliver to the webhook if one is set; never
+    raises a MaceError (a database problem is reported in ``errors``, the next pass
+    retries)."""
     from storage.db import connect
 
     result = PassResult()
@@ -213,7 +289,7 @@ def alert_pass(db: Path, run_ids: Iterable[str] | None, settings: AlertSettings)
         con = connect(db)
         try:
             result = evaluate_runs(con, run_ids, settings.k)
-            if settings.webhook:
+            if settings.webhook and send:
                 sent = deliver(con, settings.webhook)
                 result.delivered, result.errors = sent.delivered, result.errors + sent.errors
         finally:
@@ -231,12 +307,63 @@ def pass_lines(result: PassResult) -> list[str]:
     return lines + [f"warning: {e}" for e in result.errors]
 
 
+class Courier:
+    """Webhook deliveries in a thread of their own, one at a time: ``send()`` returns at
+    once; while a delivery is still under way a new one is not started (the undelivered
+    alerts wait for it or for the next pass). ``say`` gets the lines of each delivery."""
+
+    def __init__(self, db: Path, url: str, say: Callable[[str], None]) -> None:
+        self.db, self.url, self.say = db, url, say
+        self.thread: threading.Thread | None = None
+
+    def send(self) -> None:
+        if self.thread is not None and self.thread.is_alive():
+            return
+        self.thread = threading.Thread(target=self._deliver, name="mace-webhook", daemon=True)
+        self.thread.start()
+
+    def _deliver(self) -> None:
+        from storage.db import connect
+
+        try:
+            con = connect(self.db)
+            try:
+                result = deliver(con, self.url)
+            finally:
+                con.close()
+        except MaceError as exc:
+            result = PassResult(errors=[f"alerts: {exc}"])
+        for line in pass_lines(result):
+            self.say(line)
+
+
+def scheduled_pass(
+    db: Path, settings: AlertSettings, say: Callable[[str], None]
+) -> Callable[[list[str]], None]:
+    """An alert pass for a scheduler: evaluate the given runs now, say the new alerts,
+    and hand the deliveries to a :class:`Courier`, so ingestion never waits for the
+    webhook (a pass with no new data still retries the deliveries)."""
+    courier = None if settings.webhook is None else Courier(db, settings.webhook, say)
+
+    def run(run_ids: list[str]) -> None:
+        for line in pass_lines(alert_pass(db, run_ids, settings, send=False)):
+            say(line)
+        if courier is not None:
+            courier.send()
+
+    return run
+
+
+def _log(line: str) -> None:
+    (log.warning if line.startswith("warning:") else log.info)("%s", line)
+
+
 def after_batch(db: Path, settings: AlertSettings) -> Callable[[BatchSummary], None]:
-    """The scheduler's ``on_batch`` hook: an alert pass over the runs the batch touched,
-    logged (a pass with no new data still retries the webhook deliveries)."""
+    """The scheduler's ``on_batch`` hook: :func:`scheduled_pass` over the runs the batch
+    touched, logged."""
+    run = scheduled_pass(db, settings, _log)
 
     def hook(summary: BatchSummary) -> None:
-        for line in pass_lines(alert_pass(db, summary.runs, settings)):
-            (log.warning if line.startswith("warning:") else log.info)("%s", line)
+        run(summary.runs)
 
     return hook

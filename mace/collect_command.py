@@ -60,14 +60,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_flink(args: argparse.Namespace) -> int:
+    from connectors.errors import ConnectorError
     from connectors.flink.collector import FlinkCollector
     from connectors.flink.rest import FlinkRest
     from mace.errors import UsageError
 
     if args.duration is not None and args.duration <= 0:
         raise UsageError(f"--duration must be positive, got {args.duration:g}")
+    stop = threading.Event()  # set by Ctrl-C or SIGTERM; also cuts a GET in progress
     collector = FlinkCollector(
-        FlinkRest(args.rest),
+        FlinkRest(args.rest, stop=stop),
         args.out,
         run_id=args.run_id,
         job_id=args.job,
@@ -76,7 +78,6 @@ def run_flink(args: argparse.Namespace) -> int:
         give_up=args.give_up,
         mode=args.nodes,
     )
-    stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
         stop.set()
@@ -90,9 +91,20 @@ def run_flink(args: argparse.Namespace) -> int:
     )
     try:
         stats = collector.run(stop, duration=args.duration)
+    except OSError as exc:  # the last write failed too: say so in one line
+        raise ConnectorError(
+            f"{collector.run_dir}: cannot write samples: {exc.strerror or exc}; "
+            f"{collector.pending_rows} row(s) not written"
+        ) from None
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if stats.failed_writes:
+        print(
+            f"warning: {stats.failed_writes} samples file write(s) failed and were retried "
+            f"({stats.last_write_error})",
+            file=sys.stderr,
+        )
     print(
         f"{collector.run_dir}: {stats.polls} samples ({stats.rows} rows in {stats.files} "
         f"file(s), {stats.failed_polls} failed polls); stopped: {stats.ended_because}",

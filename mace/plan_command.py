@@ -274,6 +274,8 @@ def parse_objectives(
     values: Sequence[str] | None, queries: Sequence[str], stored: Mapping[str, float]
 ) -> Objectives:
     """``--objective`` values (SECONDS or QUERY=SECONDS) or, without any, the stored ones."""
+    from estimator.model import MAX_MAGNITUDE
+
     if not values:
         if stored:
             return {q: s for q, s in stored.items() if q in queries}
@@ -286,8 +288,11 @@ def parse_objectives(
             seconds = float(text)
         except ValueError:
             raise UsageError(f"--objective {value}: expected SECONDS or QUERY=SECONDS") from None
-        if not seconds > 0 or not math.isfinite(seconds):
-            raise UsageError(f"--objective {value}: must be a positive number of seconds")
+        if not 0 < seconds <= MAX_MAGNITUDE:
+            raise UsageError(
+                f"--objective {value}: must be a positive number of seconds, "
+                f"at most {MAX_MAGNITUDE:g}"
+            )
         if not query:
             common = seconds
         elif query not in queries:
@@ -325,6 +330,22 @@ def _count(number: int, noun: str) -> str:
 
 def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def json_text(document: Any) -> str:
+    """Strict JSON (no ``Infinity`` or ``NaN``, which JSON has not): a number that is not
+    finite, such as a latency that overflowed, is written as null."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float):
+            return _finite_or_none(value)
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    return json.dumps(clean(document), allow_nan=False)
 
 
 # ---------------------------------------------------------------------------
@@ -374,7 +395,7 @@ def run_select(args: argparse.Namespace) -> int:
         "chosen": ranking[0].name,
     }
     if args.json:
-        print(json.dumps(document))
+        print(json_text(document))
         return 0
     print(
         f"{len(ranking)} plans ranked by {args.criterion} of Mace across time on {where}, "
@@ -591,7 +612,7 @@ def run_admit(args: argparse.Namespace) -> int:
         "per_query": per_query,
     }
     if args.json:
-        print(json.dumps(document))
+        print(json_text(document))
         return 0
     verdict = "ADMIT" if decision.admitted else "REFUSE"
     already = [q for q in decision.violations if before.get(q, 0.0) > objective_of(objectives, q)]
@@ -700,7 +721,7 @@ def run_provision(args: argparse.Namespace) -> int:
         timeline = _timeline(args, system, objectives, capacity, rng)
         document["timeline"] = timeline.rows()
     if args.json:
-        print(json.dumps(document))
+        print(json_text(document))
         return 0
     print(format_provision(document, system, args, capacity, plan.reason))
     if timeline is not None:

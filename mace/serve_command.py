@@ -32,6 +32,13 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 DEFAULT_INGEST_EVERY = 5.0
 SERVER_THREADS = 8
+CONNECTION_LIMIT = 1000
+"""Connections waitress holds open at once (its default, 100, let 100 half-open
+connections lock every other client out)."""
+CHANNEL_TIMEOUT = 20
+"""Seconds a connection may stay silent before waitress closes it (its default is 120)."""
+CLEANUP_INTERVAL = 5
+"""Seconds between waitress's sweeps for silent connections."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -192,7 +199,14 @@ def start_server(
     sockets: dict[int, Any] = {}
     try:
         server = create_server(
-            app.server, map=sockets, host=host, port=port, threads=SERVER_THREADS
+            app.server,
+            map=sockets,
+            host=host,
+            port=port,
+            threads=SERVER_THREADS,
+            connection_limit=CONNECTION_LIMIT,
+            channel_timeout=CHANNEL_TIMEOUT,
+            cleanup_interval=CLEANUP_INTERVAL,
         )
     except OSError as exc:  # e.g. the port is taken: a one-line message, not a traceback
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
@@ -258,7 +272,7 @@ def start_ingestion(
 
     from ingest.job import BatchSummary
     from ingest.scheduler import start_scheduler
-    from mace.alerting import alert_pass, pass_lines
+    from mace.alerting import scheduled_pass
 
     # a batch longer than the period skips a tick; that is expected, not worth a warning
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
@@ -272,10 +286,12 @@ def start_ingestion(
                 file=sys.stderr,
                 flush=True,
             )
-        for line in pass_lines(alert_pass(db, summary.runs, settings)):
-            print(line, file=sys.stderr, flush=True)
+        alerts_of(summary.runs)
 
-    settings = alerts or AlertSettings()
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    alerts_of = scheduled_pass(db, alerts or AlertSettings(), say)
     return start_scheduler(
         landing, db, every, master=master, on_batch=report, prune_ingested=prune_ingested
     )

@@ -24,6 +24,13 @@ _MIGRATING = threading.Lock()
 migrating the schema of a new file at once conflict (DuckDB: "Catalog write-write
 conflict"), as ``mace demo``'s dashboard and ingestion did on start-up."""
 
+_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "autoload_known_extensions": False,
+    "autoinstall_known_extensions": False,
+}
+"""Every connection: DuckDB never loads or downloads an extension on its own (given a
+SQLite file, it would fetch its SQLite reader from the network)."""
+
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
 
 
@@ -41,14 +48,16 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
     if not read_only and not file.parent.is_dir():
         raise StorageError(f"{file}: folder {file.parent} does not exist")
     try:
-        con = duckdb.connect(str(file), read_only=read_only)
+        con = duckdb.connect(str(file), read_only=read_only, config=_CONFIG)
     except duckdb.Error as exc:
         raise _open_error(file, exc) from None
     try:
         if read_only:
+            check_complete(con, file)
             check_schema(con, file)
         else:
             with _MIGRATING:
+                refuse_foreign(con, file)
                 migrate(con)
     except BaseException:
         con.close()
@@ -66,13 +75,13 @@ def connect_to_read(path: str | Path) -> duckdb.DuckDBPyConnection:
     as is a file this process already holds writable (DuckDB refuses to open one
     file with two configurations in a process). Errors as :func:`connect`.
     """
-    from storage.schema import SCHEMA_VERSION, current_version
+    from storage.schema import SCHEMA_VERSION, check_schema, current_version
 
     file = Path(path)
     if not file.is_file():
         raise StorageError(f"{file}: no such database file")
     try:
-        con = duckdb.connect(str(file), read_only=True)
+        con = duckdb.connect(str(file), read_only=True, config=_CONFIG)
     except duckdb.ConnectionException as exc:
         if "different configuration" not in str(exc):
             raise _open_error(file, exc) from None
@@ -80,14 +89,65 @@ def connect_to_read(path: str | Path) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as exc:
         raise _open_error(file, exc) from None
     try:
-        current = current_version(con) == SCHEMA_VERSION
+        check_complete(con, file)
+        version = current_version(con)
+        if version == 0:
+            check_schema(con, file)  # refuses it
     except BaseException:
         con.close()
         raise
-    if current:
+    if version == SCHEMA_VERSION:
         return con
     con.close()
     return connect(file)
+
+
+DUCKDB_HEADER_BYTES = 3 * 4096
+"""DuckDB's file starts with three 4 KiB headers; block ``b`` follows at
+``DUCKDB_HEADER_BYTES + b * block_size``."""
+
+
+def check_complete(con: duckdb.DuckDBPyConnection, file: Path) -> None:
+    """Refuse a file cut short (a full disk, an interrupted copy): one whose tables use a
+    block that starts beyond its end. Reading it fails on some tables only, and a read
+    that misses them would look like an empty answer."""
+    with storage_errors("reading the storage layout"):
+        block_size = int(
+            con.execute("SELECT block_size FROM pragma_database_size() LIMIT 1").fetchall()[0][0]
+        )
+        tables = con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+        last = -1
+        for (table,) in tables:
+            used = con.execute(
+                "SELECT max(block_id) FROM pragma_storage_info(?) WHERE persistent", [table]
+            ).fetchall()[0][0]
+            last = max(last, -1 if used is None else int(used))
+    size = file.stat().st_size
+    if last >= 0 and size <= DUCKDB_HEADER_BYTES + last * block_size:
+        raise StorageError(
+            f"{file}: truncated database file ({size} bytes; its tables use block {last}, "
+            f"which starts at byte {DUCKDB_HEADER_BYTES + last * block_size})"
+        )
+
+
+def refuse_foreign(con: duckdb.DuckDBPyConnection, file: Path) -> None:
+    """Refuse a database that holds tables but no ``schema_version``: another program's
+    file, which migrating would fill with this product's tables."""
+    from storage.schema import current_version
+
+    if current_version(con) > 0:
+        return
+    with storage_errors("reading the tables"):
+        tables = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main'"
+        ).fetchall()[0][0]
+    if tables:
+        raise StorageError(
+            f"{file}: not a mace store ({tables} table(s) and no schema_version); "
+            "give a new file or one mace created"
+        )
 
 
 def _open_error(file: Path, exc: duckdb.Error) -> StorageError:
@@ -105,6 +165,8 @@ def _open_error(file: Path, exc: duckdb.Error) -> StorageError:
             pid,
             program,
         )
+    if "xtension" in message:  # DuckDB wants an extension to read the file's format
+        return StorageError(f"{file}: not a DuckDB database file")
     return StorageError(f"{file}: cannot open database: {_first_line(message)}")
 
 

@@ -65,3 +65,22 @@ def quarantined_rows(con: duckdb.DuckDBPyConnection, run_id: str, limit: int = 5
             " WHERE run_id = ? ORDER BY batch_id DESC, file, row_number LIMIT ?",
             [run_id, int(limit)],
         ).df()
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    """A run whose files could not be ingested, and why (``fingerprint``: its files then)."""
+
+    run_id: str
+    reason: str
+    fingerprint: str
+    failed_at: datetime
+
+
+def run_failures(con: duckdb.DuckDBPyConnection) -> dict[str, RunFailure]:
+    """Every run marked as failed by ingestion, by run id."""
+    with storage_errors("reading run failures"):
+        rows = con.execute(
+            "SELECT run_id, reason, fingerprint, failed_at FROM run_failures ORDER BY run_id"
+        ).fetchall()
+    return {str(row[0]): RunFailure(*row) for row in rows}

@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from estimator.arrivals import MAX_INTERVALS
 from estimator.model import Topology, topology_from_dict, version_at, version_starts
 from storage.db import storage_errors
 from storage.errors import StorageError
@@ -114,6 +115,15 @@ def _in_order(table: pa.Table, key: list[str]) -> bool:
 
 
 def _range_clause(start: int | None, stop: int | None, params: list[Any]) -> str:
+    """The SQL of an interval window; a window longer than the estimator's limit is
+    refused before anything is read or allocated (a run stored before ingestion bounded
+    run lengths may reach hundreds of millions of subintervals with one stray row)."""
+    if stop is not None and stop - (start or 0) > MAX_INTERVALS:
+        raise StorageError(
+            f"a window of {stop - (start or 0)} subintervals, more than the limit of "
+            f"{MAX_INTERVALS}: the run holds a row far beyond its other data; prune it "
+            "(mace prune) and ingest it again"
+        )
     clause = ""
     if start is not None:
         clause += " AND interval >= ?"
@@ -433,6 +443,18 @@ def ingested_paths(con: duckdb.DuckDBPyConnection) -> set[str]:
             "SELECT path FROM ingest_files UNION ALL SELECT path FROM landing_compactions"
         ).fetchall()
     return {str(r[0]) for r in rows}
+
+
+def given_up_files(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, float]]:
+    """path -> (size, modification time) of every file that was quarantined whole (given
+    up as unreadable): read again once either changes."""
+    with storage_errors("reading ingest_files"):
+        rows = con.execute(
+            "SELECT f.path, f.size_bytes, f.modified_at FROM ingest_files f"
+            " WHERE f.rows_read = 0 AND EXISTS (SELECT 1 FROM quarantine q"
+            "  WHERE q.file = f.path AND q.row_number IS NULL)"
+        ).fetchall()
+    return {str(path): (int(size), float(modified)) for path, size, modified in rows}
 
 
 def sample_state_frame(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:

@@ -415,6 +415,8 @@ def migrate(con: duckdb.DuckDBPyConnection) -> int:
 def check_schema(con: duckdb.DuckDBPyConnection, file: Path) -> None:
     """For read-only use: the database must already hold the current schema."""
     version = current_version(con)
+    if version == 0:
+        raise StorageError(f"{file}: not a mace store (no schema_version table)")
     if version != SCHEMA_VERSION:
         raise StorageError(
             f"{file}: schema version {version}, expected {SCHEMA_VERSION}; "

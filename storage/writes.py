@@ -425,8 +425,10 @@ def record_batch(
         )
         if files:
             con.executemany(
-                "INSERT INTO ingest_files (path, run_id, record_set, size_bytes, modified_at,"
-                " batch_id, rows_read, rows_quarantined) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                # OR REPLACE: a file given up earlier and changed since is read again
+                "INSERT OR REPLACE INTO ingest_files (path, run_id, record_set, size_bytes,"
+                " modified_at, batch_id, rows_read, rows_quarantined)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     [
                         f.path,
@@ -464,3 +466,30 @@ def set_topology_stamp(con: duckdb.DuckDBPyConnection, run_id: str, stamp: str) 
     """Remember which topology files the run's stored topology was loaded from."""
     with storage_errors(f"recording the topology stamp of run '{run_id}'"):
         con.execute("INSERT OR REPLACE INTO run_topology_stamps VALUES (?, ?)", [run_id, stamp])
+
+
+def record_run_failure(
+    con: duckdb.DuckDBPyConnection, run_id: str, reason: str, fingerprint: str, at: datetime
+) -> None:
+    """Mark a run as failed by ingestion (replacing an earlier failure of it)."""
+    with storage_errors(f"recording the failure of run '{run_id}'"):
+        con.execute(
+            "INSERT OR REPLACE INTO run_failures VALUES (?, ?, ?, ?)",
+            [run_id, reason, fingerprint, at],
+        )
+
+
+def clear_run_failure(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Forget a run's failure once its files were ingested."""
+    with storage_errors(f"clearing the failure of run '{run_id}'"):
+        con.execute("DELETE FROM run_failures WHERE run_id = ?", [run_id])
+
+
+def forget_given_up(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> None:
+    """Delete the whole-file quarantine rows of files given up earlier and read again."""
+    if not paths:
+        return
+    with storage_errors("clearing the quarantine of files read again"):
+        con.executemany(
+            "DELETE FROM quarantine WHERE file = ? AND row_number IS NULL", [[p] for p in paths]
+        )

@@ -68,6 +68,8 @@ class CollectStats:
     rows: int = 0
     files: int = 0
     versions: int = 0
+    failed_writes: int = 0  # samples files that could not be written (rows kept, retried)
+    last_write_error: str = ""
     poll_seconds: list[float] = field(default_factory=list)
     ended_because: str = ""
 
@@ -87,10 +89,20 @@ def find_job(rest: FlinkRest, job_id: str | None) -> str:
 
 
 def read_graph(rest: FlinkRest, job_id: str) -> tuple[JobGraph, str]:
-    """The job's graph and its state, from four kinds of REST answers."""
+    """The job's graph and its state, from four kinds of REST answers; an answer of the
+    wrong shape (missing keys, wrong types, an edge to a vertex that is not there) is a
+    :class:`FlinkRestError`, retried like an unreachable endpoint."""
     job = rest.job(job_id)
-    details = {v["id"]: rest.vertex(job_id, v["id"]) for v in job.get("vertices", [])}
-    graph = job_graph(job, rest.plan(job_id), details, rest.taskmanagers())
+    try:
+        details = {v["id"]: rest.vertex(job_id, v["id"]) for v in job.get("vertices", [])}
+        graph = job_graph(job, rest.plan(job_id), details, rest.taskmanagers())
+        topology_document(graph, "subtask", 1.0)  # every edge names a vertex of the job
+    except FlinkRestError:
+        raise
+    except ConnectorError as exc:  # an inconsistent job (an edge to a missing vertex)
+        raise FlinkRestError(f"job {job_id}: unexpected REST answer: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise FlinkRestError(f"job {job_id}: unexpected REST answer ({exc!r})") from None
     return graph, str(job.get("state", "UNKNOWN"))
 
 
@@ -167,11 +179,17 @@ def source_metric_names(graph: JobGraph, vertex_id: str) -> tuple[str, ...]:
 
 
 def _write_atomically(folder: Path, name: str, write: Callable[[Path], object]) -> Path:
+    """Write under a hidden name, then rename; a failed write (a full disk) leaves no
+    hidden file behind and raises OSError."""
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / name
     hidden = folder / f".{name}.inprogress"
-    write(hidden)
-    os.replace(hidden, final)
+    try:
+        write(hidden)
+        os.replace(hidden, final)
+    except BaseException:
+        hidden.unlink(missing_ok=True)
+        raise
     return final
 
 
@@ -221,6 +239,11 @@ class FlinkCollector:
         self._pending: list[dict[str, Any]] = []
         self._latest: dict[str, tuple[float, float]] = {}
 
+    @property
+    def pending_rows(self) -> int:
+        """Rows taken but not written yet."""
+        return len(self._pending)
+
     def start(self) -> None:
         """Write the run's topology (the first version); done once before polling."""
         write_topology(self.run_dir, self._document, "topology.yaml")
@@ -264,14 +287,26 @@ class FlinkCollector:
         return True
 
     def flush(self) -> Path | None:
-        """Append the pending rows as one ``samples/`` Parquet file."""
+        """Append the pending rows as one ``samples/`` Parquet file. If it cannot be
+        written (a full disk: OSError), the rows stay pending for the next flush."""
         if not self._pending:
             return None
         table = pa.Table.from_pylist(self._pending, schema=SAMPLE_SCHEMA)
+        name = f"samples-{self.job_id[:8]}-{self.stats.files + 1:06d}.parquet"
+        written = _write_atomically(
+            self.run_dir / "samples", name, lambda p: pq.write_table(table, p)
+        )
         self._pending = []
         self.stats.files += 1
-        name = f"samples-{self.job_id[:8]}-{self.stats.files:06d}.parquet"
-        return _write_atomically(self.run_dir / "samples", name, lambda p: pq.write_table(table, p))
+        return written
+
+    def _flush_or_keep(self) -> None:
+        """:meth:`flush`, counting a failed write instead of ending the collection."""
+        try:
+            self.flush()
+        except OSError as exc:
+            self.stats.failed_writes += 1
+            self.stats.last_write_error = exc.strerror or str(exc)
 
     def rediscover(self) -> None:
         """Re-read the job; a placement change becomes a new topology version."""
@@ -312,7 +347,7 @@ class FlinkCollector:
                 if self.on_poll is not None:
                     self.on_poll(self.stats)
                 if tick - last_flush >= self.flush_every:
-                    self.flush()
+                    self._flush_or_keep()
                     last_flush = tick
                 if self.state in TERMINAL_STATES:
                     self.stats.ended_because = f"the job is {self.state}"

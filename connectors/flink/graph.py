@@ -52,6 +52,9 @@ PRIOR_COST = 0.001
 CHAINED_PRIOR_COST = 1e-6
 """Prior cost of an operator chained behind its vertex's head: its work is measured in
 the head's busy time (one figure per thread)."""
+MAX_PARALLELISM = 32768
+"""Flink's own upper limit of a vertex's parallelism (its max parallelism is at most
+2^15): a larger value in an answer is refused, not turned into that many subtasks."""
 NODE_MODES = ("subtask", "taskmanager")
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 _METRIC_NAME = re.compile(r"[^A-Za-z0-9_-]")
@@ -195,6 +198,10 @@ def job_graph(
         subtasks = sorted(detail.get("subtasks", []), key=lambda s: s.get("subtask", 0))
         where = tuple(str(s.get("taskmanager-id", "unknown")) for s in subtasks)
         parallelism = int(entry.get("parallelism", len(where) or 1))
+        if not 1 <= parallelism <= MAX_PARALLELISM:
+            raise ConnectorError(
+                f"vertex {vid}: parallelism {parallelism} is not between 1 and {MAX_PARALLELISM}"
+            )
         if len(where) != parallelism:
             where = (where[0] if where else "unknown",) * parallelism
         chain = parse_chain(descriptions.get(vid, ""))

@@ -8,10 +8,12 @@ per vertex for all its subtasks).
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
-import urllib.error
+import socket
+import threading
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +23,13 @@ COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
 PENDING = "pendingRecords"
 """A source's records not read yet (FLIP-33: Kafka's consumer lag, for example)."""
 DEFAULT_TIMEOUT = 5.0
+"""Seconds one GET may take in all (connect, send, the whole answer)."""
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+"""Largest answer read (a plan of thousands of vertices is a few MB): a larger one is an
+error, not a read into unbounded memory."""
 MAX_NAMES_CHARS = 2000
 """Metric names per request: Netty's default limit on a request line is 4096 bytes."""
+CHUNK_BYTES = 65536
 
 
 class FlinkRestError(ConnectorError):
@@ -42,53 +49,131 @@ class JobSummary:
 
 
 class FlinkRest:
-    """Reads a Flink cluster's REST API at ``url`` (e.g. ``http://127.0.0.1:8081``)."""
+    """Reads a Flink cluster's REST API at ``url`` (e.g. ``http://127.0.0.1:8081``).
 
-    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT):
+    Every GET ends within ``timeout`` seconds, or at once when ``stop`` is set (SIGTERM
+    while an answer trickles in), and reads at most :data:`MAX_ANSWER_BYTES`."""
+
+    def __init__(
+        self, url: str, timeout: float = DEFAULT_TIMEOUT, stop: threading.Event | None = None
+    ):
         parsed = urllib.parse.urlparse(url if "://" in url else f"http://{url}")
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        try:
+            port = parsed.port
+        except ValueError:
+            port = -1
+        if parsed.scheme not in ("http", "https") or not parsed.hostname or port == -1:
             raise FlinkRestError(f"--rest {url!r}: expected a URL like http://127.0.0.1:8081")
         self.url = f"{parsed.scheme}://{parsed.netloc}{parsed.path.rstrip('/')}"
         self.timeout = timeout
+        self.stop = stop or threading.Event()
+        self._parts = parsed
 
     def get(self, path: str, **params: str) -> Any:
         """GET ``path`` and decode its JSON; errors become :class:`FlinkRestError`."""
         query = f"?{urllib.parse.urlencode(params)}" if params else ""
         address = f"{self.url}{path}{query}"
+        status, body = self._fetch(f"{self._parts.path.rstrip('/')}{path}{query}", address)
+        if status == 404:
+            raise JobNotFound(f"{address}: not found ({_error_text(body, 'Not Found')})")
+        if not 200 <= status < 300:
+            raise FlinkRestError(f"{address}: HTTP {status} ({_error_text(body, '')})")
         try:
-            with urllib.request.urlopen(address, timeout=self.timeout) as response:
-                return json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            detail = _error_text(exc)
-            if exc.code == 404:
-                raise JobNotFound(f"{address}: not found ({detail})") from None
-            raise FlinkRestError(f"{address}: HTTP {exc.code} ({detail})") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise FlinkRestError(f"cannot reach Flink at {self.url}: {reason}") from None
-        except ValueError as exc:
+            return json.loads(body.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
             raise FlinkRestError(f"{address}: answer is not JSON ({exc})") from None
+
+    def _fetch(self, target: str, address: str) -> tuple[int, bytes]:
+        """(status, body) of one GET, within the deadline and the size bound."""
+        if self.stop.is_set():
+            raise FlinkRestError(f"{address}: stopped")
+        parts = self._parts
+        kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        connection = kind(parts.hostname or "", parts.port, timeout=self.timeout)
+        done = threading.Event()
+        expired = threading.Event()
+
+        def watch() -> None:  # cuts the socket at the deadline or on stop
+            stopped = _wait_either(self.stop, done, self.timeout)
+            if done.is_set():
+                return
+            if not stopped:
+                expired.set()
+            if connection.sock is not None:
+                with contextlib.suppress(OSError):
+                    connection.sock.shutdown(socket.SHUT_RDWR)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            connection.request("GET", target or "/", headers={"Accept": "application/json"})
+            response = connection.getresponse()
+            length = response.getheader("Content-Length")
+            if length is not None and length.isdigit() and int(length) > MAX_ANSWER_BYTES:
+                raise FlinkRestError(f"{address}: answer of {int(length)} bytes is too large")
+            chunks, size = [], 0
+            while chunk := response.read1(CHUNK_BYTES):
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    raise FlinkRestError(
+                        f"{address}: answer larger than {MAX_ANSWER_BYTES // 2**20} MiB"
+                    )
+                chunks.append(chunk)
+            body = b"".join(chunks)
+            if expired.is_set() or self.stop.is_set():
+                raise OSError("cut off")
+            return response.status, body
+        except (OSError, http.client.HTTPException) as exc:
+            if self.stop.is_set():
+                raise FlinkRestError(f"{address}: stopped") from None
+            if expired.is_set():
+                raise FlinkRestError(
+                    f"{address}: no complete answer within {self.timeout:g} s"
+                ) from None
+            raise FlinkRestError(f"cannot reach Flink at {self.url}: {exc}") from None
+        finally:
+            done.set()
+            connection.close()
 
     def jobs(self) -> list[JobSummary]:
         """Every job the cluster knows, newest first."""
-        answer = self.get("/jobs/overview")
-        jobs = [
-            JobSummary(j["jid"], j.get("name", j["jid"]), j["state"], j["start-time"] / 1000.0)
-            for j in answer.get("jobs", [])
-        ]
+        answer = self.object("/jobs/overview")
+        try:
+            jobs = [
+                JobSummary(
+                    str(j["jid"]),
+                    str(j.get("name", j["jid"])),
+                    str(j["state"]),
+                    float(j["start-time"]) / 1000.0,
+                )
+                for j in answer.get("jobs", [])
+            ]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise FlinkRestError(f"{self.url}/jobs/overview: unexpected answer ({exc!r})") from None
         return sorted(jobs, key=lambda j: -j.start_time)
 
+    def object(self, path: str) -> dict[str, Any]:
+        """GET ``path``, whose answer must be a JSON object."""
+        answer = self.get(path)
+        if not isinstance(answer, dict):
+            raise FlinkRestError(
+                f"{self.url}{path}: expected a JSON object, got {type(answer).__name__}"
+            )
+        return answer
+
     def job(self, job_id: str) -> dict[str, Any]:
-        return dict(self.get(f"/jobs/{job_id}"))
+        return self.object(f"/jobs/{job_id}")
 
     def plan(self, job_id: str) -> dict[str, Any]:
-        return dict(self.get(f"/jobs/{job_id}/plan"))
+        return self.object(f"/jobs/{job_id}/plan")
 
     def vertex(self, job_id: str, vertex_id: str) -> dict[str, Any]:
-        return dict(self.get(f"/jobs/{job_id}/vertices/{vertex_id}"))
+        return self.object(f"/jobs/{job_id}/vertices/{vertex_id}")
 
     def taskmanagers(self) -> dict[str, Any]:
-        return dict(self.get("/taskmanagers"))
+        return self.object("/taskmanagers")
 
     def counters(
         self,
@@ -110,8 +195,11 @@ class FlinkRest:
         names += [f"{k}.{src}.{PENDING}" for k in range(subtasks) for src in sources]
         answer: list[dict[str, str]] = []
         for chunk in _chunks(names, MAX_NAMES_CHARS):
-            part = self.get(f"/jobs/{job_id}/vertices/{vertex_id}/metrics", get=",".join(chunk))
-            answer += list(part)
+            path = f"/jobs/{job_id}/vertices/{vertex_id}/metrics"
+            part = self.get(path, get=",".join(chunk))
+            if not isinstance(part, list):
+                raise FlinkRestError(f"{self.url}{path}: expected a list of metrics")
+            answer += [m for m in part if isinstance(m, dict)]
         return answer
 
 
@@ -128,10 +216,21 @@ def _chunks(names: list[str], limit: int) -> list[list[str]]:
     return out
 
 
-def _error_text(exc: urllib.error.HTTPError) -> str:
+def _wait_either(stop: threading.Event, done: threading.Event, timeout: float) -> bool:
+    """Wait until ``stop`` or ``done`` is set or ``timeout`` passes; whether ``stop`` was
+    set."""
+    waited = 0.0
+    step = 0.05
+    while waited < timeout and not done.is_set():
+        if stop.wait(step):
+            return True
+        waited += step
+    return stop.is_set()
+
+
+def _error_text(body: bytes, default: str) -> str:
     try:
-        body = json.loads(exc.read().decode("utf-8"))
-        errors = body.get("errors") or []
-        return str(errors[0]).splitlines()[0] if errors else exc.reason
-    except (ValueError, OSError, AttributeError):
-        return str(exc.reason)
+        errors = json.loads(body.decode("utf-8")).get("errors") or []
+        return str(errors[0]).splitlines()[0] if errors else default
+    except (ValueError, AttributeError, RecursionError):
+        return default

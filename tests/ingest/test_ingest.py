@@ -181,7 +181,7 @@ def test_run_without_valid_topology_is_reported_and_skipped(spark, tmp_path: Pat
     )
     summary = ingest_once(landing, db, spark)
     assert summary.runs == ["good"]
-    assert "operator 'b' has no node" in summary.skipped_runs["broken"]
+    assert "operator 'b' has no node" in summary.failed_runs["broken"]
     con = connect(db, read_only=True)
     assert [r.run_id for r in reads.list_runs(con)] == ["good"]
     con.close()
