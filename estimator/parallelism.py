@@ -174,15 +174,15 @@ def resolve(shape: Shape, edits: Edits) -> Deployment:
             continue
         if not hosted:
             raise ScenarioError(
-                f"{what}: the run has no TaskManagers (a simulated run); "
-                "change NODE.parallelism or NODE.capacity"
+                f"{what}: the run has no TaskManagers (no node hosts others, as in a "
+                "simulated run); change NODE.parallelism or NODE.capacity"
             )
         upper = MAX_SLOTS if what == "slots" else MAX_TASKMANAGERS
         if not 1 <= value <= upper:
             raise ScenarioError(f"{what}: must be from 1 to {upper}, got {value}")
     if edits.cores is not None:
         if not hosted:
-            raise ScenarioError("cores: the run has no TaskManagers (a simulated run)")
+            raise ScenarioError("cores: the run has no TaskManagers (no node hosts others)")
         if not (math.isfinite(edits.cores) and 0 < edits.cores <= MAX_CORES):
             raise ScenarioError(f"cores: must be a number in (0, {MAX_CORES:g}], got {edits.cores}")
     if edits.slots is not None and edits.cores is not None and edits.slots > edits.cores:

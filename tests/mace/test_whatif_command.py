@@ -161,7 +161,7 @@ def test_whatif_taskmanagers_on_a_simulated_run_is_refused(
     bursty_db: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     line = error_of(capsys, "whatif", "--db", str(bursty_db), "--set", "taskmanagers=2")
-    assert "no TaskManagers (a simulated run)" in line
+    assert "no TaskManagers (no node hosts others, as in a simulated run)" in line
 
 
 def test_plan_parallelism_refuses_a_bad_objective(
