@@ -5,7 +5,9 @@ queries) over an hour (3600 subintervals of 1 s), written to a fresh DuckDB stor
 ``benchmarks/fill_store.py``. Each command runs in-process through ``mace.cli.main``
 (stdout captured), end to end: open the store, load the run, fit the model on it,
 predict. Reported as medians of ``--repeat`` runs next to a reference measured in the
-same process: ``mace report --json`` on the same run (load and two analyses).
+same process: ``mace report --json`` on the same run (load and two analyses). The
+estimator's part alone (resolve the edits, expand, Mace, figures on a run already
+loaded and fitted) is timed too.
 
     flock /tmp/heavy.lock .venv/bin/python benchmarks/bench_whatif_parallelism.py --json
 
@@ -58,6 +60,23 @@ def filled_units(db: Path) -> list[str]:
     return [u.node for u in shape_of(load_fitted_run(db, None).topology).units]
 
 
+def predict_only(db: Path, edit: str, repeat: int) -> float:
+    """Median seconds of the estimator's part of ``mace whatif`` (edits resolved,
+    resources expanded, Mace, figures) on a run already loaded and fitted."""
+    from estimator.parallelism import predict, resolve, shape_of
+    from mace.whatif_command import parse_edits
+
+    fitted = load_fitted_run(db, None)
+    seconds = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        shape = shape_of(fitted.topology)
+        deployment = resolve(shape, parse_edits([edit], fitted.topology, shape))
+        figures(fitted.finish(predict(fitted.topology, shape, deployment, fitted.operator_dlts)))
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--intervals", type=int, default=3600)
@@ -77,6 +96,7 @@ def main() -> None:
         bottleneck = recorded["bottleneck"] or next(iter(filled_units(db)))
         edit = f"{bottleneck}.parallelism=2"
         whatif_s, answer = timed(["whatif", *base, "--set", edit, "--json"], args.repeat)
+        predict_s = predict_only(db, edit, args.repeat)
         objective = max(recorded["system"]["wc"] / 2, 0.01)
         plan_s, plan = timed(
             ["plan", "parallelism", *base, "--objective", f"{objective:.6f}", "--json"],
@@ -89,6 +109,7 @@ def main() -> None:
         "changed_wc": answer["changed"]["system"]["wc"],
         "whatif_median_s": round(whatif_s, 4),
         "whatif_target_s": WHATIF_TARGET_S,
+        "predict_only_median_s": round(predict_s, 4),
         "reference_report_median_s": round(report_s, 4),
         "plan_objective_s": round(objective, 4),
         "plan_median_s": round(plan_s, 3),
