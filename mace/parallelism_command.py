@@ -71,6 +71,7 @@ def register(actions: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from estimator.errors import ScenarioError
     from estimator.parallelism import (
         Edits,
         fewest_subtasks,
@@ -111,6 +112,10 @@ def run(args: argparse.Namespace) -> int:
         return entry
 
     rule = utilisation_rule(topology, shape, fitted.operator_dlts, args.target_utilization)
+    try:
+        by_rule = judged(rule)
+    except ScenarioError as exc:
+        raise UsageError(f"the utilisation rule's deployment cannot be scheduled: {exc}") from None
     document: dict[str, Any] = {
         "run": fitted.run_id,
         "objective": args.objective,
@@ -118,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         "search": "greedy",
         "evaluations": plan.evaluations,
         "recommended": {**judged(plan.parallelism), "feasible": plan.feasible},
-        "utilization_rule": {"target": args.target_utilization, **judged(rule)},
+        "utilization_rule": {"target": args.target_utilization, **by_rule},
         "recorded": {
             "deployment": deployment_json(resolve(shape, Edits())),
             **figures(fitted.current),

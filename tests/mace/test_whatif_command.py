@@ -169,3 +169,14 @@ def test_plan_parallelism_refuses_a_bad_objective(
 ) -> None:
     line = error_of(capsys, "plan", "parallelism", "--db", str(bursty_db), "--objective", "-1")
     assert "--objective: must be a positive number" in line
+
+
+def test_plan_parallelism_says_when_the_rules_deployment_does_not_fit(
+    flink_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = error_of(
+        capsys, "plan", "parallelism", "--db", str(flink_db), "--objective", "100",
+        "--set", "taskmanagers=1", "--set", "slots=1",
+    )  # fmt: skip
+    assert "the utilisation rule's deployment cannot be scheduled" in line
+    assert "the job needs 2 slots" in line
