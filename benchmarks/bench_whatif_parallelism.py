@@ -9,7 +9,7 @@ same process: ``mace report --json`` on the same run (load and two analyses). Th
 estimator's part alone (resolve the edits, expand, Mace, figures on a run already
 loaded and fitted) is timed too.
 
-    flock /tmp/heavy.lock .venv/bin/python benchmarks/bench_whatif_parallelism.py --json
+    flock /tmp/heavy.lock .venv/bin/python -m benchmarks.bench_whatif_parallelism --json
 
 The edit doubles the parallelism of the operator on the run's bottleneck node; the
 plan's objective is half the run's predicted worst case.
