@@ -90,7 +90,7 @@ def main() -> None:
         now = datetime.now(UTC).replace(tzinfo=None)
         filled = fill(db, 1, args.intervals, args.nodes, 0, now=now)
         base = ["--db", str(db)]
-        mace(["report", *base, "--json"])  # warm the imports and the numba kernels
+        timed(["report", *base, "--json"], 1)  # warm the imports and the numba kernels
         report_s, _ = timed(["report", *base, "--json"], args.repeat)
         recorded = figures(load_fitted_run(db, None).current)
         bottleneck = recorded["bottleneck"] or next(iter(filled_units(db)))
