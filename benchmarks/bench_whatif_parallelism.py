@@ -12,7 +12,8 @@ loaded and fitted) is timed too.
     flock /tmp/heavy.lock .venv/bin/python -m benchmarks.bench_whatif_parallelism --json
 
 The edit doubles the parallelism of the operator on the run's bottleneck node; the
-plan's objective is half the run's predicted worst case.
+plan's objective is the run's predicted worst case over ``--objective-divisor`` (20:
+several greedy steps).
 """
 
 from __future__ import annotations
@@ -83,6 +84,12 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=13)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--plan-repeat", type=int, default=3)
+    parser.add_argument(
+        "--objective-divisor",
+        type=float,
+        default=20.0,
+        help="the plan's objective is the run's predicted worst case over this (default 20)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -97,7 +104,7 @@ def main() -> None:
         edit = f"{bottleneck}.parallelism=2"
         whatif_s, answer = timed(["whatif", *base, "--set", edit, "--json"], args.repeat)
         predict_s = predict_only(db, edit, args.repeat)
-        objective = max(recorded["system"]["wc"] / 2, 0.01)
+        objective = max(recorded["system"]["wc"] / args.objective_divisor, 0.01)
         plan_s, plan = timed(
             ["plan", "parallelism", *base, "--objective", f"{objective:.6f}", "--json"],
             args.plan_repeat,
