@@ -34,6 +34,7 @@ from mace import (
     report_command,
     serve_command,
     simulate_command,
+    whatif_command,
 )
 
 COMMANDS = (
@@ -47,6 +48,7 @@ COMMANDS = (
     collect_command,
     explain_command,
     plan_command,
+    whatif_command,
     alerts_command,
     prune_command,
     landing_command,

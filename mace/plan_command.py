@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mace import parallelism_command
 from mace.errors import UsageError
 from mace.options import add_max_intervals, max_intervals
 
@@ -179,6 +180,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         '"per_query"} (and "timeline" with --over-time) as JSON',
     )
     provision.set_defaults(run=run_provision)
+
+    parallelism_command.register(actions)
 
 
 def _add_source_options(parser: argparse.ArgumentParser, *, topology: bool) -> None:

@@ -1,0 +1,141 @@
+"""Benchmark ``mace whatif`` (a parallelism edit) and ``mace plan parallelism``.
+
+Workload: one run of ``clickstream-5q`` on 13 nodes (70 operators, 5 sources, 5
+queries) over an hour (3600 subintervals of 1 s), written to a fresh DuckDB store by
+``benchmarks/fill_store.py``. Each command runs in-process through ``mace.cli.main``
+(stdout captured), end to end: open the store, load the run, fit the model on it,
+predict. Reported as medians of ``--repeat`` runs next to a reference measured in the
+same process: ``mace report --json`` on the same run (load and two analyses). The
+estimator's part alone (resolve the edits, expand, Mace, figures on a run already
+loaded and fitted) is timed too.
+
+    flock /tmp/heavy.lock .venv/bin/python -m benchmarks.bench_whatif_parallelism --json
+
+The edit doubles the parallelism of the operator on the run's bottleneck node; the
+plan's objective is the run's predicted worst case over ``--objective-divisor`` (20:
+several greedy steps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks.fill_store import fill
+from mace.cli import main as mace
+from mace.whatif_command import figures, load_fitted_run
+
+WHATIF_TARGET_S = 0.3
+PLAN_TARGET_S = 10.0
+
+
+def timed(argv: Sequence[str], repeat: int) -> tuple[float, dict[str, Any]]:
+    """Median seconds of ``mace argv`` over ``repeat`` runs, and its last JSON answer."""
+    seconds = []
+    out = ""
+    for _ in range(repeat):
+        buffer = io.StringIO()
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(buffer):
+            status = mace(list(argv))
+        seconds.append(time.perf_counter() - started)
+        if status != 0:
+            raise SystemExit(f"mace {' '.join(argv)} exited {status}")
+        out = buffer.getvalue()
+    return statistics.median(seconds), json.loads(out)
+
+
+def filled_units(db: Path) -> list[str]:
+    """The units of the stored run (its nodes that carry operators)."""
+    from estimator.parallelism import shape_of
+
+    return [u.node for u in shape_of(load_fitted_run(db, None).topology).units]
+
+
+def predict_only(db: Path, edit: str, repeat: int) -> float:
+    """Median seconds of the estimator's part of ``mace whatif`` (edits resolved,
+    resources expanded, Mace, figures) on a run already loaded and fitted."""
+    from estimator.parallelism import predict, resolve, shape_of
+    from mace.whatif_command import parse_edits
+
+    fitted = load_fitted_run(db, None)
+    seconds = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        shape = shape_of(fitted.topology)
+        deployment = resolve(shape, parse_edits([edit], fitted.topology, shape))
+        figures(fitted.finish(predict(fitted.topology, shape, deployment, fitted.operator_dlts)))
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--intervals", type=int, default=3600)
+    parser.add_argument("--nodes", type=int, default=13)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--plan-repeat", type=int, default=3)
+    parser.add_argument(
+        "--objective-divisor",
+        type=float,
+        default=20.0,
+        help="the plan's objective is the run's predicted worst case over this (default 20)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        db = Path(folder) / "bench.duckdb"
+        now = datetime.now(UTC).replace(tzinfo=None)
+        filled = fill(db, 1, args.intervals, args.nodes, 0, now=now)
+        base = ["--db", str(db)]
+        timed(["report", *base, "--json"], 1)  # warm the imports and the numba kernels
+        report_s, _ = timed(["report", *base, "--json"], args.repeat)
+        recorded = figures(load_fitted_run(db, None).current)
+        bottleneck = recorded["bottleneck"] or next(iter(filled_units(db)))
+        edit = f"{bottleneck}.parallelism=2"
+        whatif_s, answer = timed(["whatif", *base, "--set", edit, "--json"], args.repeat)
+        predict_s = predict_only(db, edit, args.repeat)
+        objective = max(recorded["system"]["wc"] / args.objective_divisor, 0.01)
+        plan_s, plan = timed(
+            ["plan", "parallelism", *base, "--objective", f"{objective:.6f}", "--json"],
+            args.plan_repeat,
+        )
+    result = {
+        "workload": {k: filled[k] for k in ("intervals", "operators", "nodes", "queries")},
+        "edit": edit,
+        "recorded_wc": recorded["system"]["wc"],
+        "changed_wc": answer["changed"]["system"]["wc"],
+        "whatif_median_s": round(whatif_s, 4),
+        "whatif_target_s": WHATIF_TARGET_S,
+        "predict_only_median_s": round(predict_s, 4),
+        "reference_report_median_s": round(report_s, 4),
+        "plan_objective_s": round(objective, 4),
+        "plan_median_s": round(plan_s, 3),
+        "plan_target_s": PLAN_TARGET_S,
+        "plan_subtasks": plan["recommended"]["deployment"]["subtasks"],
+        "plan_wc": plan["recommended"]["system"]["wc"],
+        "plan_feasible": plan["recommended"]["feasible"],
+        "plan_evaluations": plan["evaluations"],
+        "rule_subtasks": plan["utilization_rule"]["deployment"]["subtasks"],
+        "rule_wc": plan["utilization_rule"]["system"]["wc"],
+        "repeat": args.repeat,
+        "plan_repeat": args.plan_repeat,
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>28}: {value}")
+
+
+if __name__ == "__main__":
+    main()

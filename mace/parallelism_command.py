@@ -1,0 +1,165 @@
+"""``mace plan parallelism``: the fewest subtasks whose predicted worst case meets an
+objective, beside the autoscaler's utilisation rule and its predicted worst case.
+
+The search is greedy (:func:`estimator.parallelism.fewest_subtasks`): one subtask at a
+time to the vertex whose extra subtask lowers the predicted worst case most. The
+utilisation rule is the Flink Kubernetes Operator autoscaler's: each vertex sized to
+be busy at most ``job.autoscaler.target.utilization`` (default 0.7) of the time on the
+run's mean load. Both are judged by the same model, fitted on the run, over the run's
+recorded arrivals (with pipeline delays for a real engine's run), so the user sees
+when the rule misses the objective or spends more subtasks than it needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from mace.errors import UsageError
+from mace.whatif_command import (
+    add_run_options,
+    add_set_option,
+    deployment_json,
+    figures,
+    load_fitted_run,
+    parse_edits,
+)
+
+DEFAULT_MAX_TOTAL = 256
+
+
+def register(actions: argparse._SubParsersAction) -> None:
+    """Add ``parallelism`` to ``mace plan``'s actions."""
+    from estimator.parallelism import TARGET_UTILIZATION
+
+    plan = actions.add_parser(
+        "parallelism",
+        help="fewest subtasks meeting a latency objective, beside the autoscaler's rule",
+        description="The fewest total subtasks (greedy: one at a time to the vertex whose "
+        "extra subtask lowers the predicted worst case most) whose predicted worst case "
+        "over the run's recorded arrivals meets --objective, beside the Flink Kubernetes "
+        f"Operator autoscaler's rule (target utilisation {TARGET_UTILIZATION:g}, its "
+        "default) and that rule's predicted worst case. See docs/whatif.md.",
+    )
+    add_run_options(plan)
+    plan.add_argument(
+        "--objective",
+        type=float,
+        required=True,
+        metavar="SECONDS",
+        help="the system's worst-case latency to meet",
+    )
+    plan.add_argument(
+        "--max-total",
+        type=int,
+        default=DEFAULT_MAX_TOTAL,
+        metavar="N",
+        help=f"stop the search at this many subtasks in all (default {DEFAULT_MAX_TOTAL})",
+    )
+    plan.add_argument(
+        "--target-utilization",
+        type=float,
+        default=TARGET_UTILIZATION,
+        help=f"the utilisation rule's target (default {TARGET_UTILIZATION:g}, the autoscaler's)",
+    )
+    add_set_option(plan, required=False)
+    plan.add_argument("--json", action="store_true", help="print one JSON object")
+    plan.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from estimator.errors import ScenarioError
+    from estimator.parallelism import (
+        Edits,
+        fewest_subtasks,
+        predict,
+        resolve,
+        shape_of,
+        utilisation_rule,
+    )
+
+    if not (math.isfinite(args.objective) and args.objective > 0):
+        raise UsageError(f"--objective: must be a positive number of seconds, got {args.objective}")
+    if args.max_total < 1:
+        raise UsageError(f"--max-total: must be at least 1, got {args.max_total}")
+    if not 0 < args.target_utilization <= 1:
+        raise UsageError(f"--target-utilization: must be in (0, 1], got {args.target_utilization}")
+    fitted = load_fitted_run(Path(args.db), args.run_id)
+    topology = fitted.topology
+    shape = shape_of(topology)
+    base = parse_edits(args.edits or [], topology, shape)
+    if base.parallelism:
+        raise UsageError("--set: the plan chooses the parallelism; set slots, taskmanagers, cores")
+    plan = fewest_subtasks(
+        topology,
+        shape,
+        fitted.operator_dlts,
+        args.objective,
+        args.max_total,
+        base,
+        fitted.finish,
+    )
+
+    def judged(parallelism: dict[str, int]) -> dict[str, Any]:
+        edits = Edits(parallelism, base.capacity, base.slots, base.taskmanagers, base.cores)
+        deployment = resolve(shape, edits)
+        analysis = fitted.finish(predict(topology, shape, deployment, fitted.operator_dlts))
+        entry = {"deployment": deployment_json(deployment), **figures(analysis)}
+        entry["meets_objective"] = entry["system"]["wc"] <= args.objective
+        return entry
+
+    rule = utilisation_rule(topology, shape, fitted.operator_dlts, args.target_utilization)
+    try:
+        by_rule = judged(rule)
+    except ScenarioError as exc:
+        raise UsageError(f"the utilisation rule's deployment cannot be scheduled: {exc}") from None
+    document: dict[str, Any] = {
+        "run": fitted.run_id,
+        "objective": args.objective,
+        "delays": fitted.counters,
+        "search": "greedy",
+        "evaluations": plan.evaluations,
+        "recommended": {**judged(plan.parallelism), "feasible": plan.feasible},
+        "utilization_rule": {"target": args.target_utilization, **by_rule},
+        "recorded": {
+            "deployment": deployment_json(resolve(shape, Edits())),
+            **figures(fitted.current),
+        },
+    }
+    if args.json:
+        print(json.dumps(document))
+    else:
+        print(format_plan(document))
+    return 0
+
+
+def format_plan(document: dict[str, Any]) -> str:
+    """Three lines: the recommendation, the utilisation rule's, the recorded deployment."""
+    from mace.whatif_command import format_deployment
+
+    lines = [
+        f"run {document['run']}: objective {document['objective']:g} s (system worst case, "
+        "predicted over the recorded arrivals)"
+    ]
+    labels = {
+        "recommended": "fewest subtasks (greedy)",
+        "utilization_rule": f"utilisation rule {document['utilization_rule']['target']:g}",
+        "recorded": "recorded",
+    }
+    for key, label in labels.items():
+        entry = document[key]
+        verdict = ""
+        if "meets_objective" in entry:
+            verdict = " meets it" if entry["meets_objective"] else " MISSES it"
+        lines.append(
+            f"  {label}: worst {entry['system']['wc']:.4f} s{verdict}; "
+            f"{format_deployment(entry['deployment'])}"
+        )
+    if not document["recommended"]["feasible"]:
+        lines.append(
+            "  no deployment within --max-total meets the objective: the best found is shown"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,268 @@
+"""Parallelism, slots, TaskManagers and cores as resources, against plain references."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from estimator.errors import ScenarioError
+from estimator.model import Topology, topology_from_dict
+from estimator.parallelism import (
+    Edits,
+    expand,
+    fewest_subtasks,
+    max_parallelism,
+    predict,
+    query_masks,
+    resolve,
+    resource_loads,
+    shape_of,
+    utilisation_rule,
+    worst_case,
+)
+from estimator.runs import analyse, node_loads, query_hosts
+
+
+def flink_topology(vertices: int, cores: float, parallelism: list[int]) -> Topology:
+    """A chain of ``vertices`` vertices (two chained operators each, on the vertex's
+    threads node of capacity = its parallelism) inside one TaskManager, a sink per
+    query: the shape connectors/flink/graph.py gives."""
+    nodes: list[dict[str, Any]] = [
+        {"id": f"v{k}-threads", "capacity": float(parallelism[k]), "host": "tm-a"}
+        for k in range(vertices)
+    ]
+    nodes.append({"id": "tm-a", "capacity": cores})
+    operators, placement = [], {}
+    upstream = "src"
+    for k in range(vertices):
+        for part in ("head", "tail"):
+            op = f"v{k}-{part}"
+            operators.append(
+                {
+                    "id": op,
+                    "query": "q1" if k < 2 else "q2",
+                    "inputs": [upstream],
+                    "cost": 0.01 * (k + 1),
+                    "selectivity": 1.0,
+                }
+            )
+            placement[op] = f"v{k}-threads"
+            upstream = op
+    return topology_from_dict(
+        {
+            "name": "flink",
+            "subinterval": 1.0,
+            "nodes": nodes,
+            "sources": [{"id": "src"}],
+            "operators": operators,
+            "placement": placement,
+        }
+    )
+
+
+loads_strategy = st.integers(1, 12).flatmap(
+    lambda n: st.lists(
+        st.lists(st.floats(0, 5, allow_nan=False), min_size=n, max_size=n),
+        min_size=1,
+        max_size=1,
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    vertices=st.integers(1, 4),
+    cores=st.sampled_from([1.0, 2.0, 3.5]),
+    seed=st.integers(0, 10_000),
+    intervals=st.integers(1, 15),
+)
+def test_parallelism_one_on_one_taskmanager_is_todays_model(
+    vertices: int, cores: float, seed: int, intervals: int
+) -> None:
+    topology = flink_topology(vertices, cores, [1] * vertices)
+    rng = np.random.default_rng(seed)
+    op_dlts = rng.uniform(0, 2, (len(topology.operator_ids), intervals))
+    shape = shape_of(topology)
+    deployment = resolve(shape, Edits())
+    resources = expand(shape, deployment)
+    placement = [dict(topology.placement)]
+    today = node_loads(topology, op_dlts, placement, [0])
+    assert resources.ids == topology.node_ids
+    assert np.array_equal(resources.capacities, [n.capacity for n in topology.nodes])
+    assert np.array_equal(resource_loads(topology, shape, resources, op_dlts), today)
+    hosts = query_hosts(topology, placement, [0], intervals)
+    masks = query_masks(topology, shape, resources)
+    assert {q: list(m) for q, m in masks.items()} == {q: list(h[:, 0]) for q, h in hosts.items()}
+    predicted = predict(topology, shape, deployment, op_dlts)
+    recorded = analyse(topology, today, placement, [0])
+    assert np.array_equal(predicted.estimate, recorded.estimate)
+    for query in topology.queries:
+        assert np.array_equal(predicted.per_query[query], recorded.per_query[query])
+
+
+def reference_expansion(
+    parallelism: list[int], slots: int, taskmanagers: int | None, cores: float,
+    unit_loads: np.ndarray,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """Plain loops: shared slot k holds subtask k of every vertex; slot k is on
+    TaskManager k // slots; a subtask carries 1/p of its vertex; a TaskManager the sum
+    of its subtasks. Returns each resource's load by id, capacities under 'capacity:'."""
+    needed = max(parallelism)
+    count = taskmanagers if taskmanagers is not None else max(1, math.ceil(needed / slots))
+    out: dict[str, np.ndarray] = {}
+    tm_load = [np.zeros(unit_loads.shape[1]) for _ in range(count)]
+    for v, p in enumerate(parallelism):
+        for k in range(p):
+            name = f"v{v}-threads" if p == 1 else f"v{v}-threads#{k}"
+            out[name] = unit_loads[v] / p
+            tm_load[k // slots] = tm_load[k // slots] + unit_loads[v] / p
+    for t in range(count):
+        out["tm-a" if t == 0 else f"tm-added-{t}"] = tm_load[t]
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    parallelism=st.lists(st.integers(1, 7), min_size=1, max_size=4),
+    slots=st.integers(1, 4),
+    extra_tms=st.none() | st.integers(0, 2),
+    cores=st.sampled_from([4.0, 6.5]),
+    seed=st.integers(0, 10_000),
+)
+def test_expansion_matches_a_plain_reference(
+    parallelism: list[int], slots: int, extra_tms: int | None, cores: float, seed: int
+) -> None:
+    vertices = len(parallelism)
+    topology = flink_topology(vertices, 2.0, [1] * vertices)
+    rng = np.random.default_rng(seed)
+    op_dlts = rng.uniform(0, 2, (len(topology.operator_ids), 6))
+    shape = shape_of(topology)
+    taskmanagers = None
+    if extra_tms is not None:
+        taskmanagers = math.ceil(max(parallelism) / slots) + extra_tms
+    edits = Edits(
+        parallelism={f"v{k}-threads": p for k, p in enumerate(parallelism)},
+        slots=slots,
+        taskmanagers=taskmanagers,
+        cores=cores,
+    )
+    deployment = resolve(shape, edits)
+    resources = expand(shape, deployment)
+    loads = resource_loads(topology, shape, resources, op_dlts)
+    unit_loads = op_dlts[0::2] + op_dlts[1::2]  # each vertex's head and tail
+    expected = reference_expansion(parallelism, slots, taskmanagers, cores, unit_loads)
+    assert set(resources.ids) == set(expected)
+    for row, node in enumerate(resources.ids):
+        assert np.allclose(loads[row], expected[node], rtol=1e-12, atol=1e-12), node
+        tm = node.startswith("tm-")
+        assert resources.capacities[row] == (cores if tm else 1.0)
+    assert deployment.subtasks == sum(parallelism)
+    # no TaskManager holds more subtasks of one vertex than it has slots
+    for unit, rows in resources.unit_rows.items():
+        per_tm = [resources.host_row[r] for r in rows]
+        assert max(per_tm.count(t) for t in set(per_tm)) <= slots, unit
+
+
+def test_a_keyed_operator_split_evenly_halves_its_backlog_per_subtask() -> None:
+    topology = flink_topology(1, 4.0, [1])
+    op_dlts = np.array([[3.0, 0.0], [0.0, 0.0]])  # 3 s of work in 1 s on one thread
+    shape = shape_of(topology)
+    one = predict(topology, shape, resolve(shape, Edits()), op_dlts)
+    two = predict(topology, shape, resolve(shape, Edits({"v0-threads": 2}, slots=2)), op_dlts)
+    assert worst_case(one) == pytest.approx(2.0)  # 2 CPU-s waiting on one thread
+    assert worst_case(two) == pytest.approx(0.5)  # 1.5 on each of two threads, 0.5 left
+
+
+def test_threads_sharing_too_few_cores_saturate_the_taskmanager() -> None:
+    topology = flink_topology(1, 1.0, [1])
+    op_dlts = np.array([[1.6, 0.0], [0.0, 0.0]])
+    shape = shape_of(topology)
+    analysis = predict(topology, shape, resolve(shape, Edits({"v0-threads": 2}, slots=2)), op_dlts)
+    assert worst_case(analysis) == pytest.approx(0.6)  # 0.8 per thread, 1.6 on one core
+    assert analysis.bottleneck_nodes[0] == "tm-a"
+    more = resolve(shape, Edits({"v0-threads": 2}, slots=1))  # a second TaskManager
+    assert more.taskmanagers == 2
+    assert worst_case(predict(topology, shape, more, op_dlts)) == pytest.approx(0.0)
+
+
+def test_a_simulated_machine_is_copied() -> None:
+    topology = topology_from_dict(
+        {
+            "name": "sim",
+            "nodes": [{"id": "m", "capacity": 2.0}],
+            "sources": [{"id": "s"}],
+            "operators": [{"id": "a", "query": "q", "inputs": ["s"], "cost": 1.0}],
+            "placement": {"a": "m"},
+        }
+    )
+    shape = shape_of(topology)
+    deployment = resolve(shape, Edits({"m": 3}))
+    resources = expand(shape, deployment)
+    assert resources.ids == ("m#0", "m#1", "m#2")
+    assert list(resources.capacities) == [2.0, 2.0, 2.0]
+    with pytest.raises(ScenarioError, match="no TaskManagers"):
+        resolve(shape, Edits(slots=2))
+
+
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        (Edits({"v0-threads": 0}), r"v0-threads.parallelism: must be a whole number from 1 to 128"),
+        (Edits({"v0-threads": 129}), r"from 1 to 128 \(the max parallelism\), got 129"),
+        (Edits({"nope": 2}), "unknown operator 'nope'"),
+        (Edits({"v0-threads": 4}, slots=2, taskmanagers=1), "the job needs 4 slots"),
+        (Edits(slots=4, cores=2.0), "4 slots per TaskManager is more than its 2 cores"),
+        (Edits(capacity={"v0-threads": 2.0}), "set cores instead"),
+        (Edits(taskmanagers=0), "taskmanagers: must be from 1"),
+    ],
+)
+def test_bad_edits_are_one_line_errors(edits: Edits, message: str) -> None:
+    shape = shape_of(flink_topology(1, 2.0, [1]))
+    with pytest.raises(ScenarioError, match=message):
+        resolve(shape, edits)
+
+
+def test_max_parallelism_follows_flinks_default_rule() -> None:
+    assert [max_parallelism(p) for p in (1, 85, 86, 200, 30000)] == [128, 128, 256, 512, 32768]
+
+
+def bursty_loads() -> np.ndarray:
+    """Ten cycles of 9 s at 0.5 CPU-s/s and 1 s at 3.0: mean 0.75 CPU-s/s."""
+    cycle = [0.5] * 9 + [3.0]
+    return np.array([cycle * 10, [0.0] * 100])
+
+
+def test_utilisation_rule_misses_an_objective_the_greedy_plan_meets() -> None:
+    topology = flink_topology(1, 8.0, [1])
+    shape = shape_of(topology)
+    op_dlts = bursty_loads()
+    rule = utilisation_rule(topology, shape, op_dlts)
+    assert rule == {"v0-threads": 2}  # ceil(0.75 / 0.7)
+    by_rule = predict(topology, shape, resolve(shape, Edits(rule)), op_dlts)
+    assert worst_case(by_rule) == pytest.approx(0.5)  # 1.5 per thread in a burst
+    plan = fewest_subtasks(topology, shape, op_dlts, objective=0.2, max_total=16)
+    assert plan.parallelism == {"v0-threads": 3}
+    assert plan.feasible and plan.worst_case == pytest.approx(0.0)
+
+
+def test_utilisation_rule_over_provisions_a_loose_objective() -> None:
+    topology = flink_topology(1, 8.0, [1])
+    shape = shape_of(topology)
+    op_dlts = bursty_loads()
+    plan = fewest_subtasks(topology, shape, op_dlts, objective=2.5, max_total=16)
+    assert plan.parallelism == {"v0-threads": 1}  # 2.0 s at one subtask meets 2.5 s
+    assert utilisation_rule(topology, shape, op_dlts) == {"v0-threads": 2}
+
+
+def test_greedy_stops_at_max_total_and_says_it_is_infeasible() -> None:
+    topology = flink_topology(2, 8.0, [1, 1])
+    shape = shape_of(topology)
+    op_dlts = np.vstack([bursty_loads(), bursty_loads()])
+    plan = fewest_subtasks(topology, shape, op_dlts, objective=0.1, max_total=3)
+    assert sum(plan.parallelism.values()) == 3
+    assert not plan.feasible

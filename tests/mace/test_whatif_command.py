@@ -1,0 +1,182 @@
+"""``mace whatif`` and ``mace plan parallelism`` on stored runs worked out by hand.
+
+The bursty run: one operator (cost 0.01 s per event) on a machine of capacity 1, ten
+cycles of 9 s at 50 events/s and 1 s at 300 events/s: 0.5 CPU-s/s, then 3.0 in a
+burst (mean 0.75). One subtask leaves 2 s of work after a burst, two 0.5 s each, three
+none; the utilisation rule (0.7) asks for ceil(0.75 / 0.7) = 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mace.cli import main
+from tests.dashboard.builders import write_small_run
+
+BURSTY = [50.0] * 9 + [300.0]
+WHATIF_KEYS = {"run", "delays", "recorded", "changed"}
+SIDE_KEYS = {"deployment", "queries", "system", "bottleneck"}
+DEPLOYMENT_KEYS = {"parallelism", "subtasks", "taskmanagers", "slots", "cores"}
+FIGURE_KEYS = {"wc", "p99", "mean"}
+
+
+def bursty_document(hosted: bool) -> dict[str, Any]:
+    nodes: list[dict[str, Any]] = [{"id": "m", "capacity": 1.0}]
+    placement = {"work": "m"}
+    if hosted:
+        nodes = [
+            {"id": "work-threads", "capacity": 1.0, "host": "tm-a"},
+            {"id": "tm-a", "capacity": 2.0},
+        ]
+        placement = {"work": "work-threads"}
+    return {
+        "name": "bursty",
+        "subinterval": 1.0,
+        "nodes": nodes,
+        "sources": [{"id": "s"}],
+        "operators": [
+            {"id": "work", "query": "q1", "inputs": ["s"], "cost": 0.01, "selectivity": 1.0}
+        ],
+        "placement": placement,
+    }
+
+
+@pytest.fixture
+def bursty_db(tmp_path: Path) -> Path:
+    db = tmp_path / "bursty.duckdb"
+    write_small_run(db, "bursty", document=bursty_document(False), measured_cpu={},
+                    arrivals=BURSTY * 10)  # fmt: skip
+    return db
+
+
+@pytest.fixture
+def flink_db(tmp_path: Path) -> Path:
+    db = tmp_path / "flink.duckdb"
+    write_small_run(db, "flinkish", document=bursty_document(True), measured_cpu={},
+                    arrivals=BURSTY * 10)  # fmt: skip
+    return db
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    assert main(list(argv)) == 0, capsys.readouterr().err
+    document: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return document
+
+
+def error_of(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(list(argv)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err
+    return lines[0]
+
+
+def test_whatif_json_predicts_a_higher_parallelism(
+    bursty_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = run_json(
+        capsys, "whatif", "--db", str(bursty_db), "--set", "work.parallelism=2", "--json"
+    )
+    assert set(document) == WHATIF_KEYS and document["delays"] is False
+    for side in ("recorded", "changed"):
+        assert set(document[side]) == SIDE_KEYS
+        assert set(document[side]["deployment"]) == DEPLOYMENT_KEYS
+        assert set(document[side]["system"]) == FIGURE_KEYS
+        assert set(document[side]["queries"]) == {"q1"}
+    recorded, changed = document["recorded"], document["changed"]
+    assert recorded["system"]["wc"] == pytest.approx(2.0)
+    assert recorded["bottleneck"] == "m"
+    assert changed["system"]["wc"] == pytest.approx(0.5)
+    assert changed["queries"]["q1"]["wc"] == pytest.approx(0.5)
+    assert changed["bottleneck"] in {"m#0", "m#1"}
+    assert changed["deployment"]["parallelism"] == {"m": 2}
+    assert changed["deployment"]["taskmanagers"] == 0
+
+
+def test_whatif_readable_output(bursty_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["whatif", "--db", str(bursty_db), "--set", "m.parallelism=3"]) == 0
+    out = capsys.readouterr().out
+    assert "changed: 3 subtasks" in out and "bottleneck changed: none" in out
+
+
+def test_whatif_on_a_flink_shaped_run_adds_taskmanagers(
+    flink_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = run_json(
+        capsys, "whatif", "--db", str(flink_db), "--set", "work.parallelism=3", "--set",
+        "slots=1", "--json",
+    )  # fmt: skip
+    deployment = document["changed"]["deployment"]
+    assert deployment["taskmanagers"] == 3 and deployment["slots"] == 1
+    assert deployment["parallelism"] == {"work-threads": 3}
+
+
+def test_plan_parallelism_beats_the_utilisation_rule(
+    bursty_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = run_json(
+        capsys, "plan", "parallelism", "--db", str(bursty_db), "--objective", "0.2", "--json"
+    )
+    recommended, rule = document["recommended"], document["utilization_rule"]
+    assert recommended["deployment"]["parallelism"] == {"m": 3}
+    assert recommended["meets_objective"] and recommended["feasible"]
+    assert recommended["system"]["wc"] == pytest.approx(0.0)
+    assert rule["target"] == 0.7
+    assert rule["deployment"]["parallelism"] == {"m": 2}
+    assert rule["system"]["wc"] == pytest.approx(0.5)
+    assert rule["meets_objective"] is False
+    assert document["recorded"]["system"]["wc"] == pytest.approx(2.0)
+    assert document["search"] == "greedy"
+
+
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        (["nope.parallelism=2"], "unknown operator 'nope'"),
+        (["work.parallelism=0"], "work-threads.parallelism: must be a whole number from 1 to 128"),
+        (["work.parallelism=200"], "(the max parallelism), got 200"),
+        (["work.parallelism=1.5"], "expected a whole number"),
+        (["work.parallelism=4", "taskmanagers=1", "slots=2"], "the job needs 4 slots"),
+        (["slots=4", "cores=2"], "4 slots per TaskManager is more than its 2 cores"),
+        (["colour=red"], "unknown key 'colour'"),
+        (["work.speed=2"], "unknown attribute 'speed'"),
+    ],
+)
+def test_whatif_user_mistakes_are_one_line(
+    flink_db: Path, capsys: pytest.CaptureFixture[str], edits: list[str], message: str
+) -> None:
+    argv = ["whatif", "--db", str(flink_db)]
+    for edit in edits:
+        argv += ["--set", edit]
+    line = error_of(capsys, *argv)
+    assert message in line and line.startswith("mace whatif: error: ")
+
+
+def test_whatif_taskmanagers_on_a_simulated_run_is_refused(
+    bursty_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = error_of(capsys, "whatif", "--db", str(bursty_db), "--set", "taskmanagers=2")
+    assert "no TaskManagers (no node hosts others, as in a simulated run)" in line
+
+
+def test_plan_parallelism_refuses_a_bad_objective(
+    bursty_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = error_of(capsys, "plan", "parallelism", "--db", str(bursty_db), "--objective", "-1")
+    assert "--objective: must be a positive number" in line
+
+
+def test_plan_parallelism_says_when_the_rules_deployment_does_not_fit(
+    flink_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = error_of(
+        capsys, "plan", "parallelism", "--db", str(flink_db), "--objective", "100",
+        "--set", "taskmanagers=1", "--set", "slots=1",
+    )  # fmt: skip
+    assert "the utilisation rule's deployment cannot be scheduled" in line
+    assert "the job needs 2 slots" in line
