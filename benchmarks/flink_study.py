@@ -15,6 +15,16 @@ run) and prints one JSON object:
 - each estimate's relative error against ``measured_wc``.
 
     python benchmarks/flink_study.py --db /tmp/fd/mace.duckdb --training-share 0.2
+
+With ``--grid`` it runs the test jobs of ``benchmarks/flink_jobs`` instead: for each
+job x load level x seed, the job on a local MiniCluster (``.venv-flink``), its outside
+On-Off producer(s), the collector (in this process), ``--duration`` seconds of events,
+a drain, a clean stop; then one ``mace ingest`` of every run into ``<workdir>/mace.duckdb``
+and ``mace report --json`` per run (so model changes show up here unchanged). It prints
+one JSON object (``runs`` and a ``summary``); progress goes to stderr. Each run, and the
+ingestion, holds ``--lock`` (default /tmp/heavy.lock) while it runs.
+
+    python -m benchmarks.flink_study --grid --workdir /tmp/fgrid --duration 90
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from benchmarks import flink_grid as grid
 from dashboard.data import Database, load_run
 from dashboard.report import analyses
 from estimator.fitting import fit_operator_stats, training_window
@@ -71,11 +82,17 @@ def study(db: Path, run_id: str | None, share: float) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", required=True, type=Path)
+    parser.add_argument("--db", type=Path, help="single-run mode: the DuckDB file")
     parser.add_argument("--run", dest="run_id")
     parser.add_argument("--training-share", type=float, default=0.2)
+    grid.add_arguments(parser)
     args = parser.parse_args()
-    print(json.dumps(study(args.db, args.run_id, args.training_share), indent=1))
+    if args.grid:
+        print(json.dumps(grid.run_grid(args), indent=1))
+    elif args.db is None:
+        parser.error("--db is needed (or --grid)")
+    else:
+        print(json.dumps(study(args.db, args.run_id, args.training_share), indent=1))
 
 
 if __name__ == "__main__":
