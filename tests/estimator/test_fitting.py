@@ -9,7 +9,7 @@ import pytest
 from estimator.arrivals import arrivals_from_matrix
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
-from estimator.fitting import fit_operator_stats, training_window
+from estimator.fitting import fit_operator_stats, thread_cost, training_window
 from estimator.propagation import build_load_model
 from tests.estimator.helpers import chain
 
