@@ -50,6 +50,7 @@ def fit_operator_stats(
     topology: Topology,
     stats: pd.DataFrame,
     window: tuple[int, int] | None = None,
+    source_counts: np.ndarray | None = None,
 ) -> FitResult:
     """Fit cost = cpu_seconds / events_in and selectivity = events_out / events_in per port.
 
@@ -57,7 +58,11 @@ def fit_operator_stats(
     ([start, stop) intervals) are ignored. Ports without events in the window
     keep the topology's values and are listed in ``unfitted``. For a ``product``
     operator the coefficient is fitted as outputs / sum over intervals of the
-    product of the per-port input counts.
+    product of the per-port input counts. An operator on a thread of a real engine
+    (a node with a host) gets the cost at which its thread serves records when a
+    queue waits (:func:`thread_cost`); ``source_counts`` (sources x intervals, in
+    ``topology.source_ids`` order) are the arrivals that show a queue in front of an
+    operator a source feeds.
     """
     missing = [c for c in STATS_COLUMNS if c not in stats.columns]
     if missing:
@@ -99,7 +104,10 @@ def fit_operator_stats(
                 costs[port] = cpu / events
                 if op.id in threads:
                     rows = frame[(frame["operator"] == op.id) & (frame["port"] == port)]
-                    costs[port] = thread_cost(rows, threads[op.id]) or costs[port]
+                    offered = None
+                    if len(op.inputs) == 1:
+                        offered = _offered(topology, frame, op.inputs[0], source_counts)
+                    costs[port] = thread_cost(rows, threads[op.id], offered) or costs[port]
             selectivities[port] = outputs / events
             fitted_ports.append(PortFit(op.id, port, events, costs[port], selectivities[port]))
         coefficient = op.product_coefficient
@@ -122,6 +130,9 @@ SATURATED = 0.9
 """A thread busy for at least this share of its capacity in a subinterval is saturated
 there: its busy time says how fast it can go, not how much it was offered."""
 MIN_POINTS = 3
+QUEUED = 2.0
+"""Seconds of a thread's records that wait in front of it, at least, for it to count as
+serving as fast as it can."""
 BLOCK = 5
 """Subintervals summed into one reading of a thread: counters sampled every second by
 wall clock are noisy per subinterval (a metric value can lag its neighbour's by a
@@ -139,42 +150,77 @@ def _thread_capacities(topology: Topology) -> dict[str, float]:
     }
 
 
-def thread_cost(rows: pd.DataFrame, capacity: float) -> float | None:
+def _offered(
+    topology: Topology, frame: pd.DataFrame, upstream: str, source_counts: np.ndarray | None
+) -> pd.Series | None:
+    """Records offered to an operator per interval: its upstream operator's outputs, or
+    its source's arrivals (None where they are not known)."""
+    if upstream in topology.operator_index:
+        rows = frame[frame["operator"] == upstream]
+        return rows.groupby("interval")["events_out"].sum()
+    if source_counts is None:
+        return None
+    row = source_counts[topology.source_ids.index(upstream)]
+    return pd.Series(row, index=np.arange(row.size))
+
+
+def thread_cost(
+    rows: pd.DataFrame, capacity: float, offered: pd.Series | None = None
+) -> float | None:
     """The busy time per record at which a thread (or ``capacity`` threads) serves
-    records when a queue forms, from per-subinterval ``events_in`` and ``cpu_seconds``
-    (busy seconds), read in blocks of ``BLOCK`` subintervals.
+    records when a queue waits for them, from per-subinterval ``events_in`` and
+    ``cpu_seconds`` (busy seconds), read in blocks of ``BLOCK`` subintervals.
 
-    An engine's busy time is wall-clock time, and part of it does not grow with the
-    records: a Python operator waits for each bundle, an operator waits for a core, so
-    busy time per record is highest at low load and the plain ratio overstates what a
-    record costs when the threads are full. Two readings, the first that applies:
+    A backlog grows and drains at the rate the threads serve when records wait, and an
+    engine's busy time does not say when that is: it is wall-clock time, part of which
+    does not grow with the records (an operator waits for a core; a Python operator's
+    thread waits for its bundles, and is idle, not busy, while the Python worker
+    works). The first reading that applies:
 
-    - **saturated**: over the blocks whose busy time is at least ``SATURATED`` of the
-      capacity, the threads served their fastest; a record costs ``capacity`` over
-      the records they served per second;
-    - **unsaturated**: fitted as ``busy = c * records + f`` per second (least
-      squares) over the other blocks; full threads serve ``(capacity - f) / c``
+    - **queued**: ``offered`` (records offered per interval) shows a queue in front of
+      the threads all through some blocks (at every interval's end, at least
+      ``QUEUED`` seconds of records at the fastest rate a block shows: counters sampled
+      a second apart show a few records more or less in flight): the threads served
+      as fast as they can there, and a record costs ``capacity`` over the records
+      served per second;
+    - **saturated**: blocks whose busy time is at least ``SATURATED`` of the capacity:
+      the same reading;
+    - **unsaturated**: busy time per second fitted as ``busy = c * records + f``
+      (least squares) over the blocks; full threads serve ``(capacity - f) / c``
       records a second, so a record costs ``c / (1 - f / capacity)`` of their time.
 
-    Each needs ``MIN_POINTS`` blocks with records; None (use the plain ratio)
-    without them or when the fit is not a rising line."""
+    Each needs ``MIN_POINTS`` blocks with records; None (use the plain ratio) without
+    them or when the fit is not a rising line."""
     if rows.empty:
         return None
-    block = rows["interval"].to_numpy(dtype=np.int64) // BLOCK
-    sums = (
-        pd.DataFrame({"block": block, "events": rows["events_in"], "busy": rows["cpu_seconds"]})
-        .groupby("block")[["events", "busy"]]
-        .sum()
-    )
-    events = sums["events"].to_numpy(dtype=float)
-    busy = sums["busy"].to_numpy(dtype=float) / BLOCK  # busy seconds per second
+    served = rows.groupby("interval")["events_in"].sum()
+    busy_of = rows.groupby("interval")["cpu_seconds"].sum()
+    span = np.arange(int(served.index.min()), int(served.index.max()) + 1)
+    served = served.reindex(span, fill_value=0.0)
+    busy_of = busy_of.reindex(span, fill_value=0.0)
+    block = span // BLOCK
+    events = served.groupby(block).sum().to_numpy(dtype=float)
+    busy = busy_of.groupby(block).sum().to_numpy(dtype=float) / BLOCK
+    rate = events / BLOCK
+    if offered is not None:
+        arriving = offered.reindex(span, fill_value=0.0).to_numpy(dtype=float)
+        done = served.to_numpy(dtype=float)
+        queue = np.zeros(span.size)
+        backlog = 0.0
+        for k in range(span.size):  # records offered and not served yet (none at the start)
+            backlog = max(0.0, backlog + arriving[k] - done[k])
+            queue[k] = backlog
+        waiting = pd.Series(queue >= QUEUED * max(float(rate.max()), 1.0), index=span)
+        queued = waiting.groupby(block).all().to_numpy() & (events > 0)
+        if queued.sum() >= MIN_POINTS:
+            return capacity / float(rate[queued].mean())
     full = (events > 0) & (busy >= SATURATED * capacity)
     if full.sum() >= MIN_POINTS:
-        return capacity * BLOCK / float(events[full].mean())
+        return capacity / float(rate[full].mean())
     keep = (events > 0) & ~full
-    if keep.sum() < MIN_POINTS or np.ptp(events[keep]) <= 0:
+    if keep.sum() < MIN_POINTS or np.ptp(rate[keep]) <= 0:
         return None
-    slope, intercept = np.polyfit(events[keep] / BLOCK, busy[keep], 1)
+    slope, intercept = np.polyfit(rate[keep], busy[keep], 1)
     if slope <= 0:
         return None
     fixed = min(max(float(intercept), 0.0), SATURATED * capacity)

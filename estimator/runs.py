@@ -166,7 +166,7 @@ def offered_port_dlts(
     show it (docs/flink.md)."""
     fitted = topology
     if not operator_stats.empty:
-        fitted = fit_operator_stats(topology, operator_stats).topology
+        fitted = fit_operator_stats(topology, operator_stats, None, counts).topology
     outputs = operator_matrix(topology, operator_stats, intervals, column="events_out")
     source_row = {s: k for k, s in enumerate(topology.source_ids)}
     op_row = {o: k for k, o in enumerate(topology.operator_ids)}
@@ -430,7 +430,7 @@ def fitted_model(
     ``operator_stats`` (as is without), and its load model for ``counts``."""
     fitted = topology
     if not operator_stats.empty and window is not None:
-        fitted = fit_operator_stats(topology, operator_stats, window).topology
+        fitted = fit_operator_stats(topology, operator_stats, window, counts).topology
     return fitted, build_load_model(fitted, counts)
 
 

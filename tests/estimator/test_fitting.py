@@ -9,7 +9,7 @@ import pytest
 from estimator.arrivals import arrivals_from_matrix
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
-from estimator.fitting import fit_operator_stats, training_window
+from estimator.fitting import fit_operator_stats, thread_cost, training_window
 from estimator.propagation import build_load_model
 from tests.estimator.helpers import chain
 
@@ -77,3 +77,43 @@ def test_fitting_rejects_bad_frames() -> None:
         fit_operator_stats(chain(), stats)
     with pytest.raises(ModelError, match="training fraction"):
         training_window(10, 0.0)
+
+
+def _thread_rows(served: list[float], busy: list[float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "operator": "op",
+            "port": 0,
+            "interval": range(len(served)),
+            "events_in": served,
+            "events_out": served,
+            "cpu_seconds": busy,
+        }
+    )
+
+
+def test_a_thread_serving_a_queue_costs_its_capacity_over_its_rate() -> None:
+    """Calm for 15 s at 20 records/s, then 300 offered a second for 20 s while the
+    thread serves 125, and it goes on serving 125 a second into the queue left: from 5 s
+    into the burst the queue holds more than 2 s of records at every second's end, and
+    the thread's cost is 1 / 125. Its busy time (a Python operator's thread, mostly
+    idle while its worker works) says nothing of it."""
+    served = [20.0] * 15 + [125.0] * 25
+    offered = pd.Series([20.0] * 15 + [300.0] * 20 + [20.0] * 5)
+    busy = [0.4] * 15 + [0.3] * 25
+    rows = _thread_rows(served, busy)
+    assert thread_cost(rows, 1.0, offered) == pytest.approx(1 / 125)
+    # without the offered records, the busy time is all there is: 20 ms a record at
+    # 20 a second, 2.4 ms at 125, a falling line, so no reading
+    assert thread_cost(rows, 1.0) is None
+
+
+def test_a_thread_without_a_queue_is_read_from_its_busy_time() -> None:
+    # busy = 4 ms a record + 0.2 s a second: full at 200 records a second, 5 ms each
+    rates = [20.0, 40.0, 60.0, 80.0, 100.0, 120.0]
+    served = [r for r in rates for _ in range(5)]
+    busy = [0.004 * r + 0.2 for r in served]
+    rows = _thread_rows(served, busy)
+    assert thread_cost(rows, 1.0, pd.Series(served)) == pytest.approx(0.005)
+    saturated = _thread_rows([180.0] * 20, [0.95] * 20)
+    assert thread_cost(saturated, 1.0) == pytest.approx(1 / 180)
