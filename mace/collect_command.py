@@ -46,8 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--nodes",
         choices=NODE_MODES,
         default="subtask",
-        help="subtask (default): each operator's subtask threads are its resource; "
-        "taskmanager: operators share their TaskManager's cores",
+        help="subtask (default): each vertex's subtask threads are its resource, inside "
+        "its TaskManager's cores; taskmanager: operators share their TaskManager's cores",
     )
     flink.add_argument("--duration", type=float, help="stop after this many seconds")
     flink.add_argument(

@@ -42,7 +42,7 @@ def register(actions: argparse._SubParsersAction) -> None:
         "extra subtask lowers the predicted worst case most) whose predicted worst case "
         "over the run's recorded arrivals meets --objective, beside the Flink Kubernetes "
         f"Operator autoscaler's rule (target utilisation {TARGET_UTILIZATION:g}, its "
-        "default) and that rule's predicted worst case. See docs/whatif.md.",
+        "default) and that rule's predicted worst case. See docs/commands/whatif.md.",
     )
     add_run_options(plan)
     plan.add_argument(

@@ -5,7 +5,7 @@ driven by the run's recorded arrivals, and evaluated twice: as recorded (today's
 model of the run) and with the edits (:mod:`estimator.parallelism`). A run measured
 by counters (a real engine) gets each query's pipeline delay, calibrated on the calm
 subintervals of the recorded prediction, added to both (:mod:`estimator.delays`).
-The JSON keys are documented in docs/whatif.md.
+The JSON keys are documented in docs/commands/whatif.md.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "for the system, and its bottleneck, over the run's recorded arrivals with the "
         "model fitted on the run, for a changed deployment: an operator's parallelism, "
         "the slots per TaskManager, the number of TaskManagers and their cores (a "
-        "simulated run: a node's parallelism or capacity). See docs/whatif.md.",
+        "simulated run: a node's parallelism or capacity). See docs/commands/whatif.md.",
     )
     add_run_options(whatif)
     add_set_option(whatif, required=True)
