@@ -6,8 +6,9 @@ last one, which ``mace report`` picks), on a connection opened once, as the
 dashboard's :class:`dashboard.core.data.Database` does; ``load_run`` is what the first
 view of a run costs (the pages then use the cached arrays), ``report`` is
 ``mace report``'s whole work without printing (open the file, choose the run, load
-it, build the report). Medians of ``--repeat`` repetitions in ms, each as wall
-clock and as this process's CPU time (the machine is shared), next to references
+it, build the report) with Mace, ``report_auto`` the same with the default estimator
+(``auto``: per-origin when it fits the budget). Medians of ``--repeat`` repetitions in
+ms, each as wall clock and as this process's CPU time (the machine is shared), next to references
 timed in the same run: a full scan of ``operator_stats``, and the previous way of
 reading a run's operator rows (``ORDER BY`` in DuckDB, then ``.df()``).
 
@@ -153,6 +154,7 @@ def timings(db: Path, run_id: str | None, repeat: int) -> dict[str, Any]:
         "reads_ms": reads_ms,
         "load_run": load_ms,
         "report": median_ms(lambda: load_report(db, rid, 0.1, "mace"), repeat),
+        "report_auto": median_ms(lambda: load_report(db, rid, 0.1, "auto"), repeat),
         "report_load": median_ms(lambda: load_run_data(db, rid), repeat),
         "report_build": median_ms(lambda: build_report(run_data, goals, 0.1), repeat),
         "reference_full_scan": reference_ms,

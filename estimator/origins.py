@@ -37,8 +37,8 @@ paper's A-2 inside the subinterval).
 State. :func:`origin_latency` replays bucket by bucket and keeps, per operator and
 input port, only the buckets that are still pending somewhere (a ring over the
 window from the oldest bucket any node still serves to the current one, grown when
-a backlog outgrows it): memory operators x window, not operators x D x k. A
-subinterval where no work is pending and no node's work of any bucket exceeds C d is
+a backlog outgrows it, by half its size): memory operators x window, not operators x
+D x k. A step where no work is pending and no node's work of its bucket exceeds C d is
 skipped (everything is served in its own step: latency 0).
 
 Properties (tested against plain loops, ``tests/estimator/test_origins.py``): it
@@ -118,8 +118,9 @@ def origin_latency(
     for o in topology.sinks:
         sink_query[renumber[index[o]]] = query_row[topology.operator_by_id[o].query]
     caps = np.array([n.capacity for n in topology.nodes], dtype=float)
-    # ring slots the state may take: pending (operators) plus owed and ratio (input ports)
-    max_slots = max(BLOCK, MAX_STATE_BYTES // (8 * (ops + 2 * len(row_op))))
+    # ring slots the state may take, the old ring and the grown one together while it
+    # grows: pending (operators) plus owed and ratio (input ports)
+    max_slots = max(2 * BLOCK, MAX_STATE_BYTES // (8 * (ops + 2 * len(row_op))))
     out, window = _replay(
         work,
         row_op,
@@ -145,9 +146,10 @@ def origin_latency(
     return out
 
 
-MAX_STATE_BYTES = 4 * 2**30
-"""The largest replay state (operators and ports x backlog window): a clear error past it
-rather than a process that runs out of memory."""
+MAX_STATE_BYTES = 8 * 2**30
+"""The largest replay state (operators and ports x backlog window, the old ring and the
+grown one together while it grows): a clear error past it rather than a process that
+runs out of memory."""
 
 BLOCK = 64
 """Ring slots per block: a node's scan skips a block where none of its operators has work."""
@@ -201,6 +203,7 @@ def _replay(
     inbox = np.zeros((n, RECEIVED), dtype=np.int64)
     node_cpu = np.zeros(n)
     scale = np.zeros((n, k))
+    calm = np.zeros(k, dtype=np.bool_)  # per bucket of the subinterval: no node above C d
     fine = np.zeros(rows)
     column = np.zeros(rows)
     op_work = np.zeros(ops)
@@ -221,7 +224,7 @@ def _replay(
             for r in range(rows):
                 column[r] = port_work[r, p]
                 node_cpu[node_of[row_op[r]]] += column[r]
-            quiet = remaining <= tolerance
+            calm[:] = True
             for i in range(n):
                 for j in range(k):
                     if even:
@@ -231,22 +234,26 @@ def _replay(
                     else:
                         scale[i, j] = 0.0
                     if node_cpu[i] * scale[i, j] > capacity[i] * delta * (1.0 + 1e-12):
-                        quiet = False
-            if quiet:
-                # everything of p is served in its own step: no latency, nothing left
-                remaining = 0.0
-                for i in range(n):
-                    first[i] = step + k
-                step += k
-                continue
+                        calm[j] = False
+        if step < buckets and calm[step % k] and remaining <= tolerance:
+            # nothing pending and no node with more than C d of this bucket: everything
+            # of it is served in its own step (no latency, nothing left)
+            remaining = 0.0
+            for i in range(n):
+                first[i] = step + 1
+            step += 1
+            continue
         lo = step
         for i in range(n):
             lo = min(lo, first[i])
         if step - lo + 1 > size:
-            grown = 2 * size
-            while step - lo + 1 > grown:
-                grown *= 2
-            if grown > max_slots:
+            # by half the size (whole blocks), or just what the window needs when that
+            # is all the limit leaves room for: the old and new rings coexist while copying
+            needed = (step - lo + BLOCK) // BLOCK * BLOCK
+            grown = max(needed, (size + size // 2 + BLOCK - 1) // BLOCK * BLOCK)
+            if size + grown > max_slots:
+                grown = needed
+            if size + grown > max_slots:
                 return out, step - lo + 1
             new_pending = np.zeros((grown, ops))
             new_owed = np.zeros((grown, rows))

@@ -30,14 +30,17 @@ def register_cli_api(server: flask.Flask) -> None:
 
 
 def _report() -> flask.Response:
-    """``?run=ID&estimator=NAME&training_share=0.1``, every parameter optional."""
+    """``?run=ID&estimator=NAME&training_share=0.1``, every parameter optional (NAME a
+    registered estimator or ``auto``, the default: the report says which it used and why)."""
+    from estimator.auto import AUTO
     from mace.report_command import complete_report
 
     context: DashboardContext = flask.current_app.config[CONFIG_KEY]
     args = flask.request.args
-    estimator = args.get("estimator", "mace")
-    if estimator not in ESTIMATORS:
-        return _error(400, f"estimator must be one of {', '.join(sorted(ESTIMATORS))}")
+    estimator = args.get("estimator", AUTO)
+    if estimator != AUTO and estimator not in ESTIMATORS:
+        known = ", ".join([AUTO, *sorted(ESTIMATORS)])
+        return _error(400, f"estimator must be one of {known}")
     try:
         share = float(args.get("training_share", DEFAULT_TRAINING_SHARE))
     except ValueError:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
+from estimator.arrivals import Arrivals
+from estimator.auto import AUTO, Choice
 from estimator.loaders import load_arrivals, load_placement, load_topology
 from estimator.mace import Estimate
+from estimator.model import Topology
 from estimator.pathaware import ESTIMATORS, Estimator, estimate_mace, estimator_by_name
 from mace.options import add_max_intervals, max_intervals
 
@@ -24,11 +27,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_max_intervals(parser)
     parser.add_argument(
         "--estimator",
-        choices=sorted(ESTIMATORS),
-        default="mace",
+        choices=[AUTO, *sorted(ESTIMATORS)],
+        default=AUTO,
         help="a registered estimator: "
         + ", ".join(f"{name} ({e.label})" for name, e in ESTIMATORS.items())
-        + "; default mace, the paper's",
+        + "; default auto, the most accurate one whose cost fits the interaction budget "
+        "(printed with the reason)",
     )
     parser.add_argument(
         "--json",
@@ -43,13 +47,36 @@ def run(args: argparse.Namespace) -> int:
     if args.placement:
         topology = topology.with_placement(load_placement(args.placement))
     arrivals = load_arrivals(args.arrivals, topology, max_intervals=max_intervals(args))
-    chosen = estimator_by_name(args.estimator)
-    result = chosen(topology, arrivals)
+    if args.estimator == AUTO:
+        choice, result = auto_estimate(topology, arrivals)
+    else:
+        choice = Choice(args.estimator, "chosen with --estimator")
+        result = estimator_by_name(args.estimator)(topology, arrivals)
+    chosen = estimator_by_name(choice.name)
     if args.json:
-        print(json.dumps(result.to_json()))
+        used = {"name": choice.name, "label": chosen.label, "reason": choice.reason}
+        print(json.dumps({**result.to_json(), "estimator_used": used}))
     else:
         print(format_summary(topology.name, result, chosen))
+        print(f"  estimator       {chosen.label}: {choice.reason}")
     return 0
+
+
+def auto_estimate(topology: Topology, arrivals: Arrivals) -> tuple[Choice, Estimate]:
+    """The estimate :func:`estimator.auto.pick` chooses for ``arrivals`` on ``topology`` (a
+    prediction: the model's port work, no node profile), with the reason; Mace's
+    evaluation runs first and gives the backlog the replay's state is predicted from."""
+    from estimator import auto
+    from estimator.burst import SUB_BUCKETS
+
+    base = estimate_mace(topology, arrivals)
+    worst = float(base.series.max()) if base.series.size else 0.0
+    size = auto.run_size(topology, base.series.size, None, port_work=True, mace_worst_s=worst)
+
+    def compute(name: str) -> Estimate:
+        return base if name == "mace" else estimator_by_name(name)(topology, arrivals)
+
+    return auto.run_picked(size, SUB_BUCKETS, compute)
 
 
 def format_summary(name: str, result: Estimate, estimator: Estimator = estimate_mace) -> str:

@@ -9,6 +9,9 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from estimator.auto import AUTO
 from estimator.pathaware import ESTIMATOR_LABELS, ESTIMATORS
 from estimator.runs import DEFAULT_TRAINING_SHARE
 from mace.errors import UsageError
@@ -39,11 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     report.add_argument(
         "--estimator",
-        choices=sorted(ESTIMATORS),
-        default="mace",
+        choices=[AUTO, *sorted(ESTIMATORS)],
+        default=AUTO,
         help="a registered estimator: "
         + ", ".join(f"{name} ({e.label})" for name, e in ESTIMATORS.items())
-        + "; default mace, the paper's (see docs/accuracy.md)",
+        + "; default auto, the most accurate one whose cost fits the interaction budget, "
+        "named with the reason in the report (see docs/accuracy.md)",
     )
     fmt = report.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print one JSON object")
@@ -58,6 +62,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--training-share must be in (0, 1], got {args.training_share}")
     if args.url:
         report = fetch_report(args.url, args.run_id, args.training_share, args.estimator)
+        # a server that does not name its estimator computed the one asked for, or its
+        # default (Mace) for auto
+        report.setdefault(
+            "estimator_used",
+            _used("mace", "the server's default")
+            if args.estimator == AUTO
+            else _used(args.estimator, "chosen with --estimator"),
+        )
     else:
         report = load_report(Path(args.db), args.run_id, args.training_share, args.estimator)
     if args.json:
@@ -65,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.csv:
         sys.stdout.write(report_csv(report))
     else:
-        print(format_report(report, ESTIMATOR_LABELS[args.estimator]))
+        print(format_report(report))
     return 0
 
 
@@ -84,12 +96,77 @@ def complete_report(
     """The report of a stored run (``dashboard.core.data.RunData``) over its complete
     subintervals, with how many there are of how many (``complete_intervals``,
     ``intervals``): the newest ones' events are not all out yet."""
-    from dashboard.core.report import build_report
     from mace.complete import complete_count, cut
 
     complete = complete_count(run_data)
-    report = build_report(cut(run_data, complete), goals, training_share, estimator=estimator)
+    report = report_with_estimator(cut(run_data, complete), goals, training_share, estimator)
     return {**report, "intervals": run_data.intervals, "complete_intervals": complete}
+
+
+def report_with_estimator(
+    run: Any,
+    goals: dict[str, float],
+    training_share: float,
+    estimator: str,
+    time_budget_s: float | None = None,
+) -> dict[str, Any]:
+    """The report of ``run`` (``dashboard.core.data.RunData``) by ``estimator``, or for
+    ``auto`` by the one :func:`estimator.auto.pick` chooses from the run's size (within
+    ``time_budget_s``, default :data:`estimator.auto.TIME_BUDGET_S`), falling back when the
+    per-origin replay refuses the run; ``estimator_used`` says which and why."""
+    from dashboard.core.report import estimated_analysis
+    from estimator import auto
+    from estimator.burst import SUB_BUCKETS
+
+    if estimator != AUTO:
+        report = _build(run, goals, training_share, estimator)
+        return {**report, "estimator_used": _used(estimator, "chosen with --estimator")}
+    size = auto.run_size(
+        run.topology,
+        run.intervals,
+        run.info.profile_sub_buckets if run.profile is not None else None,
+        port_work=not run.info.counters,  # counters give offered work, not measured work
+        mace_worst_s=float(np.max(estimated_analysis(run, "mace").estimate, initial=0.0)),
+        versions=len(run.versions),
+    )
+    budget = auto.TIME_BUDGET_S if time_budget_s is None else time_budget_s
+    choice, report = auto.run_picked(
+        size,
+        SUB_BUCKETS,
+        lambda name: _build(run, goals, training_share, name),
+        time_budget_s=budget,
+    )
+    return {**report, "estimator_used": _used(choice.name, f"auto: {choice.reason}")}
+
+
+def _build(
+    run: Any, goals: dict[str, float], training_share: float, estimator: str
+) -> dict[str, Any]:
+    """``dashboard.core.report.build_report`` with its three independent parts (the estimated
+    and the predicted analysis, the verification of changes) computed on both cores first:
+    the replay kernels release the GIL, and the run caches each part for the report."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from dashboard.core.report import (
+        build_report,
+        change_checks,
+        estimated_analysis,
+        predicted_analysis,
+    )
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        parts: list[Future[object]] = [
+            pool.submit(estimated_analysis, run, estimator),
+            pool.submit(predicted_analysis, run, training_share, estimator),
+            pool.submit(change_checks, run, estimator),
+        ]
+        for part in parts:
+            part.result()
+    return build_report(run, goals, training_share, estimator=estimator)
+
+
+def _used(name: str, reason: str) -> dict[str, str]:
+    return {"name": name, "label": ESTIMATOR_LABELS[name], "reason": reason}
 
 
 def fetch_report(
@@ -99,7 +176,9 @@ def fetch_report(
     from dashboard.core.report import REPORT_PATH
     from mace.remote import fetch_json
 
-    query = {"estimator": estimator, "training_share": str(training_share)}
+    query = {"training_share": str(training_share)}
+    if estimator != AUTO:  # auto: the server's default, which is auto too
+        query["estimator"] = estimator
     if run_id is not None:
         query["run"] = run_id
     return dict(fetch_json(url, REPORT_PATH, query, "a report"))
@@ -123,17 +202,18 @@ def load_run_data(db: Path, run_id: str | None) -> tuple[Any, dict[str, float]]:
         con.close()
 
 
-def format_report(report: dict[str, Any], estimator_label: str = "Mace") -> str:
-    """A readable table of the report (estimated/predicted by ``estimator_label``)."""
+def format_report(report: dict[str, Any]) -> str:
+    """A readable table of the report, naming the estimator used and why."""
 
     def cell(value: Any, percent: bool = False) -> str:
         if value is None:
             return "-"
         return f"{value:.1%}" if percent else f"{value:.4f}"
 
+    used = report["estimator_used"]
     lines = [
         f"run {report['run']}: latency across time (seconds); "
-        f"estimated and predicted by {estimator_label}"
+        f"estimated and predicted by {used['label']} ({used['reason']})"
     ]
     header = f"  {'query':<14}{'':>10}{'worst':>10}{'p99':>10}{'mean':>10}"
     rows = [*report["queries"].items(), ("system", report["system"])]

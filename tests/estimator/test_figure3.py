@@ -20,11 +20,14 @@ def test_figure3_json(figure3_dir: Path) -> None:
         str(figure3_dir / "topology.yaml"),
         "--arrivals",
         str(figure3_dir / "arrivals.csv"),
+        "--estimator",
+        "mace",
         "--json",
     )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert set(out) == {
+        "estimator_used",
         "subinterval",
         "mace",
         "mace_wc",
@@ -55,6 +58,8 @@ def test_figure3_summary(figure3_dir: Path) -> None:
         str(figure3_dir / "topology.yaml"),
         "--arrivals",
         str(figure3_dir / "arrivals.csv"),
+        "--estimator",
+        "mace",
     )
     assert result.returncode == 0, result.stderr
     assert "MaceWC          5.0000 s at subinterval 1" in result.stdout

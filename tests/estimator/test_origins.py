@@ -200,6 +200,32 @@ def test_a_long_backlog_grows_the_window_and_quiet_subintervals_are_skipped() ->
     assert got[0, 19] > 10.0 and np.all(got[0, 36:] == 0.0)
 
 
+def test_a_long_chain_on_one_node_feeding_another() -> None:
+    """A chain of 70 operators on one node (each bucket's work handed on within the node,
+    operator after operator) feeding one on a slower node, overloaded, equals the plain
+    loop."""
+    ops = [
+        {"id": f"o{j}", "query": "q", "inputs": [f"o{j - 1}" if j else "s0"], "cost": 0.01}
+        for j in range(71)
+    ]
+    topology = topology_from_dict(
+        {
+            "subinterval": 1.0,
+            "nodes": [{"id": "n0", "capacity": 1.0}, {"id": "n1", "capacity": 0.5}],
+            "sources": [{"id": "s0"}],
+            "operators": ops,
+            "placement": {o["id"]: ("n1" if o["id"] == "o70" else "n0") for o in ops},
+        }
+    )
+    intervals, k = 4, 2
+    port = np.zeros((71, intervals))
+    port[:, :2] = np.linspace(0.01, 0.03, 71)[:, None]
+    port[70, :2] = 0.9
+    got = origin_latency(topology, port, None, k)
+    np.testing.assert_allclose(got, reference_replay(topology, port, None, k), atol=1e-9)
+    assert got.max() > 1.0
+
+
 def _chain(caps: tuple[float, float] = (1.0, 1.0)) -> Topology:
     """a on n0 feeds b on n1 (query q, sink b)."""
     return topology_from_dict(

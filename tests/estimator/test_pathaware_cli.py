@@ -42,10 +42,22 @@ def run_estimate(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str
     )
 
 
-def test_default_is_mace_and_path_is_selectable(tmp_path: Path) -> None:
+def test_default_is_auto_and_mace_and_path_are_selectable(tmp_path: Path) -> None:
+    """The default picks per-origin on a run this small (the model gives the work of
+    each operator port) and says so; Mace and path-aware are chosen by name."""
     default = run_estimate(tmp_path, "--json")
     assert default.returncode == 0, default.stderr
-    assert json.loads(default.stdout)["mace"] == [1.0, 0.5]
+    used = json.loads(default.stdout)["estimator_used"]
+    assert used["name"] == "origin"
+    assert "within the 0.5 s budget" in used["reason"]
+    mace = run_estimate(tmp_path, "--json", "--estimator", "mace")
+    assert mace.returncode == 0, mace.stderr
+    assert json.loads(mace.stdout)["mace"] == [1.0, 0.5]
+    assert json.loads(mace.stdout)["estimator_used"] == {
+        "name": "mace",
+        "label": "Mace",
+        "reason": "chosen with --estimator",
+    }
     path = run_estimate(tmp_path, "--json", "--estimator", "path")
     assert path.returncode == 0, path.stderr
     out = json.loads(path.stdout)

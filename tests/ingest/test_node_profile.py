@@ -253,3 +253,37 @@ def test_a_run_ingested_on_the_old_grid_stays_on_it(
     assert run.info.profile_sub_buckets == 8
     assert profile is not None
     np.testing.assert_allclose(profile, expected, atol=1e-9)
+
+
+def test_the_default_report_is_per_origin_within_two_percent_and_says_why(
+    bursty: Ingested, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mace report --json`` with default options picks per-origin on this simulated
+    3-node run (the port work and the node profile are stored, the replay fits the budget),
+    names it with the reason, and its worst case is within 2% of the measured one. With a
+    budget the run does not fit, the same report falls back to burst-aware and says why."""
+    from mace.report_command import load_run_data, report_with_estimator
+
+    _, _, db = bursty
+    assert main(["report", "--db", str(db), "--run", "bursty", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    used = report["estimator_used"]
+    assert used["name"] == "origin"
+    assert used["label"] == "per-origin"
+    assert used["reason"].startswith("auto: the most accurate estimate: per-origin")
+    assert f"node profile at w/{SUB_BUCKETS}" in used["reason"]
+    system = report["system"]
+    assert system["estimated_wc"] == pytest.approx(system["measured_wc"], rel=0.02)
+    assert main(["report", "--db", str(db), "--run", "bursty"]) == 0
+    assert "estimated and predicted by per-origin (auto: " in capsys.readouterr().out
+
+    run, goals = load_run_data(db, "bursty")
+    small = report_with_estimator(run, goals, 0.1, "auto", time_budget_s=1e-6)
+    assert small["estimator_used"]["name"] == "burst"
+    assert "per-origin would take about" in small["estimator_used"]["reason"]
+    assert (
+        "(budget 1e-06 s); burst-aware from the node profile instead"
+        in (small["estimator_used"]["reason"])
+    )
+    burst = estimated_analysis(run, "burst")
+    assert small["system"]["estimated_wc"] == pytest.approx(burst.estimate.max(), abs=1e-9)

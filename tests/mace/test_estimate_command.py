@@ -40,4 +40,8 @@ def test_a_third_registered_estimator_names_its_worst_case(
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == "  plus-one WC     6.0000 s at subinterval 1"
     assert lines[2] == "  latency bounds  [5.0000, 11.2500] s (eps 3.250000 s)"
-    assert lines[-2:] == ["  per query (plus-one WC):", "    q1             6.0000 s"]
+    assert lines[-3:] == [
+        "  per query (plus-one WC):",
+        "    q1             6.0000 s",
+        "  estimator       plus-one: chosen with --estimator",
+    ]

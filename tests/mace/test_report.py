@@ -63,7 +63,8 @@ def _check(entry: dict, expected: dict) -> None:
 
 
 def test_report_json_exact(small_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report", "--db", str(small_db), "--run", "small", "--json"]) == 0
+    argv = ["report", "--db", str(small_db), "--run", "small", "--estimator", "mace", "--json"]
+    assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["run"] == "small"
     assert list(report["queries"]) == ["q1", "q2"]
@@ -163,7 +164,7 @@ def test_report_changes_of_a_run_with_a_placement_change(
     # b moves from n2 to n1 at t = 2; figures by hand in tests/estimator/test_verification.py
     db = tmp_path / "change.duckdb"
     write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n1", "c": "n1"})])
-    assert main(["report", "--db", str(db), "--json"]) == 0
+    assert main(["report", "--db", str(db), "--estimator", "mace", "--json"]) == 0
     (change,) = json.loads(capsys.readouterr().out)["changes"]
     cost_a = 1.95 / 17
     before = ((cost_a + 0.2) * 12 - 2) / 2
@@ -178,7 +179,7 @@ def test_report_changes_of_a_run_with_a_placement_change(
         "measured_change": pytest.approx(1.0 / 1.2 - 1),
         "moved": [{"operator": "b", "from": "n2", "to": "n1"}],
     }
-    assert main(["report", "--db", str(db)]) == 0
+    assert main(["report", "--db", str(db), "--estimator", "mace"]) == 0
     text = capsys.readouterr().out
     assert "subinterval 2 (b n2->n1): predicted 0.8882 -> 2.0000 s (+125%)" in text
     assert "measured 1.2000 -> 1.0000 s (-17%)" in text
@@ -237,7 +238,8 @@ def test_report_leaves_out_subintervals_with_events_in_flight(
         "UPDATE operator_stats SET events_in = events_in - 1 WHERE operator = 'b' AND interval = 4"
     )
     con.close()
-    assert main(["report", "--db", str(small_db), "--run", "small", "--json"]) == 0
+    argv = ["report", "--db", str(small_db), "--run", "small", "--estimator", "mace"]
+    assert main([*argv, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["intervals"], report["complete_intervals"]) == (5, 4)
     q1 = report["queries"]["q1"]

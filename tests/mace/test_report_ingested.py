@@ -81,7 +81,7 @@ def test_report_of_ingested_run(
     con = connect(db)
     set_objective(con, "small", "q1", 1.0)
     con.close()
-    assert main(["report", "--db", str(db), "--run", "small", "--json"]) == 0
+    assert main(["report", "--db", str(db), "--run", "small", "--estimator", "mace", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     for query, expected in (("q1", EXPECTED_Q1), ("q2", EXPECTED_Q2)):
         for key, value in expected.items():
