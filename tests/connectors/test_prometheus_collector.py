@@ -3,11 +3,12 @@ mode), and against servers that fail or hang (history mode: one line, whole file
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
+import time
 import urllib.parse
 import urllib.request
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -106,7 +107,7 @@ def test_follow_keeps_up_with_a_live_scraped_job(tmp_path: Path) -> None:
     enrich = sorted((r["time"], r["records_in"]) for r in rows if r["operator"] == "enrich")
     times = [t for t, _ in enrich]
     assert times == sorted(set(times))  # each step once, across the windows
-    assert all(b >= a for (_, a), (_, b) in zip(enrich, enrich[1:], strict=False))
+    assert all(b >= a for (_, a), (_, b) in itertools.pairwise(enrich))
     assert enrich[-1][1] > enrich[0][1]  # the counters moved while we followed
 
 
