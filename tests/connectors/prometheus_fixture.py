@@ -174,7 +174,11 @@ def prometheus_missing() -> str | None:
 
 @contextmanager
 def serve(
-    text: str | None, workdir: Path, scrape: tuple[str, ...] = (), lookback: str = "5m"
+    text: str | None,
+    workdir: Path,
+    scrape: tuple[str, ...] = (),
+    lookback: str = "5m",
+    basic_auth: tuple[str, str] | None = None,
 ) -> Iterator[str]:
     """Backfill ``text`` (if any), start Prometheus on 127.0.0.1 (scraping ``scrape``
     host:port targets every second), wait until it is ready; yield its URL."""
@@ -190,10 +194,13 @@ def serve(
             timeout=120,
         )
     config = workdir / "prometheus.yml"
-    jobs = [
+    jobs: list[dict[str, object]] = [
         {"job_name": f"target{i}", "scrape_interval": "1s", "static_configs": [{"targets": [t]}]}
         for i, t in enumerate(scrape)
     ]
+    if basic_auth is not None:
+        for job in jobs:
+            job["basic_auth"] = {"username": basic_auth[0], "password": basic_auth[1]}
     config.write_text(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": jobs}))
     port = free_port()
     url = f"http://127.0.0.1:{port}"
