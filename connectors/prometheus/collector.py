@@ -191,10 +191,14 @@ class PrometheusCollector:
         self.run_dir = Path(out) / self.run_id
         self.selector = job_selector(job)
         self.stats = PromStats(run_dir=self.run_dir)
+        self._started = False
 
     def start(self) -> None:
-        """Write the run's topology (validated first)."""
-        write_topology(self.run_dir, self.document, "topology.yaml")
+        """Write the run's topology (validated first), once, before its first samples: a
+        collection that reads nothing leaves no run folder behind."""
+        if not self._started:
+            write_topology(self.run_dir, self.document, "topology.yaml")
+            self._started = True
 
     def window(self, start: float, end: float) -> int:
         """Read the steps of ``[start, end]`` and write them as one ``samples/`` file;
@@ -212,6 +216,7 @@ class PrometheusCollector:
         self.stats.covered_until = end
         if not rows:
             return 0
+        self.start()
         table = pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)
         name = f"samples-prom-{start * 1000:.0f}-{end * 1000:.0f}.parquet"
         _write_atomically(self.run_dir / "samples", name, lambda p: pq.write_table(table, p))
@@ -224,7 +229,6 @@ class PrometheusCollector:
         with one line saying what was written."""
         if end <= start:
             raise ConnectorError(f"--end must be after --start ({_iso(start)} .. {_iso(end)})")
-        self.start()
         width = self.step * (MAX_POINTS - 1)
         cursor = _align(start, self.step)
         while cursor <= end:
@@ -251,7 +255,6 @@ class PrometheusCollector:
         clock: Callable[[], float] = time.time,
     ) -> PromStats:
         """Keep up with the job: every ``every`` s, the steps up to ``now - delay``."""
-        self.start()
         begin = clock()
         cursor = _align(begin - delay, self.step)
         last_answer = begin
