@@ -4,9 +4,11 @@ The graph comes from Flink's REST API (``/jobs/<id>/plan``; a HistoryServer serv
 same paths for finished jobs) through :mod:`connectors.flink.graph`, or from a
 topology file. The counters come from range queries (one query per window of at most
 :data:`~connectors.prometheus.client.MAX_POINTS` steps, every metric name of both
-generations in it) and become ``samples/`` files with the REST collector's schema, each
-written under a hidden name and renamed, named after the window it covers (running a
-window again replaces its file instead of adding one).
+generations in it; the first window has :data:`FIRST_WINDOW_STEPS` steps, the next
+ones as many as :data:`POINT_BUDGET` allows for the series seen) and become
+``samples/`` files with the REST collector's schema, each written under a hidden name
+and renamed, named after the window it covers (running a window again replaces its
+file instead of adding one).
 
 - **history** (``--start``/``--end``): every window of the span, then stop;
 - **follow**: every ``every`` seconds, the steps up to ``now - delay`` (Prometheus
@@ -53,6 +55,10 @@ DEFAULT_EVERY = 5.0
 DEFAULT_DELAY = 5.0
 DEFAULT_GIVE_UP = 120.0
 RETRIES = 3
+FIRST_WINDOW_STEPS = 600
+POINT_BUDGET = 1_000_000
+"""Points (series x steps) asked for in one range query after the first: bounds the
+memory of one answer (about 30 MB of JSON) whatever the job's size."""
 _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)?$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
@@ -229,12 +235,16 @@ class PrometheusCollector:
         with one line saying what was written."""
         if end <= start:
             raise ConnectorError(f"--end must be after --start ({_iso(start)} .. {_iso(end)})")
-        width = self.step * (MAX_POINTS - 1)
+        steps = FIRST_WINDOW_STEPS
         cursor = _align(start, self.step)
         while cursor <= end:
-            stop = min(end, cursor + width)
+            stop = min(end, cursor + self.step * (steps - 1))
+            series_before = self.stats.report.series
             self._with_retries(functools.partial(self.window, cursor, stop))
             cursor = stop + self.step
+            # size the next window so that one answer holds about POINT_BUDGET points
+            series = max(1, self.stats.report.series - series_before)
+            steps = max(1, min(MAX_POINTS, POINT_BUDGET // series))
         if self.stats.rows == 0:
             raise ConnectorError(
                 f"Prometheus at {self.client.url} has no counters of job {self.job!r} between "

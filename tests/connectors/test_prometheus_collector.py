@@ -147,6 +147,41 @@ def test_an_erroring_prometheus_stops_history_with_one_line_and_writes_nothing(
     assert not (tmp_path / "landing").exists()  # not even the topology
 
 
+def test_history_windows_cover_every_step_once(tmp_path: Path) -> None:
+    """A long span is read in several windows (the first of 600 steps, then sized by the
+    series seen), each its own file, without a step read twice or left out."""
+    (vid, name, tm) = vertices()[1]
+    asked: list[tuple[float, float]] = []
+
+    def matrix(handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers["Content-Length"])
+        form = urllib.parse.parse_qs(handler.rfile.read(length).decode())
+        start, end, step = (float(form[k][0]) for k in ("start", "end", "step"))
+        asked.append((start, end))
+        times = [start + k * step for k in range(round((end - start) / step) + 1)]
+        labels = {"task_id": vid, "task_name": name, "subtask_index": "0", "tm_id": tm}
+        result = [
+            {"metric": {"__name__": f"flink_taskmanager_job_task_{metric}", **labels},
+             "values": [[t, str(t - 1000)] for t in times]}
+            for metric in ("numRecordsIn", "numRecordsOut")
+        ]  # fmt: skip
+        body = {"status": "success", "data": {"resultType": "matrix", "result": result}}
+        _reply(handler, 200, json.dumps(body).encode(), "application/json")
+
+    with http_server(matrix) as url:
+        collector = PrometheusCollector(
+            PrometheusClient(url), tmp_path / "landing", "clickstream",
+            topology=_topology_file(tmp_path),
+        )  # fmt: skip
+        stats = collector.history(1000.0, 1000.0 + 25_000 - 1)
+    assert len(asked) == stats.files == 4  # 600 steps, then 10,000 (2 series), then the rest
+    assert asked[0] == (1000.0, 1599.0)
+    files = sorted((tmp_path / "landing" / "prom-clickstream" / "samples").glob("*.parquet"))
+    times = sorted(r["time"] for f in files for r in pq.read_table(f).to_pylist())
+    assert times == [1000.0 + k for k in range(25_000)]
+    assert stats.report.missing  # only one vertex of the job answered
+
+
 def test_a_slow_prometheus_is_named_with_its_timeout(tmp_path: Path) -> None:
     release = threading.Event()
 
