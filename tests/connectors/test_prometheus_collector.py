@@ -160,9 +160,10 @@ def test_history_windows_cover_every_step_once(tmp_path: Path) -> None:
         asked.append((start, end))
         times = [start + k * step for k in range(round((end - start) / step) + 1)]
         labels = {"task_id": vid, "task_name": name, "subtask_index": "0", "tm_id": tm}
-        result = [
-            {"metric": {"__name__": f"flink_taskmanager_job_task_{metric}", **labels},
-             "values": [[t, str(t - 1000)] for t in times]}
+        values = [[t, str(t - 1000)] for t in times]
+        result: list[dict[str, object]] = [
+            {"metric": {**labels, "__name__": f"flink_taskmanager_job_task_{metric}"},
+             "values": values}
             for metric in ("numRecordsIn", "numRecordsOut")
         ]  # fmt: skip
         body = {"status": "success", "data": {"resultType": "matrix", "result": result}}
