@@ -63,6 +63,7 @@ _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)?$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+_LABEL_FILTER = re.compile(r"[^A-Za-z0-9:_]")
 
 
 def parse_duration(text: str) -> float:
@@ -98,17 +99,15 @@ def parse_time(text: str, now: float) -> float:
 
 def job_selector(job: str) -> str:
     """The PromQL selector of the job's series: by ``job_id`` for a 32-hex id, else by
-    ``job_name`` (also in the form the reporter's label filter leaves)."""
+    ``job_name``, also in the forms the reporter's label filter leaves (Flink 2.3
+    replaces characters outside ``[A-Za-z0-9:_]`` with ``_``; older releases drop them)."""
     names = "|".join(METRIC_NAMES)
     if _JOB_ID.match(job):
         return f'{{__name__=~"{names}",job_id={json.dumps(job)}}}'
-    filtered = re.sub(r"[^A-Za-z0-9:_]", "", job)
-    selectors = [
-        f'{{__name__=~"{names}",job_name={json.dumps(n)}}}'
-        for n in dict.fromkeys((job, filtered))
-        if n
-    ]
-    return " or ".join(selectors)
+    forms = (job, _LABEL_FILTER.sub("_", job), _LABEL_FILTER.sub("", job))
+    return " or ".join(
+        f'{{__name__=~"{names}",job_name={json.dumps(n)}}}' for n in dict.fromkeys(forms) if n
+    )
 
 
 def graph_targets(graph: JobGraph, mode: str) -> list[Target]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from connectors.errors import ConnectorError
 from connectors.flink.graph import job_graph, topology_document
@@ -144,7 +145,9 @@ def test_answers_of_another_shape_are_refused() -> None:
 
 def test_job_selector_durations_and_times() -> None:
     assert 'job_name="my-job"' in job_selector("my-job")
-    assert 'job_name="myjob"' in job_selector("my-job")  # the reporter's filtered form
+    # the reporter's filtered forms (Flink 2.3 replaces, older releases drop)
+    assert 'job_name="my_job"' in job_selector("my-job")
+    assert 'job_name="myjob"' in job_selector("my-job")
     assert job_selector("clickstream").count(" or ") == 0
     assert 'job_id="' in job_selector(recorded("job")["jid"])
     assert parse_duration("500ms") == 0.5 and parse_duration("2m") == 120.0
@@ -156,3 +159,30 @@ def test_job_selector_durations_and_times() -> None:
             parse_duration(bad)
     with pytest.raises(ConnectorError, match="not a time"):
         parse_time("yesterday", 0.0)
+
+
+def test_series_a_real_flink_23_sql_job_exported_are_matched_by_name() -> None:
+    """The reporter's scrape of a real Flink 2.3.0 SQL job (datagen -> Calc -> Calc ->
+    StreamingFileWriter -> end, chaining off, parallelism 2 and 1), matched to the
+    topology the REST collector wrote for it, through the filtered ``task_name`` labels
+    (``Source: clicks[1]`` is ``Source:_clicks_1_``)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = (FIXTURES / "flink23_sql_job.prom").read_text()
+    series = [
+        {"metric": {"__name__": s.name, **s.labels}, "values": [[100.0, str(s.value)]]}
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    ]
+    document = yaml.safe_load((FIXTURES / "flink23_sql_job.topology.yaml").read_text())
+    rows, report = samples_from_answers(series, topology_targets(document), 1.0)
+    assert report.missing == set() and report.unmatched_series == 0
+    by_key = {(r["operator"], r["subtask"]): r for r in rows}
+    assert set(by_key) == {
+        ("clicks-1", 0), ("clicks-1", 1), ("Calc-2", 0), ("Calc-2", 1), ("Calc-3", 0),
+        ("Calc-3", 1), ("StreamingFileWriter", 0), ("StreamingFileWriter", 1), ("end", 0),
+    }  # fmt: skip
+    # task scope wins over operator scope; what a filter passes on is what its sink reads
+    assert by_key[("Calc-3", 0)]["records_out"] <= by_key[("Calc-3", 0)]["records_in"]
+    assert math.isnan(by_key[("clicks-1", 0)]["busy_seconds"])
+    assert by_key[("Calc-2", 0)]["busy_seconds"] >= 0
