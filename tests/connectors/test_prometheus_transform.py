@@ -169,8 +169,8 @@ def test_series_a_real_flink_23_sql_job_exported_are_matched_by_name() -> None:
     from prometheus_client.parser import text_string_to_metric_families
 
     text = (FIXTURES / "flink23_sql_job.prom").read_text()
-    series = [
-        {"metric": {"__name__": s.name, **s.labels}, "values": [[100.0, str(s.value)]]}
+    series: list[dict[str, object]] = [
+        {"metric": {**s.labels, "__name__": s.name}, "values": [[100.0, str(s.value)]]}
         for family in text_string_to_metric_families(text)
         for s in family.samples
     ]
