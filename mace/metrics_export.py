@@ -41,7 +41,7 @@ from estimator.runs import DEFAULT_TRAINING_SHARE
 if TYPE_CHECKING:
     import flask
 
-    from dashboard.data import RunData
+    from dashboard.core.data import RunData
 
 METRICS_PATH = "/metrics"
 DEFAULT_WINDOW_SECONDS = 300.0
@@ -89,7 +89,7 @@ def run_metrics(
     share: float = DEFAULT_TRAINING_SHARE,
 ) -> list[Sample]:
     """Every sample of one loaded run (none when it has no complete subinterval)."""
-    from dashboard.report import analyses
+    from dashboard.core.report import analyses
 
     n = run.intervals
     if n < 2:
