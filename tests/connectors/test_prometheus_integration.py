@@ -128,6 +128,7 @@ def test_counts_match_the_history_and_the_report_runs(
     assert report.returncode == 0, report.stderr
     document = json.loads(report.stdout)
     assert document["run"] == "prom-clickstream"
-    entry = document["queries"]["clickstream"]
+    (query,) = {o["query"] for o in topology_document(graph)["operators"]}
+    entry = document["queries"][query]
     assert entry["estimated_wc"] is not None and entry["estimated_wc"] >= 0
     assert entry["predicted_wc"] is not None
