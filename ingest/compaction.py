@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ingest.errors import IngestError
-from ingest.extract import JSON_SUFFIXES, is_data_file
+from ingest.extract import is_data_file, is_json_file
 from storage.landing import IngestedFile, mark_deleted, record_compaction, removable_files
 
 Progress = Callable[[str], None]
@@ -150,7 +150,7 @@ def compact_ingested(
 
 def _group_key(landing: Path, file: IngestedFile, result: LandingResult) -> tuple[str, str, str]:
     """(run, record set, format): JSON Lines, or the Parquet schema's text."""
-    if Path(file.path).suffix.lower() in JSON_SUFFIXES:
+    if is_json_file(landing / file.path):
         return file.run_id, file.record_set, "json"
     try:
         schema = pq.read_schema(landing / file.path)

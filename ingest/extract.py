@@ -46,6 +46,10 @@ JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 HIDDEN_PREFIXES = (".", "_")
 IN_PROGRESS_SUFFIXES = (".inprogress", ".tmp")
 """Names a writer uses while a file is not complete: never read (see :func:`is_data_file`)."""
+FLINK_PART_FILE = re.compile(r"^part-[0-9a-f-]+$")
+"""A file Flink's file sink committed without a suffix (``part-<uuid>-<subtask>-<n>``, as
+the SQL filesystem connector names them): JSON Lines, or Parquet by its magic bytes."""
+PARQUET_MAGIC = b"PAR1"
 INCOMPLETE_LINE = "last line incomplete (still being written?)"
 _VERSION_FILE = re.compile(r"^topology-(?P<epoch>[-+0-9.eE]+)\.ya?ml$")
 
@@ -104,15 +108,30 @@ def landing_folder(landing: str | Path) -> Path:
 
 
 def is_data_file(name: str) -> bool:
-    """Whether a file in a record set folder is data: a Parquet or JSON Lines suffix, and
-    not a name writers use for files in progress (starting with ``.`` or ``_``, as Spark
-    and Hadoop do, or ending in ``.inprogress`` or ``.tmp``, as Flink's file sink does)."""
+    """Whether a file in a record set folder is data: a Parquet or JSON Lines suffix or a
+    part file Flink's file sink committed (:data:`FLINK_PART_FILE`), and not a name
+    writers use for files in progress (starting with ``.`` or ``_``, as Spark, Hadoop and
+    Flink's file sink do, or ending in ``.inprogress`` or ``.tmp``)."""
     lower = name.lower()
     return (
-        lower.endswith(PARQUET_SUFFIXES + JSON_SUFFIXES)
+        (lower.endswith(PARQUET_SUFFIXES + JSON_SUFFIXES) or bool(FLINK_PART_FILE.match(lower)))
         and not lower.startswith(HIDDEN_PREFIXES)
         and not lower.endswith(IN_PROGRESS_SUFFIXES)
     )
+
+
+def is_json_file(path: Path) -> bool:
+    """Whether a data file holds JSON Lines: by its suffix, or for a Flink part file
+    without one, by not starting with Parquet's magic bytes."""
+    if path.suffix.lower() in JSON_SUFFIXES:
+        return True
+    if not FLINK_PART_FILE.match(path.name.lower()):
+        return False
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(PARQUET_MAGIC)) != PARQUET_MAGIC
+    except OSError:
+        return True  # the read that follows names the problem
 
 
 def topology_stamp(run_dir: Path) -> str:
@@ -250,7 +269,7 @@ def read_record_set(
     by_schema: dict[str, tuple[pa.Schema, list[LandingFile]]] = {}
     json_files = []
     for file in files:
-        if file.absolute.suffix.lower() in JSON_SUFFIXES:
+        if is_json_file(file.absolute):
             try:
                 incomplete = _last_line_incomplete(file.absolute)
             except OSError as exc:
@@ -282,7 +301,7 @@ def read_failure(spark: SparkSession, file: LandingFile) -> str | None:
     from pyspark.errors import PySparkException
 
     path = file.uri
-    is_json = file.absolute.suffix.lower() in JSON_SUFFIXES
+    is_json = is_json_file(file.absolute)
     try:
         frame = spark.read.text(path) if is_json else spark.read.parquet(path)
         frame.write.format("noop").mode("overwrite").save()

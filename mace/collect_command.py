@@ -57,6 +57,134 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="stop after this many seconds without an answer (default 60)",
     )
     flink.set_defaults(run=run_flink)
+    _register_prometheus(engines)
+
+
+def _register_prometheus(engines: argparse._SubParsersAction) -> None:
+    from connectors.prometheus.collector import DEFAULT_DELAY, DEFAULT_EVERY, DEFAULT_GIVE_UP
+
+    prom = engines.add_parser(
+        "prometheus",
+        help="read a Flink job's counters from Prometheus (a past window, or live)",
+        description="Read a Flink job's counters (numRecordsIn, numRecordsOut, "
+        "accumulateBusyTimeMs, exported by Flink's Prometheus reporter) with range queries "
+        "and write them as LANDING/RUN_ID/samples/, the record set mace collect flink writes. "
+        "The job's graph comes from Flink's REST API or HistoryServer (--rest) or from a "
+        "topology file (--topology). With --start/--end it reads a past window and stops; "
+        "with --follow it keeps up with the job until Ctrl-C or SIGTERM.",
+    )
+    prom.add_argument("--url", required=True, help="Prometheus URL, e.g. http://127.0.0.1:9090")
+    prom.add_argument(
+        "--job", required=True, help="the job's job_name label (or its 32-hex job id)"
+    )
+    prom.add_argument("--out", required=True, help="landing folder")
+    prom.add_argument("--run-id", help="run folder name (default: prom-<job>)")
+    graph = prom.add_mutually_exclusive_group(required=True)
+    graph.add_argument("--rest", help="Flink REST or HistoryServer URL that knows the job")
+    graph.add_argument("--topology", help="topology file of the job (ids = vertex names)")
+    prom.add_argument("--start", help="history: first time (epoch s, ISO 8601, now-2h)")
+    prom.add_argument("--end", help="history: last time (default: now)")
+    prom.add_argument("--follow", action="store_true", help="keep up with the job live")
+    prom.add_argument("--step", default="1s", help="evaluation step (default 1s)")
+    prom.add_argument(
+        "--nodes",
+        choices=NODE_MODES,
+        default="subtask",
+        help="with --rest: subtask threads (default) or TaskManager cores as resources",
+    )
+    prom.add_argument(
+        "--every",
+        type=float,
+        default=DEFAULT_EVERY,
+        help=f"follow: seconds between queries (default {DEFAULT_EVERY:g})",
+    )
+    prom.add_argument(
+        "--delay",
+        type=float,
+        default=DEFAULT_DELAY,
+        help=f"follow: stay this many seconds behind now, for the scrapes (default "
+        f"{DEFAULT_DELAY:g})",
+    )
+    prom.add_argument(
+        "--give-up",
+        type=float,
+        default=DEFAULT_GIVE_UP,
+        help=f"follow: stop after this many seconds of failed queries (default "
+        f"{DEFAULT_GIVE_UP:g})",
+    )
+    prom.add_argument("--duration", type=float, help="follow: stop after this many seconds")
+    prom.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for one answer (default 10)"
+    )
+    prom.set_defaults(run=run_prometheus)
+
+
+def run_prometheus(args: argparse.Namespace) -> int:
+    import time
+
+    from connectors.flink.rest import FlinkRest
+    from connectors.prometheus.client import PrometheusClient
+    from connectors.prometheus.collector import (
+        PrometheusCollector,
+        parse_duration,
+        parse_time,
+    )
+    from mace.errors import UsageError
+
+    if args.follow == (args.start is not None):
+        raise UsageError("give either --start [--end] (a past window) or --follow (live)")
+    if args.follow and args.end is not None:
+        raise UsageError("--end goes with --start, not with --follow")
+    for option in ("every", "delay", "give_up", "duration", "timeout"):
+        value = getattr(args, option)
+        if value is not None and (value < 0 or (value == 0 and option != "delay")):
+            raise UsageError(f"--{option.replace('_', '-')} must be positive, got {value:g}")
+    collector = PrometheusCollector(
+        PrometheusClient(args.url, timeout=args.timeout),
+        args.out,
+        args.job,
+        run_id=args.run_id,
+        rest=FlinkRest(args.rest) if args.rest else None,
+        topology=args.topology,
+        step=parse_duration(args.step),
+        mode=args.nodes,
+    )
+    if args.follow:
+        stop = threading.Event()
+
+        def request_stop(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+
+        signals = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.signal(sig, request_stop) for sig in signals}
+        print(
+            f"following job {args.job} in {collector.client.url} into {collector.run_dir} "
+            f"every {args.every:g} s; Ctrl-C to stop",
+            flush=True,
+        )
+        try:
+            stats = collector.follow(
+                stop,
+                every=args.every,
+                delay=args.delay,
+                give_up=args.give_up,
+                duration=args.duration,
+            )
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    else:
+        now = time.time()
+        start = parse_time(args.start, now)
+        end = parse_time(args.end, now) if args.end is not None else now
+        stats = collector.history(start, end)
+    for line in stats.warnings + stats.report.warnings():
+        print(f"warning: {line}", file=sys.stderr)
+    print(
+        f"{collector.run_dir}: {stats.rows} sample rows in {stats.files} file(s) from "
+        f"{stats.queries} queries ({stats.failed_queries} failed); stopped: {stats.ended_because}"
+    )
+    return 0
 
 
 def run_flink(args: argparse.Namespace) -> int:

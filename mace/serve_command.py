@@ -150,7 +150,27 @@ def open_app(
     with app.server.config[CONFIG_KEY].database.cursor():
         pass
     register_cli_api(app.server)
+    mount_metrics(app)
     return app
+
+
+def mount_metrics(app: Any) -> None:
+    """``/metrics`` on the app's server, from the app's run cache and database (behind
+    the same authentication as the pages)."""
+    from dashboard.context import CONFIG_KEY
+    from mace.metrics_export import MaceCollector, mount
+    from storage.scenarios import objectives
+
+    context = app.server.config[CONFIG_KEY]
+
+    def run_ids() -> list[str]:
+        return [r.run_id for r in context.runs.run_ids()]
+
+    def read_objectives(run_id: str) -> dict[str, float]:
+        with context.database.cursor() as cur:
+            return objectives(cur, run_id)
+
+    mount(app.server, MaceCollector(run_ids, context.runs.get, read_objectives))
 
 
 def warn_if_exposed(host: str, authenticated: bool = False) -> None:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install or check what the project needs outside Python: Java 17+ (Spark) and
-# Debian's chromium + chromium-driver (browser tests). Installs with apt-get
+# Install or check what the project needs outside Python: Java 17+ (Spark),
+# Debian's chromium + chromium-driver (browser tests) and prometheus (the server and
+# promtool: the Prometheus collector's and /metrics' tests). Installs with apt-get
 # when running as root; otherwise says exactly what is missing.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ java_ok() {
 java_ok || missing+=("openjdk-17-jre-headless")
 command -v chromium >/dev/null 2>&1 || missing+=("chromium")
 command -v chromedriver >/dev/null 2>&1 || missing+=("chromium-driver")
+{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || missing+=("prometheus")
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
@@ -34,3 +36,4 @@ done
 java_ok || { echo "error: Java 17+ is required by Spark and could not be installed (see /tmp/mace-apt.log)" >&2; exit 1; }
 command -v chromium >/dev/null 2>&1 || { echo "error: chromium could not be installed (see /tmp/mace-apt.log)" >&2; exit 1; }
 command -v chromedriver >/dev/null 2>&1 || { echo "error: chromium-driver could not be installed (see /tmp/mace-apt.log)" >&2; exit 1; }
+command -v promtool >/dev/null 2>&1 || { echo "error: prometheus (server and promtool) could not be installed (see /tmp/mace-apt.log)" >&2; exit 1; }

@@ -202,3 +202,31 @@ def test_a_run_with_nothing_new_is_not_read_again(
     ingest_once(landing, db, spark)
     assert parsed == [topology]
     assert _rows(db, "SELECT name FROM runs") == [("renamed",)]
+
+
+UUID = "7c1e2b0a-4d5f-4e6a-9b8c-0123456789ab"
+
+
+def test_flink_part_files_are_read_not_in_progress(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Flink's file sink commits ``part-<uuid>-<subtask>-<n>`` without a suffix (the SQL
+    filesystem connector in JSON or Parquet format) and writes hidden
+    ``.part-<uuid>-<subtask>-<n>.inprogress.<uuid>`` files until the checkpoint."""
+    landing = tmp_path / "landing"
+    run = write_run(landing)
+    (run / "arrivals" / "part-0.parquet").unlink()
+    ARRIVALS.to_parquet(run / "arrivals" / f"part-{UUID}-0-0", index=False)
+    write_jsonl(
+        run / "arrivals" / f"part-{UUID}-1-0",
+        [{"source": "s", "stimulus_time": t} for t in (102.5, 103.5)],
+    )
+    write_jsonl(
+        run / "arrivals" / f".part-{UUID}-1-1.inprogress.{UUID}",
+        [{"source": "s", "stimulus_time": 104.5}],
+    )
+    [found] = extract.discover(landing, set())
+    names = sorted(f.absolute.name for f in found.files if f.record_set == "arrivals")
+    assert names == [f"part-{UUID}-0-0", f"part-{UUID}-1-0"]
+    db = tmp_path / "store.duckdb"
+    summary = ingest_once(landing, db, spark)
+    assert _quarantined_files(db) == [] and summary.rows_read > 0
+    assert _arrivals(db) == len(ARRIVALS) + 2

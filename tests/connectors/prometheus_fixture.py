@@ -1,0 +1,276 @@
+"""A real Prometheus server holding a deterministic Flink job's counters (backfilled).
+
+The job is the recorded clickstream job (tests/connectors/fixtures/flink): its vertices,
+ids and TaskManager. :func:`openmetrics` writes the counters its Prometheus reporter
+would have exported, in either name generation, optionally with a restart (every
+counter starts again from zero, under a new ``tm_id``) and a scrape gap; :func:`serve`
+backfills them with ``promtool tsdb create-blocks-from openmetrics`` and runs Debian's
+``prometheus`` on a free loopback port.
+
+``python -m tests.connectors.prometheus_fixture`` records the answers the transform tests
+read (tests/connectors/fixtures/prometheus/*.json) from such a server.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.connectors.flink_fixture import recorded
+
+FIXTURES = Path(__file__).parent / "fixtures" / "prometheus"
+SELECTIVITY = {"filter": 0.7}
+COST_MS = {"parse": 2.0, "filter": 1.0, "enrich": 9.0, "count": 5.0}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What the backfilled history looks like."""
+
+    start: float  # epoch seconds of the first sample
+    seconds: int  # samples at start, start + 1, ..., start + seconds - 1
+    generation: int = 2  # 2: task-scope names; 1: operator-scope names and busy rates
+    restart_at: int | None = None  # offset at which every counter restarts on a new TM
+    gap: tuple[str, int, int] | None = None  # (vertex name, first, last offset) not scraped
+
+
+def source_rate(offset: int) -> int:
+    """Events the source emits in second ``offset``: bursts of 40/s every other 5 s."""
+    return 10 if (offset // 5) % 2 == 0 else 40
+
+
+def vertices() -> list[tuple[str, str, str]]:
+    """(vertex id, name, TaskManager id) of the recorded job, in chain order."""
+    details = recorded("vertices")
+    return [
+        (v["id"], v["name"], str(details[v["id"]]["subtasks"][0]["taskmanager-id"]))
+        for v in recorded("job")["vertices"]
+    ]
+
+
+def cumulative(scenario: Scenario) -> dict[str, list[tuple[float, float, float]]]:
+    """Per vertex id: (records in, records out, busy ms) at each offset, from job start
+    (before any restart)."""
+    emitted = [0.0]
+    for offset in range(1, scenario.seconds):
+        emitted.append(emitted[-1] + source_rate(offset))
+    values: dict[str, list[tuple[float, float, float]]] = {}
+    upstream = emitted
+    for vid, name, _ in vertices():
+        if name.startswith("Source"):
+            values[vid] = [(0.0, c, math.nan) for c in emitted]
+            continue
+        out = [float(math.floor(c * SELECTIVITY.get(name, 1.0))) for c in upstream]
+        cost = COST_MS.get(name, 0.5)
+        values[vid] = [(i, o, i * cost) for i, o in zip(upstream, out, strict=True)]
+        upstream = out
+    return values
+
+
+def openmetrics(scenario: Scenario, job_name: str = "clickstream") -> str:
+    """The exposition text promtool backfills (one family after the other, # EOF)."""
+    table = cumulative(scenario)
+    families: dict[str, list[str]] = {}
+    for vid, name, tm in vertices():
+        for offset in range(scenario.seconds):
+            if (
+                scenario.gap
+                and scenario.gap[0] == name
+                and scenario.gap[1] <= offset <= scenario.gap[2]
+            ):
+                continue
+            restarted = scenario.restart_at is not None and offset >= scenario.restart_at
+            base = table[vid][scenario.restart_at] if restarted and scenario.restart_at else None
+            records_in, records_out, busy = table[vid][offset]
+            if base is not None:
+                records_in, records_out = records_in - base[0], records_out - base[1]
+                busy = busy - base[2]
+            tm_id = f"{tm}-r" if restarted else tm
+            moment = scenario.start + offset
+            for metric, value, labels in _series(
+                scenario.generation,
+                vid,
+                name,
+                tm_id,
+                job_name,
+                records_in,
+                records_out,
+                busy,
+                table,
+                offset,
+            ):
+                families.setdefault(metric, []).append(
+                    f"{metric}{{{labels}}} {_number(value)} {moment:.3f}"
+                )
+    lines = []
+    for metric, samples in families.items():
+        lines.append(f"# TYPE {metric} gauge")
+        lines += samples
+    return "\n".join([*lines, "# EOF", ""])
+
+
+def _series(generation: int, vid: str, name: str, tm_id: str, job_name: str,
+            records_in: float, records_out: float, busy: float,
+            table: dict[str, list[tuple[float, float, float]]], offset: int
+            ) -> list[tuple[str, float, str]]:  # fmt: skip
+    if generation == 2:
+        labels = (
+            f'job_name="{job_name}",job_id="{recorded("job")["jid"]}",task_id="{vid}",'
+            f'task_name="{name}",subtask_index="0",tm_id="{tm_id}",host="localhost"'
+        )
+        prefix = "flink_taskmanager_job_task_"
+        return [
+            (prefix + "numRecordsIn", records_in, labels),
+            (prefix + "numRecordsOut", records_out, labels),
+            (prefix + "accumulateBusyTimeMs", busy, labels),
+        ]
+    # the reporter's default label filter keeps only [A-Za-z0-9:_]
+    filtered = "".join(c for c in name if c.isalnum() or c in ":_")
+    labels = (
+        f'job_name="{job_name}",task_id="{vid}",task_name="{filtered}",subtask_index="0",'
+        f'tm_id="{tm_id}"'
+    )
+    previous = table[vid][offset - 1][2] if offset > 0 else 0.0
+    rate = busy - previous if not math.isnan(busy) else math.nan  # ms busy in the last second
+    prefix = "flink_taskmanager_job_task_operator_"
+    operator = f'{labels},operator_name="{filtered}"'
+    return [
+        (prefix + "numRecordsIn", records_in, operator),
+        (prefix + "numRecordsOut", records_out, operator),
+        ("flink_taskmanager_job_task_busyTimeMsPerSecond", rate, labels),
+    ]
+
+
+def _number(value: float) -> str:
+    return "NaN" if math.isnan(value) else f"{value:g}"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def prometheus_missing() -> str | None:
+    """Why no real Prometheus can run here (None: it can)."""
+    missing = [tool for tool in ("prometheus", "promtool") if shutil.which(tool) is None]
+    if missing:
+        return (
+            f"{' and '.join(missing)} not installed (Debian package prometheus; make system-deps)"
+        )
+    return None
+
+
+@contextmanager
+def serve(
+    text: str | None,
+    workdir: Path,
+    scrape: tuple[str, ...] = (),
+    lookback: str = "5m",
+    basic_auth: tuple[str, str] | None = None,
+) -> Iterator[str]:
+    """Backfill ``text`` (if any), start Prometheus on 127.0.0.1 (scraping ``scrape``
+    host:port targets every second), wait until it is ready; yield its URL."""
+    data = workdir / "tsdb"
+    data.mkdir(parents=True, exist_ok=True)
+    if text is not None:
+        source = workdir / "history.om"
+        source.write_text(text, encoding="utf-8")
+        subprocess.run(
+            ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+    config = workdir / "prometheus.yml"
+    jobs: list[dict[str, object]] = [
+        {"job_name": f"target{i}", "scrape_interval": "1s", "static_configs": [{"targets": [t]}]}
+        for i, t in enumerate(scrape)
+    ]
+    if basic_auth is not None:
+        for job in jobs:
+            job["basic_auth"] = {"username": basic_auth[0], "password": basic_auth[1]}
+    config.write_text(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": jobs}))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (workdir / "prometheus.log").open("w")
+    process = subprocess.Popen(
+        [
+            "prometheus",
+            f"--config.file={config}",
+            f"--storage.tsdb.path={data}",
+            "--storage.tsdb.retention.time=100y",
+            f"--query.lookback-delta={lookback}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    "prometheus did not start: " + (workdir / "prometheus.log").read_text()[-2000:]
+                )
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+FIXTURE_SCENARIOS = {
+    # task-scope names; every counter restarts at offset 12 under a new tm_id; enrich is
+    # not scraped for offsets 5..7 (the server's lookback is 1 s, so that is a gap)
+    "v2_restart_gap": Scenario(
+        start=1_795_307_340.0, seconds=20, generation=2, restart_at=12, gap=("enrich", 5, 7)
+    ),
+    # operator-scope names, filtered label values, busy time only as busyTimeMsPerSecond
+    "v1_operator_scope": Scenario(start=1_795_307_340.0, seconds=20, generation=1),
+}
+
+
+def record() -> None:
+    """Record the answers of a real server for the transform tests."""
+    from connectors.prometheus.client import PrometheusClient
+    from connectors.prometheus.collector import job_selector
+
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    for name, scenario in FIXTURE_SCENARIOS.items():
+        with (
+            tempfile.TemporaryDirectory() as work,
+            serve(openmetrics(scenario), Path(work), lookback="1s") as url,
+        ):
+            end = scenario.start + scenario.seconds - 1
+            answer = PrometheusClient(url).query_range(
+                job_selector("clickstream"), scenario.start, end, 1.0
+            )
+        answer["data"]["result"].sort(key=lambda s: sorted(s["metric"].items()))
+        (FIXTURES / f"{name}.json").write_text(json.dumps(answer, indent=None) + "\n")
+        print(f"{name}: {len(answer['data']['result'])} series")
+
+
+if __name__ == "__main__":
+    record()
