@@ -13,10 +13,11 @@ opens is bound to 127.0.0.1.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
+
+from connectors.flink.local import local_cluster_config
 
 DISCOVERY_MS = 100
 
@@ -63,26 +64,9 @@ def arguments(description: str, inputs: int = 1) -> argparse.ArgumentParser:
 
 
 def configuration(args: argparse.Namespace) -> dict[str, str]:
-    """The MiniCluster's settings: loopback only, one slot per vertex, this interpreter."""
-    config = {
-        "rest.address": "127.0.0.1",
-        "rest.bind-address": "127.0.0.1",
-        "rest.port": str(args.rest_port),
-        "rest.bind-port": str(args.rest_port),
-        "jobmanager.bind-host": "127.0.0.1",
-        "jobmanager.rpc.address": "127.0.0.1",
-        "taskmanager.bind-host": "127.0.0.1",
-        "taskmanager.host": "127.0.0.1",
-        "blob.server.port": "0",
-        "metrics.fetcher.update-interval": "1000",
-        "taskmanager.numberOfTaskSlots": "8",
-        # as the demo job: room for a long queue in the network buffers, in order
-        "taskmanager.memory.network.min": "128mb",
-        "taskmanager.memory.network.max": "128mb",
-        "taskmanager.network.memory.floating-buffers-per-gate": "1024",
-        "python.executable": sys.executable,
-        "python.client.executable": sys.executable,
-    }
+    """The MiniCluster's settings (:func:`connectors.flink.local.local_cluster_config`),
+    with the job's chaining and bundle options."""
+    config = local_cluster_config(args.rest_port)
     if args.no_chaining:
         config["python.operator-chaining.enabled"] = "false"
     if args.bundle_size is not None:

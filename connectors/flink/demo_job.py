@@ -37,7 +37,6 @@ This module imports only PyFlink and the standard library (plus the probe).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
 
@@ -67,32 +66,17 @@ def build(args: argparse.Namespace) -> Any:
     from pyflink.datastream.connectors.file_system import FileSource, StreamFormat
     from pyflink.java_gateway import get_gateway
 
+    from connectors.flink.local import local_cluster_config
     from connectors.flink.probe import latency_probe
 
     config = Configuration()
-    for key, value in {
-        "rest.address": "127.0.0.1",
-        "rest.bind-address": "127.0.0.1",
-        "rest.port": str(args.rest_port),
-        "rest.bind-port": str(args.rest_port),
-        "jobmanager.bind-host": "127.0.0.1",
-        "jobmanager.rpc.address": "127.0.0.1",
-        "taskmanager.bind-host": "127.0.0.1",
-        "taskmanager.host": "127.0.0.1",
-        "blob.server.port": "0",
-        "metrics.fetcher.update-interval": "1000",
+    settings = {
+        **local_cluster_config(args.rest_port),
         "python.operator-chaining.enabled": str(args.chaining).lower(),
         "python.fn-execution.bundle.size": str(BUNDLE_SIZE),
         "python.fn-execution.bundle.time": str(BUNDLE_MS),
-        "taskmanager.numberOfTaskSlots": "8",
-        # room for a queue of ~60 k small events in the network buffers, in order,
-        # before backpressure stops the source reading (see the module docstring)
-        "taskmanager.memory.network.min": "128mb",
-        "taskmanager.memory.network.max": "128mb",
-        "taskmanager.network.memory.floating-buffers-per-gate": "1024",
-        "python.executable": sys.executable,
-        "python.client.executable": sys.executable,
-    }.items():
+    }
+    for key, value in settings.items():
         config.set_string(key, value)
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(1)
