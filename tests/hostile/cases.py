@@ -475,3 +475,41 @@ COMMAND_CASES += (
         "more than the limit",
     ),
 )
+
+
+# -- requests to the dashboard's server ------------------------------------------------
+
+SERVED_AT = ("127.0.0.1", 8050)
+"""Where the app of :data:`HTTP_CASES` is told it listens."""
+PROXY_HOST = "mace.example.org"
+"""The name given to the app as ``mace serve --allowed-host``."""
+
+
+@dataclass(frozen=True)
+class HttpCase:
+    """A GET of ``/`` with ``headers`` to the app served at :data:`SERVED_AT` (with basic
+    authentication when ``authenticated``): the answer's status, and nothing logged at
+    warning level or above."""
+
+    id: str
+    headers: dict[str, str]
+    status: int
+    authenticated: bool = False
+
+
+HTTP_CASES: tuple[HttpCase, ...] = (
+    # L1: an Authorization header that is not ASCII
+    HttpCase("L1-auth-not-ascii", {"Authorization": "Basic ÿé£"}, 401, authenticated=True),
+    HttpCase("L1-auth-scheme-not-ascii", {"Authorization": "Bäsic x"}, 401, authenticated=True),
+    # L7: the Host header (DNS rebinding): other names are refused, loopback and the proxy
+    # name answered
+    HttpCase("L7-host-rebound", {"Host": "attacker.example:8050"}, 400),
+    HttpCase("L7-host-rebound-no-port", {"Host": "attacker.example"}, 400),
+    HttpCase("L7-host-other-port", {"Host": "localhost:9999"}, 400),
+    HttpCase("L7-host-rebound-authenticated", {"Host": "attacker.example"}, 400, True),
+    HttpCase("L7-host-localhost", {"Host": "localhost:8050"}, 200),
+    HttpCase("L7-host-ipv4", {"Host": "127.0.0.1:8050"}, 200),
+    HttpCase("L7-host-ipv6", {"Host": "[::1]:8050"}, 200),
+    HttpCase("L7-host-proxy", {"Host": PROXY_HOST}, 200),
+    HttpCase("L7-host-proxy-port", {"Host": f"{PROXY_HOST.upper()}:443"}, 200),
+)
