@@ -77,3 +77,42 @@ def test_a_links_edits_are_folded_once(inputs: RunInputs, monkeypatch: pytest.Mo
     for action, values in pairs:
         expected = whatif_scenario.add_edit(inputs, expected, action, values).edits
     assert edits == expected
+
+
+def test_failed_runs_are_listed_and_a_run_too_long_to_read_is_one_line(tmp_path: Path) -> None:
+    """Data health lists the runs ingestion marked as failed; a run whose window is
+    refused (a stray row stored before run lengths were bounded) is not selected by
+    default, and its page says why in one line."""
+    from datetime import datetime
+
+    from dashboard import context
+    from dashboard.health import page as health_page
+    from dashboard.overview import callbacks as overview
+    from dashboard.shell import layout
+    from storage.db import connect
+    from storage.writes import record_run_failure
+    from tests.dashboard.builders import write_small_run
+    from tests.hostile.cases import _store_with_a_stray_row
+
+    path = _store_with_a_stray_row(tmp_path)  # run "small", too long to read
+    write_small_run(path, "other")
+    con = connect(path)
+    try:
+        at = datetime(2026, 1, 2, 3, 4, 5)
+        record_run_failure(con, "broken", "topology.yaml: not UTF-8 (byte 0xff)", "f", at)
+    finally:
+        con.close()
+    app = create_app(path)
+    with app.server.test_request_context("/"):
+        _, chosen, message = layout._run_options(context.current())
+        assert (chosen, message) == ("other", "")
+        answer = health_page.update("small", 0)
+        failed, columns = answer[2], answer[3]
+        assert failed == [
+            {"run": "broken", "reason": "topology.yaml: not UTF-8 (byte 0xff)",
+             "failed_at": str(at)}
+        ]  # fmt: skip
+        assert [c["id"] for c in columns] == ["run", "reason", "failed_at"]
+        answer = overview.update("small", None, 0, "mace", None, 5, None, "run", "UTC")
+        assert "more than the limit" in answer[4] and answer[5] is True
+        assert len(answer[4].splitlines()) == 1
