@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import dash
@@ -16,7 +17,13 @@ from dashboard.reports.page import PAGE as REPORTS
 from dashboard.shell import layout, theme
 from dashboard.shell.api import register_api
 from dashboard.shell.jobs import create_manager
-from dashboard.shell.security import MAX_REQUEST_BYTES, harden, require_basic_auth
+from dashboard.shell.security import (
+    MAX_REQUEST_BYTES,
+    allowed_hosts,
+    harden,
+    require_basic_auth,
+    require_known_host,
+)
 from dashboard.whatif.page import PAGE as WHATIF
 from estimator.kernels import warm_up
 
@@ -32,6 +39,8 @@ def create_app(
     jobs: str | Path | None = None,
     credentials: tuple[str, str] | None = None,
     live_run: str | None = None,
+    bind: tuple[str, int] | None = None,
+    extra_hosts: Sequence[str] = (),
 ) -> dash.Dash:
     """A Dash app reading (and storing scenarios and objectives in) ``db_path``.
 
@@ -41,6 +50,10 @@ def create_app(
     default a fresh temporary one; see :func:`dashboard.shell.jobs.create_manager`).
     ``live_run`` names the run whose live simulator polls the placement requests (set
     by ``mace demo``): only then can the What-if page apply a placement to it.
+
+    With ``bind`` (host, port: where the server listens) a request must name in its
+    ``Host`` header the bind host, localhost, 127.0.0.1 or [::1] on that port, or one of
+    ``extra_hosts`` (``mace serve --allowed-host``); anything else gets a 400.
     """
     # Compile (or load from numba's cache) the estimator's kernels here, before a
     # background job forks a worker from the threaded server: compiling in such a child
@@ -67,6 +80,8 @@ def create_app(
     app.layout = layout.page_shell
     register_api(app)
     harden(app)
+    if bind is not None:
+        require_known_host(app, allowed_hosts(*bind, extra_hosts))
     if credentials is not None:
         require_basic_auth(app, *credentials)
     return app

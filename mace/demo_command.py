@@ -133,7 +133,11 @@ def _run_in(workdir: Path, start_engine: Engine, args: argparse.Namespace) -> in
         start_engine = functools.partial(start_simulator, requests=placement_inbox(db, run_id))
     with sigterm_as_interrupt(), ExitStack() as running:
         app = open_app(
-            db, DEMO_INGEST_EVERY, workdir / "jobs", live_run=run_id if controlled else None
+            db,
+            DEMO_INGEST_EVERY,
+            workdir / "jobs",
+            live_run=run_id if controlled else None,
+            bind=(args.host, args.port),
         )
         # the server first: when its port is taken, nothing else has started
         running.callback(start_server(app, args.host, args.port))

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
@@ -64,6 +64,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"file holding one line USER:PASSWORD: every request then needs HTTP basic "
         f"authentication (or set {AUTH_ENV}=USER:PASSWORD); use TLS in front of it",
     )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="a further Host header to answer (repeatable), e.g. the name a reverse proxy "
+        "forwards; besides it only the bind host, localhost, 127.0.0.1 and [::1] on --port "
+        "are answered (other hosts get 400, against DNS rebinding)",
+    )
     add_alert_options(serve)
     serve.set_defaults(run=run)
 
@@ -85,7 +94,14 @@ def run(args: argparse.Namespace) -> int:
     with sigterm_as_interrupt(), ExitStack() as running:
         jobs = Path(tempfile.mkdtemp(prefix="mace-dash-jobs-"))
         running.callback(shutil.rmtree, jobs, ignore_errors=True)
-        app = open_app(Path(args.db), max(2.0, args.every), jobs, credentials)
+        app = open_app(
+            Path(args.db),
+            max(2.0, args.every),
+            jobs,
+            credentials,
+            bind=(args.host, args.port),
+            extra_hosts=args.allowed_host,
+        )
         if args.landing:
             scheduler = start_ingestion(
                 Path(args.landing),
@@ -131,11 +147,14 @@ def open_app(
     jobs: Path,
     credentials: tuple[str, str] | None = None,
     live_run: str | None = None,
+    bind: tuple[str, int] | None = None,
+    extra_hosts: Sequence[str] = (),
 ) -> Any:
     """The app, with its database connection opened (and the schema migrated) before any
     in-process ingestion starts writing; its background jobs (the optimizer) keep their
     state in the folder ``jobs``, which the caller removes. ``live_run``: the run whose
-    live simulator applies the What-if page's placement requests (``mace demo``)."""
+    live simulator applies the What-if page's placement requests (``mace demo``).
+    ``bind`` and ``extra_hosts``: the Host headers answered (see :func:`create_app`)."""
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
     from mace.api import register_cli_api
@@ -146,6 +165,8 @@ def open_app(
         jobs=jobs,
         credentials=credentials,
         live_run=live_run,
+        bind=bind,
+        extra_hosts=extra_hosts,
     )
     with app.server.config[CONFIG_KEY].database.cursor():
         pass

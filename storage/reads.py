@@ -156,6 +156,12 @@ def _run_info(row: tuple[Any, ...]) -> RunInfo:
     )
 
 
+def too_long(run: RunInfo) -> bool:
+    """Whether the run's data reaches beyond :data:`MAX_INTERVALS` subintervals, so that
+    reading all of it is refused (a stray row stored before run lengths were bounded)."""
+    return run.last_interval is not None and run.last_interval + 1 > MAX_INTERVALS
+
+
 def list_runs(con: duckdb.DuckDBPyConnection) -> list[RunInfo]:
     """All runs, by run_id, with their interval ranges (kept in ``run_keys`` by the
     writes, so listing reads no statistics)."""

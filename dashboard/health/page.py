@@ -1,5 +1,6 @@
-"""Data health: how fresh the selected run's data is, the last ingest batches, files
-waiting for a retry and the quarantined rows with their reasons."""
+"""Data health: how fresh the selected run's data is, the last ingest batches, the runs
+ingestion marked as failed, files waiting for a retry and the quarantined rows with their
+reasons."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def layout(**_: Any) -> html.Div:
             ),
             html.Div(id=ids.HL_KPIS),
             dcc.Graph(id=ids.HL_BATCHES),
+            html.H5("Runs that could not be ingested (all runs)", className="mt-3"),
+            DataTable(id=ids.HL_FAILED, **TABLE_STYLE),
             html.H5("Quarantined rows of this run, by reason", className="mt-3"),
             DataTable(id=ids.HL_REASONS, **TABLE_STYLE),
             html.H5("Files waiting for a retry (all runs)", className="mt-3"),
@@ -79,6 +82,8 @@ def _table(frame: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
 @callbacks.callback(
     Output(ids.HL_KPIS, "children"),
     Output(ids.HL_BATCHES, "figure"),
+    Output(ids.HL_FAILED, "data"),
+    Output(ids.HL_FAILED, "columns"),
     Output(ids.HL_REASONS, "data"),
     Output(ids.HL_REASONS, "columns"),
     Output(ids.HL_PENDING, "data"),
@@ -95,12 +100,13 @@ def update(run_id: str | None, _: Any) -> tuple:
     try:
         with database.cursor() as cur:
             batches = health.recent_batches(cur, limit=50)
+            failures = list(health.run_failures(cur).values())
             waiting = sorted(pending.pending_files(cur).values(), key=lambda f: f.first_seen)
             run = reads.get_run(cur, run_id) if run_id else None
             reasons = health.quarantine_reasons(cur, run_id) if run_id else None
             rows = health.quarantined_rows(cur, run_id) if run_id else None
     except StorageError as exc:
-        return ([], {}, [], [], [], [], [], [], str(exc), True)
+        return ([], {}, [], [], [], [], [], [], [], [], str(exc), True)
     now = time.time()
     fresh = freshness(run, batches, now) if run is not None else None
     quarantined = 0 if reasons is None else int(reasons["rows"].sum())
@@ -134,6 +140,15 @@ def update(run_id: str | None, _: Any) -> tuple:
         [b.rows_quarantined for b in reversed(batches)],
         [b.seconds for b in reversed(batches)],
     )
+    failed_data, failed_columns = _table(
+        pd.DataFrame(
+            {
+                "run": [f.run_id for f in failures],
+                "reason": [f.reason for f in failures],
+                "failed_at": [str(f.failed_at) for f in failures],
+            }
+        )
+    )
     reason_data, reason_columns = _table(reasons) if reasons is not None else ([], [])
     pending_data, pending_columns = _table(
         pd.DataFrame(
@@ -149,6 +164,8 @@ def update(run_id: str | None, _: Any) -> tuple:
     return (
         kpis,
         figure,
+        failed_data,
+        failed_columns,
         reason_data,
         reason_columns,
         pending_data,

@@ -15,6 +15,7 @@ from dashboard.shell import ids
 from dashboard.shell.callbacks import Callbacks
 from dashboard.shell.urlquery import merged
 from estimator.pathaware import ESTIMATOR_LABELS
+from storage import reads
 
 callbacks = Callbacks()
 
@@ -27,7 +28,9 @@ def _run_options(context: DashboardContext) -> tuple[list[dict[str, str]], str |
     options = [{"label": f"{r.run_id} ({r.name})", "value": r.run_id} for r in runs]
     if not runs:
         return [], None, "no runs in the database yet: waiting for ingestion"
-    newest = max(runs, key=lambda r: (r.origin, r.run_id))  # a live run starts latest
+    # a live run starts latest; a run too long to read is chosen only when no other is
+    readable = [r for r in runs if not reads.too_long(r)] or runs
+    newest = max(readable, key=lambda r: (r.origin, r.run_id))
     return options, newest.run_id, ""
 
 

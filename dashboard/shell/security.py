@@ -6,7 +6,7 @@ import base64
 import functools
 import hmac
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import dash
@@ -77,18 +77,73 @@ def require_basic_auth(app: dash.Dash, user: str, password: str) -> None:
     compared in constant time; anything else gets a 401 asking for them."""
     import flask
 
-    expected = base64.b64encode(f"{user}:{password}".encode()).decode()
+    expected = base64.b64encode(f"{user}:{password}".encode())
 
     @app.server.before_request
     def authenticate() -> flask.Response | None:
         header = flask.request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
-        if scheme.lower() == "basic" and hmac.compare_digest(token.strip(), expected):
+        # bytes: compare_digest refuses a str that is not ASCII (the header may be anything)
+        given = token.strip().encode("utf-8", "replace")
+        if scheme.lower() == "basic" and hmac.compare_digest(given, expected):
             return None
         return flask.Response(
             "authentication required\n",
             401,
             {"WWW-Authenticate": 'Basic realm="mace", charset="UTF-8"'},
+            mimetype="text/plain",
+        )
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+def _split_host(value: str) -> tuple[str, str | None]:
+    """(name, port or None) of a ``Host`` header or an allowed host, lower-case; an IPv6
+    address keeps its brackets."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, _, rest = value.partition("]")
+        return name + "]", rest[1:] if rest.startswith(":") else None
+    name, colon, port = value.partition(":")
+    return name, port if colon else None
+
+
+def allowed_hosts(bind_host: str, port: int, extra: Iterable[str] = ()) -> list[str]:
+    """The ``Host`` header values the dashboard answers: the bind host, localhost,
+    127.0.0.1 and [::1], each with the port it listens on, plus ``extra`` (the names a
+    reverse proxy forwards; one without a port matches any port)."""
+    bind = f"[{bind_host.strip('[]')}]" if ":" in bind_host.strip("[]") else bind_host
+    names = dict.fromkeys([bind.lower(), *LOOPBACK_NAMES])
+    return [f"{name}:{port}" for name in names] + [e.strip().lower() for e in extra]
+
+
+def host_allowed(header: str, allowed: Iterable[str]) -> bool:
+    """Whether a request's ``Host`` header names one of ``allowed`` (an entry without a
+    port matches that name on any port)."""
+    name, port = _split_host(header)
+    for entry in allowed:
+        allowed_name, allowed_port = _split_host(entry)
+        if name == allowed_name and (allowed_port is None or port == allowed_port):
+            return True
+    return False
+
+
+def require_known_host(app: dash.Dash, allowed: Iterable[str]) -> None:
+    """A request whose ``Host`` header is not one of ``allowed`` gets a 400: a page of
+    another site whose name was re-pointed at this machine (DNS rebinding) cannot read or
+    drive the dashboard through the visitor's browser."""
+    import flask
+
+    hosts = list(allowed)
+
+    @app.server.before_request
+    def check_host() -> flask.Response | None:
+        if host_allowed(flask.request.host, hosts):
+            return None
+        return flask.Response(
+            "unknown host: this server answers only the names it serves (see --allowed-host)\n",
+            400,
             mimetype="text/plain",
         )
 

@@ -151,10 +151,13 @@ def edit(
         return {**unchanged, "open": False, "note_open": no_update}
     undoing = trigger == ids.WI_UNDO_CLICK
     values = whatif_scenario.EditForm(**form)
-    edits = whatif_scenario.edits_for(data, run_id)
     inputs = run_inputs(run_id, windows)
+    # Reset reads no log: it also clears one the server refuses to read
+    edits = [] if trigger == ids.WI_RESET else whatif_scenario.edits_for(data, run_id)
     if trigger == ids.WI_RESET:
-        result = whatif_scenario.EditResult([], "reset: no edits")
+        result = whatif_scenario.EditResult(
+            [], "reset: no edits", whatif_scenario.fold_edits(inputs, [])
+        )
     elif undoing:
         result = whatif_scenario.undo_edit(inputs, edits, _undone(undo))
     elif trigger == ids.WI_LOAD:
@@ -188,6 +191,14 @@ callbacks.clientside_callback(
     Input({"type": ids.WI_UNDO, "index": ALL}, "n_clicks"),
     prevent_initial_call=True,
 )
+
+
+def listed_edits(data: Any, run_id: str | None) -> Any:
+    """The run's edit list (:func:`edit_items`), or why its log cannot be read."""
+    try:
+        return edit_items(whatif_scenario.edits_for(data, run_id))
+    except ScenarioError as exc:
+        return html.Small(str(exc), className="text-danger")
 
 
 def edit_items(edits: list[dict[str, Any]]) -> Any:
@@ -313,7 +324,7 @@ def show(
             "latency": empty, "queries": empty, "elements": [],
             "legend": panel.styled(mode, [], GRAPH_MODES)[1], "table": [], "summary": "",
             "operators": [], "targets": [], "cap_nodes": [], "saved": [], "inputs_key": None,
-            "edits": edit_items(whatif_scenario.edits_for(data, run_id)),
+            "edits": listed_edits(data, run_id),
             "label": "" if run is None else baseline.label(windows, run), **stores,
             "text": "; ".join([*problems, str(exc)]), "open": True,
         }  # fmt: skip
@@ -329,7 +340,7 @@ def show(
         "cap_nodes": view.node_options,
         "saved": saved,
         "inputs_key": inputs.key,
-        "edits": edit_items(whatif_scenario.edits_for(data, run_id)),
+        "edits": listed_edits(data, run_id),
         "label": baseline.label(windows, run),
         **stores,
         "text": "; ".join(problems) if problems else no_update,

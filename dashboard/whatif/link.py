@@ -121,7 +121,7 @@ def decode_link(text: str) -> Link:
         if inflater.unconsumed_tail:
             raise unreadable
         payload = json.loads(raw)
-    except (binascii.Error, ValueError, zlib.error):
+    except (binascii.Error, ValueError, zlib.error, RecursionError):
         raise unreadable from None
     if not isinstance(payload, dict) or not isinstance(payload.get("run"), str):
         raise unreadable
@@ -143,10 +143,12 @@ def adopt_edits(
     """The edit log a link's pairs give on this run, each validated as if made on the
     page, and one line for each pair left out."""
     edits: list[dict[str, Any]] = []
+    current = scenario.fold_edits(inputs, [])
     problems = []
     for k, (action, values) in enumerate(pairs):
         try:
-            edits = scenario.add_edit(inputs, edits, action, values).edits
+            result = scenario.add_edit(inputs, edits, action, values, current)
+            edits, current = result.edits, result.scenario
         except (MaceError, LookupError, TypeError, ValueError, AttributeError) as exc:
             reason = exc if isinstance(exc, MaceError) else "its values are malformed"
             problems.append(f"the link's edit {k + 1} ({action}) was left out: {reason}")

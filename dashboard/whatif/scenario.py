@@ -303,10 +303,11 @@ def _label(action: str, v: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class EditResult:
-    """The edit log after an action, and what to tell the user."""
+    """The edit log after an action, its scenario JSON, and what to tell the user."""
 
     edits: list[dict[str, Any]]
     note: str
+    scenario: dict[str, Any]
 
 
 def _deployment(inputs: RunInputs, scenario: Mapping[str, Any]) -> tuple[Any, list[Any]]:
@@ -330,24 +331,33 @@ def fold_edits(inputs: RunInputs, edits: Sequence[Mapping[str, Any]]) -> dict[st
 
 
 def add_edit(
-    inputs: RunInputs, edits: Sequence[Mapping[str, Any]], action: str, values: Mapping[str, Any]
+    inputs: RunInputs,
+    edits: Sequence[Mapping[str, Any]],
+    action: str,
+    values: Mapping[str, Any],
+    current: Mapping[str, Any] | None = None,
 ) -> EditResult:
     """The log with one more edit, validated; an action that changes nothing is not kept
-    and says so."""
+    and says so. ``current``: the log's scenario when the caller has it already (the log
+    is then not folded again: adding N edits one by one stays linear)."""
     if action not in ACTIONS or action == "reset":
         raise ScenarioError(f"unknown action '{action}'")
     if len(edits) >= MAX_EDITS:
         raise ScenarioError(f"at most {MAX_EDITS} edits: save the scenario, then reset")
-    current = fold_edits(inputs, edits)
-    kept = _normalized(inputs, current, action, values)
+    before = dict(current) if current is not None else fold_edits(inputs, edits)
+    kept = _normalized(inputs, before, action, values)
     kind = "placement" if action == "table" else action  # a table edit keeps its moves
-    unchanged = EditResult([dict(e) for e in edits], "nothing changed: no change to the worst case")
+    unchanged = EditResult(
+        [dict(e) for e in edits], "nothing changed: no change to the worst case", before
+    )
     if kind == "placement" and not kept["placement"]:
         return unchanged
-    if _deployment(inputs, apply_edit(inputs, current, kind, kept)) == _deployment(inputs, current):
+    after = apply_edit(inputs, before, kind, kept)
+    if _deployment(inputs, after) == _deployment(inputs, before):
         return unchanged
     label = _label(action, kept)
-    return EditResult([*map(dict, edits), {"action": kind, "values": kept, "label": label}], label)
+    edit = {"action": kind, "values": kept, "label": label}
+    return EditResult([*map(dict, edits), edit], label, after)
 
 
 def undo_edit(inputs: RunInputs, edits: Sequence[Mapping[str, Any]], k: int) -> EditResult:
@@ -356,22 +366,29 @@ def undo_edit(inputs: RunInputs, edits: Sequence[Mapping[str, Any]], k: int) -> 
         raise ScenarioError(f"undo: there is no edit {k + 1}")
     rest = [dict(e) for j, e in enumerate(edits) if j != k]
     try:
-        fold_edits(inputs, rest)
+        scenario = fold_edits(inputs, rest)
     except ScenarioError as exc:
         raise ScenarioError(
             f"undo '{edits[k].get('label', '')}': {exc}; undo that edit first"
         ) from None
-    return EditResult(rest, f"undid: {edits[k].get('label', '')}")
+    return EditResult(rest, f"undid: {edits[k].get('label', '')}", scenario)
 
 
 def edits_for(store: Any, run_id: str | None) -> list[dict[str, Any]]:
     """The edit log of ``run_id`` in the page's session store (``{run id: [edit, ...]}``);
-    a malformed entry counts as no edits, so another run's scenario never applies."""
+    a malformed entry counts as no edits, so another run's scenario never applies. The
+    store comes from the browser: a log longer than the page lets one grow is refused
+    (ScenarioError) before anything is folded."""
     if not run_id or not isinstance(store, Mapping):
         return []
     edits = store.get(run_id)
     if not isinstance(edits, list):
         return []
+    if len(edits) > MAX_EDITS:
+        raise ScenarioError(
+            f"the scenario has {len(edits)} edits, more than the limit of {MAX_EDITS}: "
+            "press Reset to start again"
+        )
     kept = []
     for edit in edits:
         if not (

@@ -475,3 +475,122 @@ COMMAND_CASES += (
         "more than the limit",
     ),
 )
+
+
+# -- requests to the dashboard's server ------------------------------------------------
+
+SERVED_AT = ("127.0.0.1", 8050)
+"""Where the app of :data:`HTTP_CASES` is told it listens."""
+PROXY_HOST = "mace.example.org"
+"""The name given to the app as ``mace serve --allowed-host``."""
+
+
+@dataclass(frozen=True)
+class HttpCase:
+    """A GET of ``/`` with ``headers`` to the app served at :data:`SERVED_AT` (with basic
+    authentication when ``authenticated``): the answer's status, and nothing logged at
+    warning level or above."""
+
+    id: str
+    headers: dict[str, str]
+    status: int
+    authenticated: bool = False
+
+
+HTTP_CASES: tuple[HttpCase, ...] = (
+    # L1: an Authorization header that is not ASCII
+    HttpCase("L1-auth-not-ascii", {"Authorization": "Basic ÿé£"}, 401, authenticated=True),
+    HttpCase("L1-auth-scheme-not-ascii", {"Authorization": "Bäsic x"}, 401, authenticated=True),
+    # L7: the Host header (DNS rebinding): other names are refused, loopback and the proxy
+    # name answered
+    HttpCase("L7-host-rebound", {"Host": "attacker.example:8050"}, 400),
+    HttpCase("L7-host-rebound-no-port", {"Host": "attacker.example"}, 400),
+    HttpCase("L7-host-other-port", {"Host": "localhost:9999"}, 400),
+    HttpCase("L7-host-rebound-authenticated", {"Host": "attacker.example"}, 400, True),
+    HttpCase("L7-host-localhost", {"Host": "localhost:8050"}, 200),
+    HttpCase("L7-host-ipv4", {"Host": "127.0.0.1:8050"}, 200),
+    HttpCase("L7-host-ipv6", {"Host": "[::1]:8050"}, 200),
+    HttpCase("L7-host-proxy", {"Host": PROXY_HOST}, 200),
+    HttpCase("L7-host-proxy-port", {"Host": f"{PROXY_HOST.upper()}:443"}, 200),
+)
+
+
+# -- what the browser sends to a page's server code --------------------------------------
+
+
+def _deep_link() -> str:
+    """A ``scenario=`` value whose JSON nests 30,000 lists deep (about 120 characters)."""
+    import base64
+    import zlib
+
+    raw = b"[" * 30_000 + b"]" * 30_000
+    return base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+
+def _edit_log(length: int) -> dict[str, object]:
+    """The What-if page's session store with a log of ``length`` edits for run ``small``."""
+    edit = {"action": "move", "values": {"operator": "b", "node": "n1"}, "label": "moved b"}
+    return {"small": [edit] * length}
+
+
+@dataclass(frozen=True)
+class PageCase:
+    """A call of a page's server code with what a hostile browser sent (``call(inputs)``,
+    ``inputs``: the What-if baseline of the small run): it raises a ``MaceError`` (the
+    page's one-line answer) saying ``message``, never another exception (HTTP 500)."""
+
+    id: str
+    call: Callable[[object], object]
+    message: str
+
+
+def _edits_for(store: object) -> Callable[[object], object]:
+    def call(inputs: object) -> object:
+        from dashboard.whatif.scenario import edits_for
+
+        return edits_for(store, "small")
+
+    return call
+
+
+def _decode(text: str) -> Callable[[object], object]:
+    def call(inputs: object) -> object:
+        from dashboard.whatif.link import decode_link
+
+        return decode_link(text)
+
+    return call
+
+
+def _admit_text(text: str, name: str) -> Callable[[object], object]:
+    def call(inputs: object) -> object:
+        from dashboard.whatif.planning import added_query_from_text
+
+        return added_query_from_text(text, name)
+
+    return call
+
+
+def _plans(text: str, name: str) -> Callable[[object], object]:
+    def call(inputs: object) -> object:
+        from dashboard.whatif.planning import plan_ranking
+
+        return plan_ranking(inputs, "q1", [(name, text)])  # type: ignore[arg-type]
+
+    return call
+
+
+DEEP_JSON = "[" * 30_000 + "]" * 30_000
+DEEP_YAML = "[" * 30_000 + "]" * 30_000
+
+PAGE_CASES: tuple[PageCase, ...] = (
+    # M5: an edit log longer than the page lets one grow is refused before any fold
+    PageCase("M5-edit-log-201", _edits_for(_edit_log(201)), "more than the limit of 200"),
+    PageCase("M5-edit-log-4000", _edits_for(_edit_log(4000)), "4000 edits"),
+    # L2: deeply nested JSON from a link, the Admit box and Compare plans
+    PageCase("L2-link-nested", _decode(_deep_link()), "cannot be read"),
+    PageCase("L2-admit-deep-json", _admit_text(DEEP_JSON, "query.json"), "nested too deeply"),
+    PageCase("L2-admit-deep-yaml", _admit_text(DEEP_YAML, "query.yaml"), "not valid YAML"),
+    PageCase("L2-plans-deep-json", _plans(DEEP_JSON, "plan.json"), "nested too deeply"),
+    PageCase("L2-plans-deep-yaml", _plans(DEEP_YAML, "plan.yaml"), "not valid YAML"),
+)
