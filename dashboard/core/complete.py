@@ -86,5 +86,7 @@ def complete_report(
     how many (``complete_intervals``, ``intervals``): the newest ones' events are not all
     out yet."""
     complete = complete_count(run)
-    report = build_report(cut(run, complete), goals, training_share, estimator=estimator)
+    # the cut run lives as long as the run, so its estimates are computed once
+    part = run.derived(("complete part", complete), lambda: cut(run, complete))
+    report = build_report(part, goals, training_share, estimator=estimator)
     return {**report, "intervals": run.intervals, "complete_intervals": complete}
