@@ -20,6 +20,7 @@ from dashboard.core.report import (
     bound_coverage,
     change_checks,
     refit_analyses,
+    system_lower,
 )
 from dashboard.core.timeaxis import Clock, TimeRange
 from dashboard.core.violations import Violation, violations
@@ -239,7 +240,7 @@ def overview(
         measured_wc=measured_wc,
         error_percent=error,
         coverage=(
-            bound_coverage(measured.lat_max[head], est.lower[head], est.upper[head])
+            bound_coverage(measured.lat_max[head], system_lower(run, est)[head], est.upper[head])
             if head.stop > head.start
             else None
         ),
