@@ -24,7 +24,9 @@ import dash
 from dashboard import context
 from dashboard.core.data import RunData
 from dashboard.core.errors import ViewError
+from dashboard.core.progress import waiting_message
 from estimator.errors import MaceError
+from storage.dashboard_reads import ingestion_progress
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -89,10 +91,16 @@ class NoRun(ViewError):
 
 def chosen_run(run_id: str | None, missing: str = "select a run") -> RunData:
     """The run ``run_id`` of the app serving this request; :class:`NoRun` with the text
-    ``missing`` if none is chosen."""
+    ``missing`` if none is chosen; a :class:`ViewError` saying how far ingestion has come
+    if the run has no statistics yet (every page needs them)."""
     if not run_id:
         raise NoRun(missing)
-    return context.current().runs.get(run_id)
+    current = context.current()
+    run = current.runs.get(run_id)
+    if run.intervals == 0:
+        with current.database.cursor() as cur:
+            raise ViewError(waiting_message(run.info.run_id, ingestion_progress(cur)))
+    return run
 
 
 def answers(
