@@ -89,15 +89,17 @@ class NoRun(ViewError):
     """No run is chosen in the top bar (none ingested yet, or the list is loading)."""
 
 
-def chosen_run(run_id: str | None, missing: str = "select a run") -> RunData:
+def chosen_run(
+    run_id: str | None, missing: str = "select a run", *, statistics: bool = True
+) -> RunData:
     """The run ``run_id`` of the app serving this request; :class:`NoRun` with the text
-    ``missing`` if none is chosen; a :class:`ViewError` saying how far ingestion has come
-    if the run has no statistics yet (every page needs them)."""
+    ``missing`` if none is chosen; with ``statistics`` (the figures need them), a
+    :class:`ViewError` saying how far ingestion has come if the run has none yet."""
     if not run_id:
         raise NoRun(missing)
     current = context.current()
     run = current.runs.get(run_id)
-    if run.intervals == 0:
+    if statistics and run.intervals == 0:
         with current.database.cursor() as cur:
             raise ViewError(waiting_message(run.info.run_id, ingestion_progress(cur)))
     return run

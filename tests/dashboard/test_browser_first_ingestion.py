@@ -30,6 +30,8 @@ def test_a_run_without_statistics_shows_the_first_ingestion_running(
         f"#{ids.OV_MESSAGE}", "Run 'small': the first ingestion is running", timeout=20
     )
     assert "no statistics" not in dash_duo.find_element(f"#{ids.OV_MESSAGE}").text
+    # said once, by the page's message: the range picker has nothing to complain about
+    assert not dash_duo.find_elements(f"#{ids.OV_RANGE_MESSAGE}")
     dash_duo.wait_for_page(url=dash_duo.server_url + "/nodes")
     dash_duo.wait_for_contains_text("body", "the first ingestion is running", timeout=20)
     assert dash_duo.get_logs() == []
