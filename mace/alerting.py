@@ -4,7 +4,7 @@ For each run that received data, the pass raises the run's alerts
 (:func:`dashboard.core.monitoring.run_alerts`: objectives breached, measured and
 predicted, and drift; the predictive model is the run's refit one if a training
 window is stored, :func:`storage.scenarios.set_training_window`) over its complete
-subintervals (:mod:`mace.complete`: a measured breach waits for them; drift waits for a
+subintervals (:mod:`dashboard.core.complete`: a measured breach waits for them; drift waits for a
 default training window of ``MIN_DRIFT_TRAINING`` seconds) and records them
 (:func:`storage.alerts.record_alerts`, which never duplicates one). With a webhook
 URL it then POSTs every undelivered alert as one JSON object, oldest first; an alert
@@ -170,10 +170,11 @@ def evaluate_runs(
 ) -> PassResult:
     """Raise and record the alerts of ``run_ids`` (None: every run) on a writable
     connection; a run that cannot be evaluated is reported in ``errors``, the others go on."""
+    from dashboard.core.complete import complete_count
     from dashboard.core.data import load_run
     from dashboard.core.monitoring import run_alerts
     from estimator.alerts import DEFAULT_GAP, DRIFT
-    from mace.complete import complete_alerts, complete_count
+    from mace.complete import complete_alerts
     from storage import reads
     from storage.alerts import record_alerts
     from storage.db import transaction

@@ -1,7 +1,8 @@
 """The routes ``mace report --url``, ``mace explain --url`` and ``mace alerts --url``
 ask, on the server of ``mace serve`` and ``mace demo``; they answer what the commands
 print with ``--json`` from ``--db``. The report's replaces the dashboard's own view of
-``/api/report``, whose figures include the incomplete newest subintervals."""
+``/api/report`` (which covers the same complete subintervals) to add the ``auto``
+estimator choice of ``mace report``."""
 
 from __future__ import annotations
 

@@ -85,7 +85,7 @@ def load_report(
     db: Path, run_id: str | None, training_share: float, estimator: str
 ) -> dict[str, Any]:
     """The report of ``run_id`` (default: the last run) read from the DuckDB file ``db``,
-    over its complete subintervals (:mod:`mace.complete`)."""
+    over its complete subintervals (:mod:`dashboard.core.complete`)."""
     run_data, goals = load_run_data(db, run_id)
     return complete_report(run_data, goals, training_share, estimator)
 
@@ -96,7 +96,7 @@ def complete_report(
     """The report of a stored run (``dashboard.core.data.RunData``) over its complete
     subintervals, with how many there are of how many (``complete_intervals``,
     ``intervals``): the newest ones' events are not all out yet."""
-    from mace.complete import complete_count, cut
+    from dashboard.core.complete import complete_count, cut
 
     complete = complete_count(run_data)
     report = report_with_estimator(cut(run_data, complete), goals, training_share, estimator)

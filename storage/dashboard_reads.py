@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+
 import duckdb
 
 from storage.db import storage_errors
@@ -24,3 +27,26 @@ def data_version(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, int,
             [key, key],
         ).fetchall()
     return (int(rows[0][0]), int(rows[0][1]), int(rows[0][2])) if rows else (0, 0, 0)
+
+
+@dataclass(frozen=True)
+class IngestionProgress:
+    """How far ingestion has come: finished batches, the files and rows they read, when
+    the latest finished (None: none yet), and files waiting to be read again."""
+
+    batches: int
+    files: int
+    rows_kept: int
+    last_finished: datetime | None
+    pending: int
+
+
+def ingestion_progress(con: duckdb.DuckDBPyConnection) -> IngestionProgress:
+    """The store's ingestion so far (``ingest_batches`` and ``ingest_pending``)."""
+    with storage_errors("reading ingestion progress"):
+        rows = con.execute(
+            "SELECT count(*), coalesce(sum(files), 0), coalesce(sum(rows_kept), 0),"
+            " max(finished_at), (SELECT count(*) FROM ingest_pending) FROM ingest_batches"
+        ).fetchall()
+    batches, files, kept, last, pending = rows[0]
+    return IngestionProgress(int(batches), int(files), int(kept), last, int(pending))

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from dashboard.core.data import RunData
-from dashboard.core.report import predicted_analysis
+from dashboard.core.report import predicted_analysis, system_lower
 from estimator.alerts import (
     DEFAULT_GAP,
     MEASURED_BREACH,
@@ -45,11 +45,13 @@ def run_drift(
     training: tuple[int, int] | None = None,
 ) -> list[DriftEvent]:
     """Drift events of the whole system (query None) and of each query, in time order:
-    a measured max latency outside its predicted band (the system's, or the query's
-    own: its Mace to its path-aware estimate + w + eps, widened by ``tolerance`` seconds,
-    default w) for ``k`` settled subintervals; the model is fitted on ``training``
-    (default: the first share of the run). A query's event over exactly the stretch of
-    a system event is the system's (:func:`estimator.drift.query_drift_events`)."""
+    a measured max latency outside its predicted band (the system's, whose lower edge
+    counts only the queries with an output, :func:`dashboard.core.report.system_lower`;
+    or the query's own: its Mace to its path-aware estimate + w + eps), widened by
+    ``tolerance`` seconds (default w), for ``k`` settled subintervals; the model is
+    fitted on ``training`` (default: the first share of the run). A query's event over
+    exactly the stretch of a system event is the system's
+    (:func:`estimator.drift.query_drift_events`)."""
     key = ("drift", k, tolerance, training)
     return list(run.derived(key, lambda: tuple(_drift(run, k, tolerance, training))))
 
@@ -69,7 +71,7 @@ def _drift(
 
     system = drift_events(
         seen(run.measured_system().lat_max, predicted.upper),
-        predicted.lower,
+        system_lower(run, predicted),
         predicted.upper,
         k,
         tolerance=widen,

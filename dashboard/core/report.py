@@ -23,7 +23,9 @@ whose max latency meets it. The system objective is the strictest query
 objective and its compliance the share of intervals where every query with an
 objective meets it; ``bound_coverage`` is the share of measured intervals whose
 max latency lies inside the estimator's band [Mace, upper] (``Estimator.band``:
-Mace + w + eps for Mace, per-origin + (h + 2)w/k + w/4 + eps for per-origin, docs/accuracy.md).
+Mace + w + eps for Mace, per-origin + (h + 2)w/k + w/4 + eps for per-origin, docs/accuracy.md);
+for the system the lower edge is the largest Mace among the queries with an output in
+that subinterval (:func:`system_lower`).
 """
 
 from __future__ import annotations
@@ -214,6 +216,19 @@ def _compliance(measured: np.ndarray, objective: float | None) -> float | None:
     return float(np.mean(measured[finite] <= objective + TOLERANCE))
 
 
+def system_lower(run: RunData, analysis: RunAnalysis) -> np.ndarray:
+    """The system's lower bound per subinterval, to compare with its measured max (the
+    worst query with an output there): the largest query Mace among the queries that had
+    an output in that subinterval. A query without output measured nothing there, so its
+    bound says nothing of the measured max (0 where no query had an output)."""
+    lower = np.zeros(run.intervals)
+    for query, latency in run.latency.items():
+        if query in analysis.per_query_lower:
+            had = latency.outputs > 0
+            lower[had] = np.maximum(lower[had], analysis.per_query_lower[query][had])
+    return lower
+
+
 def bound_coverage(measured: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float | None:
     """Share of measured intervals with lower bound <= measured max <= upper bound."""
     finite = np.isfinite(measured)
@@ -302,7 +317,7 @@ def build_report(
         system_compliance,
     )
     system["bound_coverage"] = bound_coverage(
-        system_measured, result.estimated.lower, result.estimated.upper
+        system_measured, system_lower(run, result.estimated), result.estimated.upper
     )
     checks = change_checks(run, result.predicted.estimator)
     return {

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from dashboard.core.complete import complete_count
 from dashboard.core.data import RunData
 from dashboard.core.errors import ViewError
 from dashboard.core.report import (
@@ -17,6 +18,7 @@ from dashboard.core.report import (
 )
 from dashboard.core.timeaxis import preset_window
 from dashboard.nodes import figures
+from dashboard.shell.figures import mark_in_flight
 from estimator.errors import ModelError
 from estimator.placement.planning import HostsTimeline, hosts_over_time
 from estimator.whatif import MAX_CAPACITY, RunInputs, parse_positive
@@ -52,8 +54,19 @@ def nodes_run_view(
     est = analyses(run).estimated
     times = run.times[part]
     return (
-        figures.ce_heatmap(nodes, times, est.ce_seconds[:, part], selected),
-        figures.bottleneck_figure(times, est.bottleneck_nodes[part], est.estimate[part], nodes),
+        _in_flight(run, figures.ce_heatmap(nodes, times, est.ce_seconds[:, part], selected)),
+        _in_flight(
+            run,
+            figures.bottleneck_figure(times, est.bottleneck_nodes[part], est.estimate[part], nodes),
+        ),
+    )
+
+
+def _in_flight(run: RunData, fig: go.Figure) -> go.Figure:
+    """``fig`` (seconds since the start on x) with the run's newest subintervals that
+    are still in flight greyed: their DLTS and CE/C still grow."""
+    return mark_in_flight(
+        fig, complete_count(run) * run.subinterval, run.intervals * run.subinterval
     )
 
 
@@ -68,11 +81,17 @@ def node_view(
     times = run.times[part]
     capacity = run.topology.capacity_by_node[node]
     return (
-        figures.dlts_capacity_figure(
-            times, run.node_dlts[k, part], capacity * run.subinterval, node
+        _in_flight(
+            run,
+            figures.dlts_capacity_figure(
+                times, run.node_dlts[k, part], capacity * run.subinterval, node
+            ),
         ),
-        figures.busy_vs_dlts_figure(
-            times, run.busy[k, part], run.node_dlts[k, part], capacity, node
+        _in_flight(
+            run,
+            figures.busy_vs_dlts_figure(
+                times, run.busy[k, part], run.node_dlts[k, part], capacity, node
+            ),
         ),
         figures.node_outline(nodes, node),
     )

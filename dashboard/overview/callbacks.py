@@ -165,7 +165,8 @@ def choose_range(
         return TimeRange(preset).store(), no_update, "", False
     if not run_id:
         raise PreventUpdate
-    run = chosen_run(run_id)
+    # the page's message says what a run without statistics waits for, not this one's
+    run = chosen_run(run_id, statistics=False)
     axis = Clock.of(run.info.origin, clock, zone)
     if ctx.triggered_id == ids.OV_LATENCY:
         chosen = relayout_range(relayout, axis)

@@ -17,6 +17,8 @@ from dashboard.shell.figures import (
     decimate_max,
     heat_axis,
     hover,
+    in_flight_note,
+    in_flight_shape,
     plain_layout,
     plain_line,
     pool_columns,
@@ -64,6 +66,7 @@ def overview_panels(
     changes: Sequence[Span] = (),
     violations: Sequence[tuple[Span, float]] = (),
     busy: Span | None = None,
+    in_flight: Span | None = None,
     uirevision: str | None = None,
 ) -> dict[str, Any]:
     """The Overview's panels over one time axis (a zoom or pan on any panel moves all):
@@ -72,7 +75,9 @@ def overview_panels(
     subinterval with a backlog. Placement ``changes`` are dashed lines across all panels
     with a marker whose hover gives the change's text; objective ``violations`` (a span
     and the objective) are shaded across all panels, with a line at the objective level
-    whose hover gives query, range and peak; ``busy`` shades the explained busy period.
+    whose hover gives query, range and peak; ``busy`` shades the explained busy period;
+    ``in_flight`` greys the newest subintervals whose events are not all out yet (their
+    latency still grows) across all panels.
     ``times``, the spans and ``x_range`` are seconds since the start, shown on ``clock``.
     A plain figure (a dict): building Plotly objects would cost more than the data."""
     times = np.asarray(times, dtype=float)
@@ -214,6 +219,9 @@ def overview_panels(
                 "font": {"size": 11},
             }
         )
+    if in_flight is not None:
+        shapes.append(in_flight_shape(x([in_flight.start])[0], x([in_flight.end])[0]))
+        annotations.append(in_flight_note(x([in_flight.start])[0], in_flight.text))
     if changes:
         for change in changes:  # a shape and a note: add_vline is ten times slower
             at = x([change.start])[0]

@@ -10,14 +10,17 @@ from typing import Any
 import numpy as np
 
 from dashboard.core import timeaxis
+from dashboard.core.complete import complete_count
 from dashboard.core.data import RunData
 from dashboard.core.errors import ViewError
 from dashboard.core.monitoring import run_drift
 from dashboard.core.report import (
+    RunAnalysis,
     analyses,
     bound_coverage,
     change_checks,
     refit_analyses,
+    system_lower,
 )
 from dashboard.core.timeaxis import Clock, TimeRange
 from dashboard.core.violations import Violation, violations
@@ -45,8 +48,8 @@ from storage.alerts import StoredAlert
 @dataclass(frozen=True)
 class OverviewView:
     figure: dict[str, Any]
-    predicted_wc: float
-    estimated_wc: float
+    predicted_wc: float | None
+    estimated_wc: float | None
     measured_wc: float | None
     error_percent: float | None
     coverage: float | None
@@ -59,10 +62,19 @@ class OverviewView:
     clock: Clock = field(default_factory=Clock)
     violations: tuple[Violation, ...] = ()
     range_note: str = ""
+    in_flight: float = 0.0
+    """Seconds at the end of the run whose events are not all out yet: left out of the
+    headline figures."""
 
     def kpis(self) -> tuple[str, str, str]:
         """The worst-case, bound coverage and bottleneck cards, in the names the chart's
-        lines have (estimated, predicted, measured)."""
+        lines have (estimated, predicted, measured), over the complete subintervals."""
+        if self.estimated_wc is None or self.predicted_wc is None:
+            return (
+                f"the shown range is still in flight (last {self.in_flight:g} s)",
+                "-",
+                self.bottleneck,
+            )
         measured = "-" if self.measured_wc is None else f"{self.measured_wc:.3f} s"
         error = (
             ""
@@ -159,6 +171,8 @@ def overview(
             float(run.times[span[1]]) + w,
             f"explained: backlog on {span[2]}",
         )
+    complete = complete_count(run)
+    in_flight = (run.intervals - complete) * w
     fig = figures.overview_panels(
         axis,
         times,
@@ -197,38 +211,39 @@ def overview(
             for v in in_range
         ],
         busy=busy,
+        in_flight=(
+            shell_figures.Span(complete * w, run.intervals * w, "in flight") if in_flight else None
+        ),
         uirevision=f"{run.info.run_id}-{axis.key}",
     )
     drift = tuple(run_drift(run, k, training=training))
     rolling = rolling_error(result.predicted.estimate, measured.lat_max, DEFAULT_ERROR_WINDOW)
     error_figure = figures.rolling_error_figure(times, rolling[part], DEFAULT_ERROR_WINDOW, axis)
-    finite = measured.lat_max[part][np.isfinite(measured.lat_max[part])]
+    # headline figures: the shown subintervals whose events are all out
+    head = slice(part.start, max(part.start, min(part.stop, complete)))
+    finite = measured.lat_max[head][np.isfinite(measured.lat_max[head])]
     measured_wc = float(finite.max()) if finite.size else None
-    estimated_wc = float(est.estimate[part].max())
-    predicted_wc = float(result.predicted.estimate[part].max())
+    estimated_wc = float(est.estimate[head].max()) if head.stop > head.start else None
+    predicted_wc = float(result.predicted.estimate[head].max()) if head.stop > head.start else None
     error = (
         100.0 * (estimated_wc - measured_wc) / measured_wc
-        if measured_wc is not None and measured_wc > 0
+        if estimated_wc is not None and measured_wc is not None and measured_wc > 0
         else None
     )
-    # the newest intervals are still filling up while ingestion runs (their executions
-    # lag their arrivals), so report the bottleneck of the newest interval with a backlog
-    backlog = np.flatnonzero(est.estimate[part] > 0)
-    if backlog.size:
-        last = part.start + int(backlog[-1])
-        bottleneck = (
-            f"{est.node_ids[est.bottleneck[last]]} (CE/C {est.estimate[last]:.3f} s "
-            f"at {axis.point(float(run.times[last]))})"
-        )
-    else:
-        bottleneck = "none (no backlog)"
+    bottleneck = _bottleneck(run, est, head, axis)
+    if in_flight:
+        bottleneck += f" · last {in_flight:g} s still in flight"
     return OverviewView(
         figure=fig,
         predicted_wc=predicted_wc,
         estimated_wc=estimated_wc,
         measured_wc=measured_wc,
         error_percent=error,
-        coverage=bound_coverage(measured.lat_max[part], est.lower[part], est.upper[part]),
+        coverage=(
+            bound_coverage(measured.lat_max[head], system_lower(run, est)[head], est.upper[head])
+            if head.stop > head.start
+            else None
+        ),
         bottleneck=bottleneck,
         label=label,
         changes=checks,
@@ -238,7 +253,20 @@ def overview(
         clock=axis,
         violations=tuple(in_range),
         range_note=range_note,
+        in_flight=in_flight,
     )
+
+
+def _bottleneck(run: RunData, est: RunAnalysis, head: slice, axis: Clock) -> str:
+    """The bottleneck card: the node with the largest CE/C in the newest complete
+    subinterval of ``head`` (newer ones still fill up while their events are in flight)."""
+    if head.stop <= head.start:
+        return "none yet (no complete subinterval shown)"
+    last = head.stop - 1
+    at = axis.point(float(run.times[last]))
+    if est.estimate[last] <= 0:
+        return f"none (no backlog at {at})"
+    return f"{est.node_ids[est.bottleneck[last]]} (CE/C {est.estimate[last]:.3f} s at {at})"
 
 
 def _signed_percent(change: float) -> str:

@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from dashboard.core.complete import complete_report
 from dashboard.core.data import RunData
 from dashboard.core.errors import ViewError
-from dashboard.core.report import KEYS, analyses, build_report
+from dashboard.core.report import KEYS, analyses
 from dashboard.core.violations import Violation, violations
-from dashboard.shell.figures import axes_layout, line_trace
+from dashboard.shell.figures import axes_layout, line_trace, mark_in_flight
 from dashboard.shell.theme import ESTIMATED, MEASURED
 from estimator.pathaware import (
     ESTIMATOR_LABELS,
@@ -90,11 +91,12 @@ def report_view(
     share: float = 0.1,
     estimator: str = "mace",
 ) -> tuple[dict[str, Any], go.Figure, list[Violation]]:
-    """The report, a compliance figure of one query and its objective's violations."""
+    """The report (over the complete subintervals), a compliance figure of one query
+    (the subintervals still in flight greyed) and its objective's violations."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     computed = analyses(run, share, estimator)
-    report = build_report(run, objectives, share, computed)
+    report = complete_report(run, objectives, share, estimator)
     if query is None or query not in run.latency:
         query = run.topology.queries[0]
     measured = run.latency[query].lat_max
@@ -105,5 +107,8 @@ def report_view(
         computed.estimated.per_query[query],
         objective,
         ESTIMATOR_LABELS[estimator],
+    )
+    mark_in_flight(
+        fig, report["complete_intervals"] * run.subinterval, run.intervals * run.subinterval
     )
     return report, fig, violations(run, objectives, query)

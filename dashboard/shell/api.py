@@ -1,6 +1,6 @@
 """A small JSON API beside the pages. ``GET /api/report`` answers what ``mace report
---json`` prints, so reports keep working while this server holds the database (DuckDB
-lets one process open a file that another one writes)."""
+--json`` prints (over the complete subintervals), so reports keep working while this
+server holds the database (DuckDB lets one process open a file that another one writes)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import dash
 import flask
 
 from dashboard.context import CONFIG_KEY, DashboardContext
-from dashboard.core.report import REPORT_PATH, build_report, choose_run
+from dashboard.core.complete import complete_report
+from dashboard.core.report import REPORT_PATH, choose_run
 from estimator.pathaware import ESTIMATORS
 from estimator.runs import DEFAULT_TRAINING_SHARE
 from storage.errors import StorageError
@@ -43,7 +44,7 @@ def _report() -> flask.Response:
             goals = objectives(cur, run_id)
     except StorageError as exc:
         return _error(404, str(exc))
-    return flask.jsonify(build_report(run, goals, share, estimator=estimator))
+    return flask.jsonify(complete_report(run, goals, share, estimator))
 
 
 def _error(status: int, message: str) -> flask.Response:

@@ -24,7 +24,9 @@ import dash
 from dashboard import context
 from dashboard.core.data import RunData
 from dashboard.core.errors import ViewError
+from dashboard.core.progress import waiting_message
 from estimator.errors import MaceError
+from storage.dashboard_reads import ingestion_progress
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -87,12 +89,20 @@ class NoRun(ViewError):
     """No run is chosen in the top bar (none ingested yet, or the list is loading)."""
 
 
-def chosen_run(run_id: str | None, missing: str = "select a run") -> RunData:
+def chosen_run(
+    run_id: str | None, missing: str = "select a run", *, statistics: bool = True
+) -> RunData:
     """The run ``run_id`` of the app serving this request; :class:`NoRun` with the text
-    ``missing`` if none is chosen."""
+    ``missing`` if none is chosen; with ``statistics`` (the figures need them), a
+    :class:`ViewError` saying how far ingestion has come if the run has none yet."""
     if not run_id:
         raise NoRun(missing)
-    return context.current().runs.get(run_id)
+    current = context.current()
+    run = current.runs.get(run_id)
+    if statistics and run.intervals == 0:
+        with current.database.cursor() as cur:
+            raise ViewError(waiting_message(run.info.run_id, ingestion_progress(cur)))
+    return run
 
 
 def answers(

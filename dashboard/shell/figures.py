@@ -91,6 +91,51 @@ def axes_layout(
     return fig
 
 
+IN_FLIGHT_FILL = "rgba(120, 120, 120, 0.22)"
+"""Grey over the newest subintervals whose events are not all out yet."""
+
+
+def in_flight_shape(start: Any, end: Any) -> dict[str, Any]:
+    """A grey band across the whole plot from ``start`` to ``end`` (x-axis values): the
+    subintervals still in flight, whose figures are not final."""
+    return {
+        "type": "rect",
+        "xref": "x",
+        "yref": "paper",
+        "x0": start,
+        "x1": end,
+        "y0": 0,
+        "y1": 1,
+        "fillcolor": IN_FLIGHT_FILL,
+        "line": {"width": 0},
+        "layer": "above",
+    }
+
+
+def in_flight_note(start: Any, text: str = "in flight") -> dict[str, Any]:
+    """The label at the top of :func:`in_flight_shape`."""
+    return {
+        "x": start,
+        "y": 1,
+        "xref": "x",
+        "yref": "paper",
+        "text": text,
+        "showarrow": False,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "font": {"size": 11, "color": "#555"},
+    }
+
+
+def mark_in_flight(fig: go.Figure, start: float, end: float) -> go.Figure:
+    """``fig`` with the subintervals [start, end) (seconds, its x axis) greyed as in
+    flight; nothing if the range is empty."""
+    if end > start:
+        fig.add_shape(in_flight_shape(start, end))
+        fig.add_annotation(in_flight_note(start))
+    return fig
+
+
 @dataclass(frozen=True)
 class Span:
     """A marked stretch of time on the Overview's panels, in seconds since the start."""

@@ -256,7 +256,7 @@ def test_cut_keeps_the_first_subintervals_of_every_field(small_db: Path) -> None
 
     import numpy as np
 
-    from mace.complete import cut
+    from dashboard.core.complete import cut
     from mace.report_command import load_run_data
 
     run, _ = load_run_data(small_db, "small")
