@@ -18,7 +18,7 @@ from dashboard.core.report import (
 )
 from dashboard.core.timeaxis import preset_window
 from dashboard.nodes import figures
-from dashboard.shell.figures import mark_in_flight
+from dashboard.shell.figures import in_flight_shape, mark_in_flight
 from estimator.errors import ModelError
 from estimator.placement.planning import HostsTimeline, hosts_over_time
 from estimator.whatif import MAX_CAPACITY, RunInputs, parse_positive
@@ -65,9 +65,11 @@ def nodes_run_view(
 def _in_flight(run: RunData, fig: go.Figure) -> go.Figure:
     """``fig`` (seconds since the start on x) with the run's newest subintervals that
     are still in flight greyed: their DLTS and CE/C still grow."""
-    return mark_in_flight(
-        fig, complete_count(run) * run.subinterval, run.intervals * run.subinterval
-    )
+    return mark_in_flight(fig, *_in_flight_span(run))
+
+
+def _in_flight_span(run: RunData) -> tuple[float, float]:
+    return complete_count(run) * run.subinterval, run.intervals * run.subinterval
 
 
 def node_view(
@@ -93,8 +95,15 @@ def node_view(
                 times, run.busy[k, part], run.node_dlts[k, part], capacity, node
             ),
         ),
-        figures.node_outline(nodes, node),
+        # the heatmap's shapes are replaced on a node switch: its grey band goes along
+        [*figures.node_outline(nodes, node), *_in_flight_shapes(run)],
     )
+
+
+def _in_flight_shapes(run: RunData) -> list[dict[str, Any]]:
+    """The grey band :func:`_in_flight` draws, as shapes (none when nothing is in flight)."""
+    start, end = _in_flight_span(run)
+    return [in_flight_shape(start, end)] if end > start else []
 
 
 HOSTS_BUDGET = 0.3

@@ -183,13 +183,22 @@ def test_click_on_a_heatmap_row_chooses_that_node(dash_duo, five_node_db: Path):
     drag = dash_duo.wait_for_element(f"#{ids.ND_HEATMAP} .nsewdrag", timeout=30)
     dash_duo.wait_for_contains_text(f"#{ids.ND_DLTS}", "on n1", timeout=20)
 
-    def outlined_rows() -> list[list[float]]:
+    def shapes(band: bool) -> list[list[float]]:
+        """The heatmap's row outlines, or (``band``) the newest subintervals' grey band,
+        which spans the whole plot's height (yref 'paper')."""
         return dash_duo.driver.execute_script(
             f"const el = document.querySelector('#{ids.ND_HEATMAP} .js-plotly-plot');"
-            "return (el.layout.shapes || []).map(s => [s.y0, s.y1]);"
+            "return (el.layout.shapes || []).filter(s => (s.yref === 'paper') === arguments[0])"
+            ".map(s => [s.y0, s.y1]);",
+            band,
         )
 
+    def outlined_rows() -> list[list[float]]:
+        return shapes(False)
+
     until(lambda: outlined_rows() == [[-0.5, 0.5]], timeout=10)  # n1, the default
+    in_flight = shapes(True)
+    assert len(in_flight) == 1  # the fixture's newest subinterval is still in flight
     dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", drag)
     # the middle of row n3 (category 2 of n1..n5), in the middle of the time axis
     dy = dash_duo.driver.execute_script(
@@ -205,6 +214,7 @@ def test_click_on_a_heatmap_row_chooses_that_node(dash_duo, five_node_db: Path):
 
     # the heatmap is not redrawn for a node switch: its outline moves from n1 to n3
     until(lambda: outlined_rows() == [[1.5, 2.5]], timeout=10)
+    assert shapes(True) == in_flight  # the grey band stays through the switch
     assert dash_duo.get_logs() == []
 
 
