@@ -1,12 +1,9 @@
-"""The routes ``mace report --url``, ``mace explain --url`` and ``mace alerts --url``
-ask, on the server of ``mace serve`` and ``mace demo``; they answer what the commands
-print with ``--json`` from ``--db``. The report's replaces the dashboard's own view of
-``/api/report`` (which covers the same complete subintervals) to add the ``auto``
-estimator choice of ``mace report``."""
+"""The routes ``mace explain --url`` and ``mace alerts --url`` ask, on the server of
+``mace serve`` and ``mace demo``; they answer what the commands print with ``--json``
+from ``--db`` (``mace report --url`` asks the dashboard's own ``/api/report``)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import flask
@@ -14,48 +11,13 @@ import flask
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.core.report import choose_run
 from estimator.errors import MaceError
-from estimator.pathaware import ESTIMATORS
-from estimator.runs import DEFAULT_TRAINING_SHARE
 from mace.remote import ALERTS_PATH, EXPLAIN_PATH
-from storage.scenarios import objectives
-
-REPORT_ENDPOINT = "mace_report"
-"""The dashboard's endpoint name of ``/api/report`` (dashboard.shell.api)."""
 
 
 def register_cli_api(server: flask.Flask) -> None:
     """Add the routes to the dashboard's Flask ``server``."""
-    server.view_functions[REPORT_ENDPOINT] = _report
     server.add_url_rule(EXPLAIN_PATH, "mace_explain", _explain, methods=["GET"])
     server.add_url_rule(ALERTS_PATH, "mace_alerts", _alerts, methods=["GET"])
-
-
-def _report() -> flask.Response:
-    """``?run=ID&estimator=NAME&training_share=0.1``, every parameter optional (NAME a
-    registered estimator or ``auto``, the default: the report says which it used and why)."""
-    from estimator.auto import AUTO
-    from mace.report_command import complete_report
-
-    context: DashboardContext = flask.current_app.config[CONFIG_KEY]
-    args = flask.request.args
-    estimator = args.get("estimator", AUTO)
-    if estimator != AUTO and estimator not in ESTIMATORS:
-        known = ", ".join([AUTO, *sorted(ESTIMATORS)])
-        return _error(400, f"estimator must be one of {known}")
-    try:
-        share = float(args.get("training_share", DEFAULT_TRAINING_SHARE))
-    except ValueError:
-        share = math.nan
-    if not 0 < share <= 1:
-        return _error(400, "training_share must be a number in (0, 1]")
-    try:
-        run_id = choose_run([r.run_id for r in context.runs.run_ids()], args.get("run"))
-        run = context.runs.get(run_id)
-        with context.database.cursor() as cur:
-            goals = objectives(cur, run_id)
-    except MaceError as exc:
-        return _error(404, str(exc))
-    return flask.jsonify(complete_report(run, goals, share, estimator))
 
 
 def _explain() -> flask.Response:

@@ -9,10 +9,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from estimator.auto import AUTO
-from estimator.pathaware import ESTIMATOR_LABELS, ESTIMATORS
+from estimator.pathaware import ESTIMATORS
 from estimator.runs import DEFAULT_TRAINING_SHARE
 from mace.errors import UsageError
 from mace.options import AUTH_ENV
@@ -56,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dashboard.core.estimators import estimator_used
     from dashboard.core.report import report_csv
 
     if not 0 < args.training_share <= 1:
@@ -66,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
         # default (Mace) for auto
         report.setdefault(
             "estimator_used",
-            _used("mace", "the server's default")
+            estimator_used("mace", "the server's default")
             if args.estimator == AUTO
-            else _used(args.estimator, "chosen with --estimator"),
+            else estimator_used(args.estimator, "chosen with --estimator"),
         )
     else:
         report = load_report(Path(args.db), args.run_id, args.training_share, args.estimator)
@@ -86,87 +85,10 @@ def load_report(
 ) -> dict[str, Any]:
     """The report of ``run_id`` (default: the last run) read from the DuckDB file ``db``,
     over its complete subintervals (:mod:`dashboard.core.complete`)."""
+    from dashboard.core.complete import complete_report
+
     run_data, goals = load_run_data(db, run_id)
     return complete_report(run_data, goals, training_share, estimator)
-
-
-def complete_report(
-    run_data: Any, goals: dict[str, float], training_share: float, estimator: str
-) -> dict[str, Any]:
-    """The report of a stored run (``dashboard.core.data.RunData``) over its complete
-    subintervals, with how many there are of how many (``complete_intervals``,
-    ``intervals``): the newest ones' events are not all out yet."""
-    from dashboard.core.complete import complete_count, cut
-
-    complete = complete_count(run_data)
-    report = report_with_estimator(cut(run_data, complete), goals, training_share, estimator)
-    return {**report, "intervals": run_data.intervals, "complete_intervals": complete}
-
-
-def report_with_estimator(
-    run: Any,
-    goals: dict[str, float],
-    training_share: float,
-    estimator: str,
-    time_budget_s: float | None = None,
-) -> dict[str, Any]:
-    """The report of ``run`` (``dashboard.core.data.RunData``) by ``estimator``, or for
-    ``auto`` by the one :func:`estimator.auto.pick` chooses from the run's size (within
-    ``time_budget_s``, default :data:`estimator.auto.TIME_BUDGET_S`), falling back when the
-    per-origin replay refuses the run; ``estimator_used`` says which and why."""
-    from dashboard.core.report import estimated_analysis
-    from estimator import auto
-    from estimator.burst import SUB_BUCKETS
-
-    if estimator != AUTO:
-        report = _build(run, goals, training_share, estimator)
-        return {**report, "estimator_used": _used(estimator, "chosen with --estimator")}
-    size = auto.run_size(
-        run.topology,
-        run.intervals,
-        run.info.profile_sub_buckets if run.profile is not None else None,
-        port_work=not run.info.counters,  # counters give offered work, not measured work
-        mace_worst_s=float(np.max(estimated_analysis(run, "mace").estimate, initial=0.0)),
-        versions=len(run.versions),
-    )
-    budget = auto.TIME_BUDGET_S if time_budget_s is None else time_budget_s
-    choice, report = auto.run_picked(
-        size,
-        SUB_BUCKETS,
-        lambda name: _build(run, goals, training_share, name),
-        time_budget_s=budget,
-    )
-    return {**report, "estimator_used": _used(choice.name, f"auto: {choice.reason}")}
-
-
-def _build(
-    run: Any, goals: dict[str, float], training_share: float, estimator: str
-) -> dict[str, Any]:
-    """``dashboard.core.report.build_report`` with its three independent parts (the estimated
-    and the predicted analysis, the verification of changes) computed on both cores first:
-    the replay kernels release the GIL, and the run caches each part for the report."""
-    from concurrent.futures import Future, ThreadPoolExecutor
-
-    from dashboard.core.report import (
-        build_report,
-        change_checks,
-        estimated_analysis,
-        predicted_analysis,
-    )
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        parts: list[Future[object]] = [
-            pool.submit(estimated_analysis, run, estimator),
-            pool.submit(predicted_analysis, run, training_share, estimator),
-            pool.submit(change_checks, run, estimator),
-        ]
-        for part in parts:
-            part.result()
-    return build_report(run, goals, training_share, estimator=estimator)
-
-
-def _used(name: str, reason: str) -> dict[str, str]:
-    return {"name": name, "label": ESTIMATOR_LABELS[name], "reason": reason}
 
 
 def fetch_report(

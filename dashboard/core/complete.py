@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from dashboard.core.data import LazyProfile, QueryLatency, RunData
+from dashboard.core.estimators import report_with_estimator
 from dashboard.core.monitoring import DRIFT_ESTIMATOR
-from dashboard.core.report import build_report, predicted_analysis
+from dashboard.core.report import predicted_analysis
 from estimator.arrivals import Arrivals
 from estimator.completeness import complete_prefix, in_flight, settled_by_bound
 
@@ -82,11 +83,12 @@ def cut(run: RunData, stop: int) -> RunData:
 def complete_report(
     run: RunData, goals: Mapping[str, float], training_share: float, estimator: str
 ) -> dict[str, Any]:
-    """The report of ``run`` over its complete subintervals, with how many there are of
-    how many (``complete_intervals``, ``intervals``): the newest ones' events are not all
-    out yet."""
+    """The report of ``run`` over its complete subintervals by ``estimator`` (``auto``:
+    the one the run's size allows, :mod:`dashboard.core.estimators`), with how many
+    subintervals are complete of how many (``complete_intervals``, ``intervals``): the
+    newest ones' events are not all out yet."""
     complete = complete_count(run)
     # the cut run lives as long as the run, so its estimates are computed once
     part = run.derived(("complete part", complete), lambda: cut(run, complete))
-    report = build_report(part, goals, training_share, estimator=estimator)
+    report = report_with_estimator(part, goals, training_share, estimator)
     return {**report, "intervals": run.intervals, "complete_intervals": complete}

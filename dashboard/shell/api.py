@@ -12,9 +12,10 @@ import flask
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.core.complete import complete_report
 from dashboard.core.report import REPORT_PATH, choose_run
+from estimator.auto import AUTO
+from estimator.errors import MaceError
 from estimator.pathaware import ESTIMATORS
 from estimator.runs import DEFAULT_TRAINING_SHARE
-from storage.errors import StorageError
 from storage.scenarios import objectives
 
 
@@ -24,13 +25,14 @@ def register_api(app: dash.Dash) -> None:
 
 
 def _report() -> flask.Response:
-    """``?run=ID&estimator=NAME&training_share=0.1`` (NAME a registered estimator);
-    every parameter optional."""
+    """``?run=ID&estimator=NAME&training_share=0.1``, every parameter optional (NAME a
+    registered estimator or ``auto``, the default: the report says which it used and why)."""
     context: DashboardContext = flask.current_app.config[CONFIG_KEY]
     args = flask.request.args
-    estimator = args.get("estimator", "mace")
-    if estimator not in ESTIMATORS:
-        return _error(400, f"estimator must be one of {', '.join(sorted(ESTIMATORS))}")
+    estimator = args.get("estimator", AUTO)
+    if estimator != AUTO and estimator not in ESTIMATORS:
+        known = ", ".join([AUTO, *sorted(ESTIMATORS)])
+        return _error(400, f"estimator must be one of {known}")
     try:
         share = float(args.get("training_share", DEFAULT_TRAINING_SHARE))
     except ValueError:
@@ -42,7 +44,7 @@ def _report() -> flask.Response:
         run = context.runs.get(run_id)
         with context.database.cursor() as cur:
             goals = objectives(cur, run_id)
-    except StorageError as exc:
+    except MaceError as exc:
         return _error(404, str(exc))
     return flask.jsonify(complete_report(run, goals, share, estimator))
 

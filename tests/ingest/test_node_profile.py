@@ -262,7 +262,8 @@ def test_the_default_report_is_per_origin_within_two_percent_and_says_why(
     3-node run (the port work and the node profile are stored, the replay fits the budget),
     names it with the reason, and its worst case is within 2% of the measured one. With a
     budget the run does not fit, the same report falls back to burst-aware and says why."""
-    from mace.report_command import load_run_data, report_with_estimator
+    from dashboard.core.estimators import report_with_estimator
+    from mace.report_command import load_run_data
 
     _, _, db = bursty
     assert main(["report", "--db", str(db), "--run", "bursty", "--json"]) == 0
