@@ -2,8 +2,8 @@
 stored): the rule the pages, ``mace report`` and the alert pass share.
 
 Which subintervals are complete is :mod:`estimator.completeness`'s rule: no event in
-flight for a per-event run; for a counter run, the bound of the band the drift check
-uses (:data:`dashboard.core.monitoring.DRIFT_ESTIMATOR`, predicted from the stored arrivals).
+flight for a per-event run; for a counter run, the upper bound of the band of the estimate
+from the measured load (:data:`dashboard.core.monitoring.DRIFT_ESTIMATOR`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 from dashboard.core.data import LazyProfile, QueryLatency, RunData
 from dashboard.core.estimators import report_with_estimator
 from dashboard.core.monitoring import DRIFT_ESTIMATOR
-from dashboard.core.report import predicted_analysis
+from dashboard.core.report import estimated_analysis
 from estimator.arrivals import Arrivals
 from estimator.completeness import complete_prefix, in_flight, settled_by_bound
 
@@ -31,8 +31,10 @@ def _complete_count(run: RunData) -> int:
     if run.intervals == 0:
         return 0
     if run.info.counters:
-        predicted = predicted_analysis(run, estimator=DRIFT_ESTIMATOR)
-        return complete_prefix(settled_by_bound(predicted.upper, run.subinterval))
+        # the estimate from the measured load, not the prediction: a prediction fitted on
+        # a calm window can be far off, and would hold back a finished run's last minute
+        estimated = estimated_analysis(run, DRIFT_ESTIMATOR)
+        return complete_prefix(settled_by_bound(estimated.upper, run.subinterval))
     counts = run.arrivals.for_topology(run.topology)
     pending = in_flight(run.topology, counts, run.operator_stats, run.intervals)
     return complete_prefix(~pending)

@@ -72,10 +72,12 @@ def layout(scenario: Any = None, **_: Any) -> html.Div:
 
 
 COUNTER_RUN_NOTE = (
-    "This run was measured by an engine's counters (e.g. Apache Flink). A node here is an "
-    "operator's subtask threads (or a TaskManager): moving an operator means giving it its "
-    "own slot-sharing group or TaskManager, and a capacity is a parallelism or a core count. "
-    "Costs are the measured busy time per record, Python bridge included."
+    "This run was measured by an engine's counters (e.g. Apache Flink). A '-threads' node "
+    "is a vertex's subtask threads (capacity = its parallelism), inside its TaskManager's "
+    "node (capacity = its cores), whose load is the sum of its threads': moving an operator "
+    "means giving it its own slot-sharing group or TaskManager. Costs are what a thread "
+    "spends per record while a queue waits for it (mace whatif --set OP.parallelism=N "
+    "predicts a change of parallelism)."
 )
 
 callbacks = Callbacks()
