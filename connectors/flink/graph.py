@@ -41,13 +41,19 @@ The latency probe names its rows the same way (``query`` defaults to ``sink``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from connectors.errors import ConnectorError
 
+COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
+"""A subtask's cumulative counters: records in, records out, busy milliseconds."""
+PENDING = "pendingRecords"
+"""A source's records not read yet (FLIP-33: Kafka's consumer lag, for example)."""
 PRIOR_COST = 0.001
 CHAINED_PRIOR_COST = 1e-6
 """Prior cost of an operator chained behind its vertex's head: its work is measured in
@@ -127,6 +133,69 @@ class JobGraph:
         if mode == "subtask" and not vertex.is_source:
             return _thread_node(self.ids[vertex.vertex_id])
         return tm_node(vertex.taskmanagers[subtask])
+
+    def member_node(self, vertex: Vertex, member: Member, subtask: int, mode: str) -> str:
+        """The node a member's samples are charged to: a source's (also one chained in
+        front of operators) is its TaskManager, an operator's the vertex's node."""
+        if member.is_source:
+            return tm_node(vertex.taskmanagers[subtask])
+        return self.node_of(vertex, subtask, mode)
+
+
+@dataclass(frozen=True)
+class MemberSample:
+    """One subtask's cumulative counts of one source or operator of a vertex."""
+
+    member: Member
+    records_in: float
+    records_out: float
+    busy_seconds: float  # NaN for a source (Flink reports none)
+
+    def row(self, time: float, node: str, subtask: int) -> dict[str, Any]:
+        """The ``samples/`` row (docs/design.md, "Raw telemetry")."""
+        return {
+            "time": time,
+            "node": node,
+            "operator": self.member.id,
+            "subtask": subtask,
+            "port": -1,
+            "records_in": self.records_in,
+            "records_out": self.records_out,
+            "busy_seconds": self.busy_seconds,
+        }
+
+
+def subtask_samples(members: tuple[Member, ...], values: Mapping[str, float]) -> list[MemberSample]:
+    """The samples one subtask of a vertex yields, from its counters keyed like Flink's
+    REST metric ids without the subtask: ``numRecordsIn`` (the task's),
+    ``parse.numRecordsIn`` (a chained operator's), ``accumulateBusyTimeMs``,
+    ``Source__clicks.pendingRecords``. Nothing until the task's records in and out are
+    reported (a subtask still deploying).
+
+    A member standing for the whole vertex has the task's counts; a chained one its
+    operator-scoped counts (none until reported; a sink writer reports no records out).
+    The thread's busy time goes to the head, none to the operators chained behind it; a
+    source has no busy time, and its records out include those not read yet (offered =
+    read + pending: a queue in front of the source counts)."""
+    task_in, task_out = values.get(COUNTERS[0]), values.get(COUNTERS[1])
+    if task_in is None or task_out is None:
+        return []
+    busy_ms = values.get(COUNTERS[2], math.nan)
+    samples = []
+    for member in members:
+        if member.chained is None:
+            records_in, records_out = task_in, task_out
+        else:
+            found = values.get(f"{member.metric}.{COUNTERS[0]}")
+            if found is None:
+                continue
+            records_in, records_out = found, values.get(f"{member.metric}.{COUNTERS[1]}", 0.0)
+        busy = busy_ms / 1000.0 if member.is_head else 0.0
+        if member.is_source:
+            busy = math.nan
+            records_out += max(values.get(f"{member.metric}.{PENDING}", 0.0), 0.0)
+        samples.append(MemberSample(member, records_in, records_out, busy))
+    return samples
 
 
 def tm_node(taskmanager_id: str) -> str:
