@@ -208,8 +208,18 @@ class FlinkCollector:
         write_topology(self.run_dir, self._document, "topology.yaml")
 
     def poll(self) -> int:
-        """Take one sample of every subtask; returns the number of rows taken."""
+        """Take one sample of every subtask and keep it; returns the number of rows taken."""
         started = time.perf_counter()
+        rows = self.sample()
+        self._pending += rows
+        self.stats.polls += 1
+        self.stats.rows += len(rows)
+        self.stats.poll_seconds.append(time.perf_counter() - started)
+        return len(rows)
+
+    def sample(self) -> list[dict[str, Any]]:
+        """One sample of every subtask, not kept (:meth:`poll` keeps it); :meth:`drained`
+        answers from the newest sample."""
         counters = {
             v.vertex_id: self.rest.counters(
                 self.job_id,
@@ -221,17 +231,13 @@ class FlinkCollector:
             for v in self.graph.vertices
         }
         rows = sample_rows(self.graph, counters, self.clock(), self.mode)
-        self._pending += rows
         latest: dict[str, tuple[float, float]] = {}
         for row in rows:
             op, records_in, records_out = row["operator"], row["records_in"], row["records_out"]
             before = latest.get(str(op), (0.0, 0.0))
             latest[str(op)] = (before[0] + float(records_in), before[1] + float(records_out))
         self._latest = latest
-        self.stats.polls += 1
-        self.stats.rows += len(rows)
-        self.stats.poll_seconds.append(time.perf_counter() - started)
-        return len(rows)
+        return rows
 
     def drained(self) -> bool:
         """Whether, at the last sample, every operator had read all its inputs had sent

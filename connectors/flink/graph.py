@@ -41,6 +41,7 @@ The latency probe names its rows the same way (``query`` defaults to ``sink``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -63,8 +64,11 @@ MAX_PARALLELISM = 32768
 2^15): a larger value in an answer is refused, not turned into that many subtasks."""
 NODE_MODES = ("subtask", "taskmanager")
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
-_METRIC_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_METRIC_NAME = re.compile(r"[ .:,]")
+METRIC_NAME_LENGTH = 80
+"""Flink cuts longer operator names in its metric scopes."""
 _SQL_LINE = re.compile(r"^\[(\d+)\]:(\w+)")
+_SQL_SCAN = re.compile(r"^\[(\d+)\]:TableSourceScan\(table=\[\[([^\]]*)")
 _TREE_MARK = re.compile(r"[+:]- ")
 _COMMITTER = re.compile(r":\s*(Global\s+)?Committer$")
 _SINK_WRITER = re.compile(r"(:\s*Writer$)|(^Sink:)|(^\[\d+\]:Sink\b)", re.IGNORECASE)
@@ -79,8 +83,10 @@ class ChainedOperator:
 
     @property
     def metric_name(self) -> str:
-        """The name Flink's metric scope gives it (``Source: clicks`` -> ``Source__clicks``)."""
-        return _METRIC_NAME.sub("_", self.name)[:80]
+        """The name its metrics have in Flink's REST API: the operator name cut at
+        ``METRIC_NAME_LENGTH`` characters, then spaces, dots, colons and commas made
+        ``_`` (``Source: clicks[1]`` -> ``Source__clicks[1]``, ``a, b`` -> ``a__b``)."""
+        return _METRIC_NAME.sub("_", self.name[:METRIC_NAME_LENGTH])
 
 
 @dataclass(frozen=True)
@@ -235,9 +241,7 @@ def parse_chain(description: str) -> tuple[ChainedOperator, ...]:
         mark = _TREE_MARK.search(raw)
         depth = 0 if mark is None else mark.start() // 3 + 1
         name = raw[mark.end() :].strip() if mark else raw.strip()
-        sql = _SQL_LINE.match(name)
-        if sql:
-            name = f"{sql.group(2)}[{sql.group(1)}]"
+        name = _sql_operator_name(name)
         del stack[depth:]
         if _COMMITTER.search(name):
             continue
@@ -247,6 +251,18 @@ def parse_chain(description: str) -> tuple[ChainedOperator, ...]:
         chain.append(ChainedOperator(name, parent))
         stack.append(len(chain) - 1)
     return tuple(chain)
+
+
+def _sql_operator_name(line: str) -> str:
+    """The name Flink's metrics give a SQL plan line: ``[2]:Calc(select=...)`` is
+    ``Calc[2]``, a scan ``[1]:TableSourceScan(table=[[catalog, db, clicks, filter=...]])``
+    is its source ``Source: clicks[1]``; other lines are names already."""
+    scan = _SQL_SCAN.match(line)
+    if scan:
+        path = list(itertools.takewhile(lambda p: "=" not in p, scan.group(2).split(",")))
+        return f"Source: {path[-1].strip() if path else 'table'}[{scan.group(1)}]"
+    sql = _SQL_LINE.match(line)
+    return f"{sql.group(2)}[{sql.group(1)}]" if sql else line
 
 
 def job_graph(

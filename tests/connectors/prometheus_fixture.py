@@ -16,16 +16,14 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 import subprocess
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from connectors.prometheus import server
 from tests.connectors.flink_fixture import recorded
 
 FIXTURES = Path(__file__).parent / "fixtures" / "prometheus"
@@ -215,22 +213,9 @@ def _number(value: float) -> str:
     return "NaN" if math.isnan(value) else f"{value:g}"
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def prometheus_missing() -> str | None:
-    """Why no real Prometheus can run here (None: it can)."""
-    missing = [tool for tool in ("prometheus", "promtool") if shutil.which(tool) is None]
-    if missing:
-        return (
-            f"{' and '.join(missing)} not installed (Debian package prometheus; make system-deps)"
-        )
-    return None
+    """Why no real Prometheus (with ``promtool`` for backfills) can run here."""
+    return server.prometheus_missing(("prometheus", "promtool"))
 
 
 @contextmanager
@@ -243,9 +228,9 @@ def serve(
 ) -> Iterator[str]:
     """Backfill ``text`` (if any), start Prometheus on 127.0.0.1 (scraping ``scrape``
     host:port targets every second), wait until it is ready; yield its URL."""
-    data = workdir / "tsdb"
-    data.mkdir(parents=True, exist_ok=True)
     if text is not None:
+        data = workdir / "tsdb"
+        data.mkdir(parents=True, exist_ok=True)
         source = workdir / "history.om"
         source.write_text(text, encoding="utf-8")
         subprocess.run(
@@ -254,52 +239,8 @@ def serve(
             capture_output=True,
             timeout=120,
         )
-    config = workdir / "prometheus.yml"
-    jobs: list[dict[str, object]] = [
-        {"job_name": f"target{i}", "scrape_interval": "1s", "static_configs": [{"targets": [t]}]}
-        for i, t in enumerate(scrape)
-    ]
-    if basic_auth is not None:
-        for job in jobs:
-            job["basic_auth"] = {"username": basic_auth[0], "password": basic_auth[1]}
-    config.write_text(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": jobs}))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = (workdir / "prometheus.log").open("w")
-    process = subprocess.Popen(
-        [
-            "prometheus",
-            f"--config.file={config}",
-            f"--storage.tsdb.path={data}",
-            "--storage.tsdb.retention.time=100y",
-            f"--query.lookback-delta={lookback}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    "prometheus did not start: " + (workdir / "prometheus.log").read_text()[-2000:]
-                )
-            time.sleep(0.2)
+    with server.run_prometheus(workdir, scrape, lookback=lookback, basic_auth=basic_auth) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 FIXTURE_SCENARIOS = {
