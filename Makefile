@@ -8,13 +8,16 @@ STAMP := $(VENV)/.installed
 FLINK_VENV := .venv-flink
 FLINK_STAMP := $(FLINK_VENV)/.installed
 
-.PHONY: demo demo-flink flink-env test check docs system-deps clean bench
+.PHONY: demo demo-flink demo-flink-sql flink-env test check docs system-deps clean bench
 
 demo: system-deps $(STAMP)  ## set up, then run the product end to end (simulator)
 	$(VENV)/bin/mace demo
 
 demo-flink: system-deps $(STAMP) $(FLINK_STAMP)  ## the demo on a real Flink job
 	$(VENV)/bin/mace demo --engine flink
+
+demo-flink-sql: system-deps $(STAMP) $(FLINK_STAMP)  ## the demo on a Flink SQL job read through Prometheus
+	$(VENV)/bin/mace demo --engine flink-sql
 
 flink-env: $(FLINK_STAMP)  ## the PyFlink environment for the Flink demo and tests
 

@@ -20,10 +20,10 @@ every sample it took before returning.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +34,8 @@ import pyarrow.parquet as pq
 import yaml
 
 from connectors.errors import ConnectorError
-from connectors.flink.graph import JobGraph, Member, job_graph, tm_node, topology_document
-from connectors.flink.rest import COUNTERS, PENDING, FlinkRest, FlinkRestError, JobNotFound
+from connectors.flink.graph import JobGraph, job_graph, subtask_samples, topology_document
+from connectors.flink.rest import FlinkRest, FlinkRestError, JobNotFound
 from estimator.model import topology_from_dict
 
 TERMINAL_STATES = ("FINISHED", "CANCELED", "FAILED", "SUSPENDED")
@@ -109,63 +109,22 @@ def read_graph(rest: FlinkRest, job_id: str) -> tuple[JobGraph, str]:
 def sample_rows(graph: JobGraph, counters: dict[str, list[dict[str, str]]], now: float,
                 mode: str) -> list[dict[str, Any]]:  # fmt: skip
     """``samples/`` rows from the per-vertex counter answers (vertex id -> metrics): one
-    row per subtask of each source and operator the vertex yields (a chained operator's
-    records from its operator-scoped counters; the thread's busy time on the head)."""
+    row per subtask of each source and operator the vertex yields
+    (:func:`~connectors.flink.graph.subtask_samples`)."""
     rows = []
     for vertex in graph.vertices:
-        values: dict[str, float] = {}
+        values: dict[int, dict[str, float]] = defaultdict(dict)
         for metric in counters.get(vertex.vertex_id, []):
             try:
-                values[metric["id"]] = float(metric["value"])
+                index, name = str(metric["id"]).split(".", 1)
+                values[int(index)][name] = float(metric["value"])
             except (KeyError, TypeError, ValueError):
                 continue
-        members = graph.members[vertex.vertex_id]
         for subtask in range(vertex.parallelism):
-            task_in = values.get(f"{subtask}.{COUNTERS[0]}")
-            task_out = values.get(f"{subtask}.{COUNTERS[1]}")
-            if task_in is None or task_out is None:
-                continue  # not reported yet (subtask still deploying)
-            busy_ms = values.get(f"{subtask}.{COUNTERS[2]}", math.nan)
-            node = graph.node_of(vertex, subtask, mode)
-            for member in members:
-                counts = _member_counts(member, values, subtask, (task_in, task_out))
-                if counts is None:
-                    continue
-                busy = busy_ms / 1000.0 if member.is_head else 0.0
-                if member.is_source:
-                    busy = math.nan
-                    # offered = read + not read yet: a queue in front of the source counts
-                    pending = values.get(f"{subtask}.{member.metric}.{PENDING}", 0.0)
-                    counts = (counts[0], counts[1] + max(pending, 0.0))
-                rows.append(
-                    {
-                        "time": now,
-                        "node": tm_node(vertex.taskmanagers[subtask]) if member.is_source else node,
-                        "operator": member.id,
-                        "subtask": subtask,
-                        "port": -1,
-                        "records_in": counts[0],
-                        "records_out": counts[1],
-                        "busy_seconds": busy,
-                    }
-                )
+            for sample in subtask_samples(graph.members[vertex.vertex_id], values[subtask]):
+                node = graph.member_node(vertex, sample.member, subtask, mode)
+                rows.append(sample.row(now, node, subtask))
     return rows
-
-
-def _member_counts(
-    member: Member, values: dict[str, float], subtask: int, task: tuple[float, float]
-) -> tuple[float, float] | None:
-    """A member's cumulative records in and out: the task's for a vertex of one
-    operator, else its operator-scoped counters (None until they are reported; a sink
-    writer reports none out)."""
-    if member.chained is None:
-        return task
-    name = member.chained.metric_name
-    records_in = values.get(f"{subtask}.{name}.{COUNTERS[0]}")
-    if records_in is None:
-        return None
-    # a sink writer reports no records out
-    return records_in, values.get(f"{subtask}.{name}.{COUNTERS[1]}", 0.0)
 
 
 def chained_metric_names(graph: JobGraph, vertex_id: str) -> tuple[str, ...]:
@@ -249,8 +208,18 @@ class FlinkCollector:
         write_topology(self.run_dir, self._document, "topology.yaml")
 
     def poll(self) -> int:
-        """Take one sample of every subtask; returns the number of rows taken."""
+        """Take one sample of every subtask and keep it; returns the number of rows taken."""
         started = time.perf_counter()
+        rows = self.sample()
+        self._pending += rows
+        self.stats.polls += 1
+        self.stats.rows += len(rows)
+        self.stats.poll_seconds.append(time.perf_counter() - started)
+        return len(rows)
+
+    def sample(self) -> list[dict[str, Any]]:
+        """One sample of every subtask, not kept (:meth:`poll` keeps it); :meth:`drained`
+        answers from the newest sample."""
         counters = {
             v.vertex_id: self.rest.counters(
                 self.job_id,
@@ -262,17 +231,13 @@ class FlinkCollector:
             for v in self.graph.vertices
         }
         rows = sample_rows(self.graph, counters, self.clock(), self.mode)
-        self._pending += rows
         latest: dict[str, tuple[float, float]] = {}
         for row in rows:
             op, records_in, records_out = row["operator"], row["records_in"], row["records_out"]
             before = latest.get(str(op), (0.0, 0.0))
             latest[str(op)] = (before[0] + float(records_in), before[1] + float(records_out))
         self._latest = latest
-        self.stats.polls += 1
-        self.stats.rows += len(rows)
-        self.stats.poll_seconds.append(time.perf_counter() - started)
-        return len(rows)
+        return rows
 
     def drained(self) -> bool:
         """Whether, at the last sample, every operator had read all its inputs had sent

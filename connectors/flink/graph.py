@@ -41,13 +41,20 @@ The latency probe names its rows the same way (``query`` defaults to ``sink``).
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from connectors.errors import ConnectorError
 
+COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
+"""A subtask's cumulative counters: records in, records out, busy milliseconds."""
+PENDING = "pendingRecords"
+"""A source's records not read yet (FLIP-33: Kafka's consumer lag, for example)."""
 PRIOR_COST = 0.001
 CHAINED_PRIOR_COST = 1e-6
 """Prior cost of an operator chained behind its vertex's head: its work is measured in
@@ -57,8 +64,11 @@ MAX_PARALLELISM = 32768
 2^15): a larger value in an answer is refused, not turned into that many subtasks."""
 NODE_MODES = ("subtask", "taskmanager")
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
-_METRIC_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_METRIC_NAME = re.compile(r"[ .:,]")
+METRIC_NAME_LENGTH = 80
+"""Flink cuts longer operator names in its metric scopes."""
 _SQL_LINE = re.compile(r"^\[(\d+)\]:(\w+)")
+_SQL_SCAN = re.compile(r"^\[(\d+)\]:TableSourceScan\(table=\[\[([^\]]*)")
 _TREE_MARK = re.compile(r"[+:]- ")
 _COMMITTER = re.compile(r":\s*(Global\s+)?Committer$")
 _SINK_WRITER = re.compile(r"(:\s*Writer$)|(^Sink:)|(^\[\d+\]:Sink\b)", re.IGNORECASE)
@@ -73,8 +83,10 @@ class ChainedOperator:
 
     @property
     def metric_name(self) -> str:
-        """The name Flink's metric scope gives it (``Source: clicks`` -> ``Source__clicks``)."""
-        return _METRIC_NAME.sub("_", self.name)[:80]
+        """The name its metrics have in Flink's REST API: the operator name cut at
+        ``METRIC_NAME_LENGTH`` characters, then spaces, dots, colons and commas made
+        ``_`` (``Source: clicks[1]`` -> ``Source__clicks[1]``, ``a, b`` -> ``a__b``)."""
+        return _METRIC_NAME.sub("_", self.name[:METRIC_NAME_LENGTH])
 
 
 @dataclass(frozen=True)
@@ -128,6 +140,69 @@ class JobGraph:
             return _thread_node(self.ids[vertex.vertex_id])
         return tm_node(vertex.taskmanagers[subtask])
 
+    def member_node(self, vertex: Vertex, member: Member, subtask: int, mode: str) -> str:
+        """The node a member's samples are charged to: a source's (also one chained in
+        front of operators) is its TaskManager, an operator's the vertex's node."""
+        if member.is_source:
+            return tm_node(vertex.taskmanagers[subtask])
+        return self.node_of(vertex, subtask, mode)
+
+
+@dataclass(frozen=True)
+class MemberSample:
+    """One subtask's cumulative counts of one source or operator of a vertex."""
+
+    member: Member
+    records_in: float
+    records_out: float
+    busy_seconds: float  # NaN for a source (Flink reports none)
+
+    def row(self, time: float, node: str, subtask: int) -> dict[str, Any]:
+        """The ``samples/`` row (docs/design.md, "Raw telemetry")."""
+        return {
+            "time": time,
+            "node": node,
+            "operator": self.member.id,
+            "subtask": subtask,
+            "port": -1,
+            "records_in": self.records_in,
+            "records_out": self.records_out,
+            "busy_seconds": self.busy_seconds,
+        }
+
+
+def subtask_samples(members: tuple[Member, ...], values: Mapping[str, float]) -> list[MemberSample]:
+    """The samples one subtask of a vertex yields, from its counters keyed like Flink's
+    REST metric ids without the subtask: ``numRecordsIn`` (the task's),
+    ``parse.numRecordsIn`` (a chained operator's), ``accumulateBusyTimeMs``,
+    ``Source__clicks.pendingRecords``. Nothing until the task's records in and out are
+    reported (a subtask still deploying).
+
+    A member standing for the whole vertex has the task's counts; a chained one its
+    operator-scoped counts (none until reported; a sink writer reports no records out).
+    The thread's busy time goes to the head, none to the operators chained behind it; a
+    source has no busy time, and its records out include those not read yet (offered =
+    read + pending: a queue in front of the source counts)."""
+    task_in, task_out = values.get(COUNTERS[0]), values.get(COUNTERS[1])
+    if task_in is None or task_out is None:
+        return []
+    busy_ms = values.get(COUNTERS[2], math.nan)
+    samples = []
+    for member in members:
+        if member.chained is None:
+            records_in, records_out = task_in, task_out
+        else:
+            found = values.get(f"{member.metric}.{COUNTERS[0]}")
+            if found is None:
+                continue
+            records_in, records_out = found, values.get(f"{member.metric}.{COUNTERS[1]}", 0.0)
+        busy = busy_ms / 1000.0 if member.is_head else 0.0
+        if member.is_source:
+            busy = math.nan
+            records_out += max(values.get(f"{member.metric}.{PENDING}", 0.0), 0.0)
+        samples.append(MemberSample(member, records_in, records_out, busy))
+    return samples
+
 
 def tm_node(taskmanager_id: str) -> str:
     """A TaskManager's node id: short and stable while the TaskManager lives."""
@@ -166,9 +241,7 @@ def parse_chain(description: str) -> tuple[ChainedOperator, ...]:
         mark = _TREE_MARK.search(raw)
         depth = 0 if mark is None else mark.start() // 3 + 1
         name = raw[mark.end() :].strip() if mark else raw.strip()
-        sql = _SQL_LINE.match(name)
-        if sql:
-            name = f"{sql.group(2)}[{sql.group(1)}]"
+        name = _sql_operator_name(name)
         del stack[depth:]
         if _COMMITTER.search(name):
             continue
@@ -178,6 +251,18 @@ def parse_chain(description: str) -> tuple[ChainedOperator, ...]:
         chain.append(ChainedOperator(name, parent))
         stack.append(len(chain) - 1)
     return tuple(chain)
+
+
+def _sql_operator_name(line: str) -> str:
+    """The name Flink's metrics give a SQL plan line: ``[2]:Calc(select=...)`` is
+    ``Calc[2]``, a scan ``[1]:TableSourceScan(table=[[catalog, db, clicks, filter=...]])``
+    is its source ``Source: clicks[1]``; other lines are names already."""
+    scan = _SQL_SCAN.match(line)
+    if scan:
+        path = list(itertools.takewhile(lambda p: "=" not in p, scan.group(2).split(",")))
+        return f"Source: {path[-1].strip() if path else 'table'}[{scan.group(1)}]"
+    sql = _SQL_LINE.match(line)
+    return f"{sql.group(2)}[{sql.group(1)}]" if sql else line
 
 
 def job_graph(

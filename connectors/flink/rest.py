@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectors.errors import ConnectorError
+from connectors.flink.graph import COUNTERS, PENDING
 
-COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
-PENDING = "pendingRecords"
-"""A source's records not read yet (FLIP-33: Kafka's consumer lag, for example)."""
 DEFAULT_TIMEOUT = 5.0
 """Seconds one GET may take in all (connect, send, the whole answer)."""
 MAX_ANSWER_BYTES = 32 * 1024 * 1024

@@ -58,19 +58,45 @@ def free_port() -> int:
 def start_demo_job(
     input_dir: Path, landing: Path, run_id: str, log: Path, *, enrich_cost: float, job_name: str
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """Start the demo job on a local MiniCluster; return the process and its REST URL
-    once the job is running (raises if it does not come up in ``START_TIMEOUT``)."""
-    python = flink_python()
+    """Start the PyFlink demo job on a local MiniCluster; return the process and its REST
+    URL once the job is running (raises if it does not come up in ``START_TIMEOUT``)."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    command = [
-        str(python), "-m", "connectors.flink.demo_job", "--input", str(input_dir),
-        "--landing", str(landing), "--run-id", run_id, "--rest-port", str(port),
-        "--enrich-cost", str(enrich_cost), "--job-name", job_name,
+    arguments = [
+        "connectors.flink.demo_job", "--input", str(input_dir), "--landing", str(landing),
+        "--run-id", run_id, "--rest-port", str(port), "--enrich-cost", str(enrich_cost),
+        "--job-name", job_name,
     ]  # fmt: skip
+    return start_job(arguments, port, log)
+
+
+def start_sql_demo_job(
+    input_dir: Path, categories: Path, outputs: Path, log: Path, *, hash_repeat: int,
+    job_name: str, prometheus_port: int,
+) -> tuple[subprocess.Popen[bytes], str]:  # fmt: skip
+    """Start the SQL demo job (:mod:`connectors.flink.sql_demo_job`) with its Prometheus
+    reporter on ``prometheus_port``; as :func:`start_demo_job`."""
+    port = free_port()
+    arguments = [
+        "connectors.flink.sql_demo_job", "--input", str(input_dir), "--categories",
+        str(categories), "--outputs", str(outputs), "--rest-port", str(port),
+        "--prometheus-port", str(prometheus_port), "--hash-repeat", str(hash_repeat),
+        "--job-name", job_name,
+    ]  # fmt: skip
+    return start_job(arguments, port, log)
+
+
+def start_job(arguments: list[str], port: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Run ``python -m <arguments>`` in the Flink environment (a job whose MiniCluster's
+    REST API is on ``port``); return the process and the REST URL once a job runs."""
+    python = flink_python()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     with log.open("ab") as out:
         process = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            [str(python), "-m", *arguments],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"
     rest = FlinkRest(url, timeout=2.0)

@@ -38,7 +38,7 @@ import yaml
 
 from connectors.errors import ConnectorError
 from connectors.flink.collector import SAMPLE_SCHEMA, _write_atomically, read_graph, write_topology
-from connectors.flink.graph import JobGraph, Vertex, tm_node, topology_document
+from connectors.flink.graph import JobGraph, Member, Vertex, tm_node, topology_document
 from connectors.flink.rest import FlinkRest
 from connectors.prometheus.client import MAX_POINTS, PrometheusClient, PrometheusError
 from connectors.prometheus.transform import (
@@ -111,15 +111,30 @@ def job_selector(job: str) -> str:
 
 
 def graph_targets(graph: JobGraph, mode: str) -> list[Target]:
-    """The series targets of a job read from Flink's REST API."""
+    """The series targets of a job read from Flink's REST API: each vertex yields the
+    sources and operators the REST collector writes rows for."""
 
-    def node(vertex: Vertex) -> Callable[[int, str], str]:
-        return lambda subtask, tm: graph.node_of(vertex, min(subtask, vertex.parallelism - 1), mode)
+    def node(vertex: Vertex) -> Callable[[Member, int, str], str]:
+        last = vertex.parallelism - 1
+        return lambda member, subtask, tm: graph.member_node(
+            vertex, member, min(subtask, last), mode
+        )
 
     return [
-        Target(graph.ids[v.vertex_id], v.vertex_id, v.name, node(v), v.parallelism)
+        Target(
+            v.vertex_id,
+            (v.name, graph.ids[v.vertex_id]),
+            tuple(c.name for c in v.chain) or _chain_of(v.name),
+            graph.members[v.vertex_id],
+            node(v),
+        )
         for v in graph.vertices
     ]
+
+
+def _chain_of(name: str) -> tuple[str, ...]:
+    """A vertex's operator names from its name (``Map -> Filter``) when the plan has none."""
+    return tuple(part.strip() for part in name.split("->"))
 
 
 def topology_targets(document: dict[str, Any]) -> list[Target]:
@@ -127,20 +142,17 @@ def topology_targets(document: dict[str, Any]) -> list[Target]:
     samples go to its placed node, a source's to its TaskManager."""
     placement = dict(document.get("placement") or {})
 
-    def source_node(subtask: int, tm: str) -> str:
-        return tm_node(tm) if tm else "source"
+    def node(member: Member, subtask: int, tm: str) -> str:
+        if member.is_source:
+            return tm_node(tm) if tm else "source"
+        return str(placement.get(member.id, member.id))
 
-    def placed(node: str) -> Callable[[int, str], str]:
-        return lambda subtask, tm: node
-
-    targets = [
-        Target(str(s["id"]), None, str(s["id"]), source_node, 1)
-        for s in document.get("sources") or []
+    elements = [(str(s["id"]), True) for s in document.get("sources") or []]
+    elements += [(str(o["id"]), False) for o in document.get("operators") or []]
+    return [
+        Target(None, (oid,), (oid,), (Member(oid, None, (), source, not source, oid),), node)
+        for oid, source in elements
     ]
-    for operator in document.get("operators") or []:
-        oid = str(operator["id"])
-        targets.append(Target(oid, None, oid, placed(str(placement.get(oid, oid))), 1))
-    return targets
 
 
 @dataclass

@@ -4,11 +4,15 @@ Flink's Prometheus reporter exports every counter as a gauge named after its sco
 (``flink_taskmanager_job_task_numRecordsIn``) with the scope's variables as labels
 (``job_name``, ``task_id``, ``task_name``, ``subtask_index``, ``tm_id``, ...). This
 module matches each series to a vertex of the job and turns the answers into the
-rows the REST collector writes (DESIGN section 5): one row per (vertex, subtask,
-evaluation time) with the cumulative ``records_in``, ``records_out`` and
-``busy_seconds``. Counter resets and gaps are left to ingestion, which differences
-the counters (a value that goes backwards is a restart; a missing time spreads the
-next delta over the gap); they are only counted here, for the terminal.
+rows the REST collector writes (DESIGN section 5): one row per (source or operator,
+subtask, evaluation time) with the cumulative ``records_in``, ``records_out`` and
+``busy_seconds``. A vertex yields its sources and operators by the REST collector's
+rule (:func:`~connectors.flink.graph.subtask_samples`): a chain ``Source: events ->
+parse -> ...`` gives the source its records out as arrivals, each chained operator its
+operator-scoped counts and the head the thread's busy time. Counter resets and gaps
+are left to ingestion, which differences the counters (a value that goes backwards
+is a restart; a missing time spreads the next delta over the gap); they are only
+counted here, for the terminal.
 
 Two generations of names are accepted:
 
@@ -18,8 +22,9 @@ Two generations of names are accepted:
 - **operator scope** (older dashboards and exporters):
   ``flink_taskmanager_job_task_operator_numRecordsIn`` / ``...Out``, one series per
   chained operator; a vertex's records in are its first operator's, its records out
-  its last operator's. Where no ``accumulateBusyTimeMs`` exists (older releases),
-  the busy time is the running sum of ``busyTimeMsPerSecond`` over the steps.
+  its last operator's (when the task scope is not exported). Where no
+  ``accumulateBusyTimeMs`` exists (older releases), the busy time is the running sum
+  of ``busyTimeMsPerSecond`` over the steps.
 
 Series are matched to vertices by ``task_id`` (Flink's vertex id) when the graph
 has the ids (``--rest``), else by the vertex name (``task_name`` as the REST
@@ -40,16 +45,12 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from connectors.flink.graph import vertex_slug
+from connectors.flink.graph import COUNTERS, PENDING, Member, subtask_samples, vertex_slug
 
 TASK_PREFIX = "flink_taskmanager_job_task_"
 OPERATOR_PREFIX = "flink_taskmanager_job_task_operator_"
-IN, OUT, BUSY, BUSY_RATE = (
-    "numRecordsIn",
-    "numRecordsOut",
-    "accumulateBusyTimeMs",
-    "busyTimeMsPerSecond",
-)
+IN, OUT, BUSY = COUNTERS
+BUSY_RATE = "busyTimeMsPerSecond"
 METRIC_NAMES = (
     TASK_PREFIX + IN,
     TASK_PREFIX + OUT,
@@ -57,6 +58,7 @@ METRIC_NAMES = (
     TASK_PREFIX + BUSY_RATE,
     OPERATOR_PREFIX + IN,
     OPERATOR_PREFIX + OUT,
+    OPERATOR_PREFIX + PENDING,
 )
 """Every metric name the collector asks for (both generations)."""
 JOB_LABELS = ("job_name", "job_id")
@@ -72,22 +74,20 @@ def name_key(name: str) -> str:
 
 @dataclass(frozen=True)
 class Target:
-    """Where the series of one vertex go: its topology operator id and its samples' node.
+    """A vertex of the job: how its series are recognised and what rows they make.
 
-    ``node`` maps (subtask, TaskManager label or "") to the node the row is charged to.
-    ``names`` are the vertex's chained operator names, first to last (for operator-scope
-    series); ``vertex_id`` is Flink's id (the ``task_id`` label) when known.
+    ``vertex_id`` is Flink's id (the ``task_id`` label) when known; ``names`` are the
+    names a ``task_name`` label may give it; ``chain`` its operators' names, first to
+    last (operator-scope series stand in for the task's records in and out where the
+    task scope is not exported); ``members`` the sources and operators it yields, and
+    ``node(member, subtask, TaskManager label or "")`` the node a row is charged to.
     """
 
-    operator: str
     vertex_id: str | None
-    name: str
-    node: Callable[[int, str], str]
-    parallelism: int
-
-    @property
-    def chain(self) -> tuple[str, ...]:
-        return tuple(part.strip() for part in self.name.split("->"))
+    names: tuple[str, ...]
+    chain: tuple[str, ...]
+    members: tuple[Member, ...]
+    node: Callable[[Member, int, str], str]
 
 
 @dataclass
@@ -166,7 +166,7 @@ def _match(labels: Mapping[str, str], targets: list[Target]) -> Target | None:
     task_name = labels.get("task_name")
     if task_name is not None:
         for target in targets:
-            if _same(task_name, target.name) or _same(task_name, target.operator):
+            if any(_same(task_name, name) for name in target.names):
                 return target
     return None
 
@@ -183,7 +183,7 @@ def _values(series: Series, report: TransformReport) -> list[tuple[float, float]
     return points
 
 
-Cell = tuple[str, int]  # (operator, subtask)
+Cell = tuple[int, int]  # (target index, subtask)
 
 
 def samples_from_answers(
@@ -191,15 +191,16 @@ def samples_from_answers(
 ) -> tuple[list[dict[str, Any]], TransformReport]:
     """``samples/`` rows (sorted by time, operator, subtask) from every series of the job.
 
-    A row is written for a (vertex, subtask, time) that has both records in and records
-    out; its busy time is NaN when unknown (as Flink reports it for sources).
+    Rows are written for a (vertex, subtask, time) that has both the task's records in
+    and out; a busy time is NaN when unknown (as Flink reports it for sources).
     """
     report = TransformReport()
-    # (kind, cell) -> the points of every series feeding it
+    # (counter key as in the REST API, cell) -> the points of every series feeding it
     fed: dict[tuple[str, Cell], list[list[tuple[float, float]]]] = defaultdict(list)
-    task_scope: set[tuple[str, Cell]] = set()  # (in|out, cell) seen at task scope
-    operator_scope: list[tuple[str, Cell, list[tuple[float, float]]]] = []
+    task_scope: set[tuple[str, Cell]] = set()  # task records in/out seen at task scope
+    stand_ins: list[tuple[str, Cell, list[tuple[float, float]]]] = []
     taskmanager: dict[Cell, str] = {}
+    index = {id(t): k for k, t in enumerate(targets)}
     for entry in series:
         report.series += 1
         labels = entry.get("metric") or {}
@@ -209,65 +210,56 @@ def samples_from_answers(
         if target is None or subtask_text is None or not subtask_text.isdigit():
             report.unmatched_series += 1
             continue
-        cell = (target.operator, int(subtask_text))
+        cell = (index[id(target)], int(subtask_text))
         points = _values(entry, report)
         if points:
             taskmanager[cell] = str(labels.get("tm_id", taskmanager.get(cell, "")))
         if name.startswith(OPERATOR_PREFIX):
-            operator_name = str(labels.get("operator_name", ""))
-            kind = name[len(OPERATOR_PREFIX) :]
-            if (kind == IN and _same(operator_name, target.chain[0])) or (
-                kind == OUT and _same(operator_name, target.chain[-1])
+            counter, operator = name[len(OPERATOR_PREFIX) :], str(labels.get("operator_name", ""))
+            keys = [f"{m.metric}.{counter}" for m in target.members if _same(operator, m.metric)]
+            for key in keys:
+                fed[(key, cell)].append(points)
+            if (counter == IN and _same(operator, target.chain[0])) or (
+                counter == OUT and _same(operator, target.chain[-1])
             ):
-                operator_scope.append(("in" if kind == IN else "out", cell, points))
+                stand_ins.append((counter, cell, points))
+            elif not keys:
+                report.unmatched_series += 1
             continue
-        task_kind = {IN: "in", OUT: "out", BUSY: "busy", BUSY_RATE: "rate"}.get(
-            name[len(TASK_PREFIX) :]
-        )
-        if task_kind is None:
+        kind = name[len(TASK_PREFIX) :]
+        if kind not in (IN, OUT, BUSY, BUSY_RATE):
             report.unmatched_series += 1
             continue
-        if task_kind in ("in", "out"):
-            task_scope.add((task_kind, cell))
-        fed[(task_kind, cell)].append(points)
-    for kind, cell, points in operator_scope:
+        if kind in (IN, OUT):
+            task_scope.add((kind, cell))
+        fed[(kind, cell)].append(points)
+    for kind, cell, points in stand_ins:
         if (kind, cell) not in task_scope:
             fed[(kind, cell)].append(points)
-    table: dict[tuple[str, Cell], dict[float, float]] = {}
-    for key, feeds in fed.items():
-        table[key], merged = _merge(feeds)
+    table: dict[Cell, dict[str, dict[float, float]]] = defaultdict(dict)
+    for (key, cell), feeds in fed.items():
+        table[cell][key], merged = _merge(feeds)
         report.merged += merged
 
     rows: list[dict[str, Any]] = []
-    by_operator = {t.operator: t for t in targets}
-    cells = sorted({cell for (_, cell) in table})
-    for cell in cells:
-        records_in, records_out = table.get(("in", cell), {}), table.get(("out", cell), {})
-        busy = table.get(("busy", cell))
-        if busy is None and ("rate", cell) in table:
-            busy = _integrate(table[("rate", cell)], step)
+    for cell in sorted(table):
+        counters = table[cell]
+        target, subtask = targets[cell[0]], cell[1]
+        if BUSY not in counters and BUSY_RATE in counters:
+            counters[BUSY] = _integrate(counters.pop(BUSY_RATE), step)
             report.integrated_busy += 1
+        records_in, records_out = counters.get(IN, {}), counters.get(OUT, {})
         times = sorted(set(records_in) & set(records_out))
         report.resets += _resets(records_in, times) + _resets(records_out, times)
         report.gaps += sum(max(0, round((b - a) / step) - 1) for a, b in pairwise(times))
-        target = by_operator[cell[0]]
-        node = target.node(cell[1], taskmanager.get(cell, ""))
+        tm = taskmanager.get(cell, "")
         for time in times:
-            busy_ms = busy.get(time, math.nan) if busy is not None else math.nan
-            rows.append(
-                {
-                    "time": time,
-                    "node": node,
-                    "operator": cell[0],
-                    "subtask": cell[1],
-                    "port": -1,
-                    "records_in": records_in[time],
-                    "records_out": records_out[time],
-                    "busy_seconds": busy_ms / 1000.0,
-                }
-            )
-    present = {cell[0] for cell in cells}
-    report.missing = {t.operator for t in targets} - present
+            values = {key: points[time] for key, points in counters.items() if time in points}
+            for sample in subtask_samples(target.members, values):
+                node = target.node(sample.member, subtask, tm)
+                rows.append(sample.row(time, node, subtask))
+    present = {row["operator"] for row in rows}
+    report.missing = {m.id for t in targets for m in t.members} - present
     rows.sort(key=lambda r: (r["time"], r["operator"], r["subtask"]))
     report.rows = len(rows)
     return rows, report

@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
+import re
 import subprocess
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from connectors.prometheus import server
 from tests.connectors.flink_fixture import recorded
 
 FIXTURES = Path(__file__).parent / "fixtures" / "prometheus"
@@ -150,26 +149,73 @@ def _series(generation: int, vid: str, name: str, tm_id: str, job_name: str,
     ]
 
 
+CHAINED_START, CHAINED_SECONDS = 1_795_307_400.0, 10
+"""The chained job's backfilled history: CHAINED_SECONDS samples from CHAINED_START."""
+_LABEL_FILTER = re.compile(r"[^A-Za-z0-9:_]")
+
+
+def chained_counters(offset: int) -> dict[str, list[dict[str, str]]]:
+    """The REST counter answers of the recorded chained job (tests/connectors/fixtures/
+    flink-chained) at ``offset``: every recorded count scaled by (offset + 1) / seconds."""
+    share = (offset + 1) / CHAINED_SECONDS
+    return {
+        vid: [{"id": m["id"], "value": f"{math.floor(float(m['value']) * share)}"} for m in metrics]
+        for vid, metrics in recorded("counters", "flink-chained").items()
+    }
+
+
+def chained_openmetrics(job_name: str = "clickstream") -> str:
+    """What Flink 2.3's reporter exports of the chained job over its history: task scope
+    and, per chained operator, operator scope, with the reporter's label filter (characters
+    outside ``[A-Za-z0-9:_]`` become ``_``)."""
+    from connectors.flink.graph import parse_chain
+
+    job = recorded("job", "flink-chained")
+    descriptions = {
+        n["id"]: n["description"] for n in recorded("plan", "flink-chained")["plan"]["nodes"]
+    }
+    details = recorded("vertices", "flink-chained")
+    families: dict[str, list[str]] = {}
+    for offset in range(CHAINED_SECONDS):
+        moment = CHAINED_START + offset
+        for vertex in job["vertices"]:
+            vid = vertex["id"]
+            tm = details[vid]["subtasks"][0]["taskmanager-id"]
+            values = {m["id"]: m["value"] for m in chained_counters(offset)[vid]}
+            task = (
+                f'job_name="{job_name}",job_id="{job["jid"]}",task_id="{vid}",'
+                f'task_name="{_LABEL_FILTER.sub("_", vertex["name"])}",subtask_index="0",'
+                f'tm_id="{_LABEL_FILTER.sub("_", tm)}",host="localhost"'
+            )
+            for counter in ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs"):
+                metric = f"flink_taskmanager_job_task_{counter}"
+                families.setdefault(metric, []).append(
+                    f"{metric}{{{task}}} {values[f'0.{counter}']} {moment:.3f}"
+                )
+            for chained in parse_chain(descriptions[vid]):
+                labels = f'{task},operator_name="{_LABEL_FILTER.sub("_", chained.name)}"'
+                for counter in ("numRecordsIn", "numRecordsOut"):
+                    value = values.get(f"0.{chained.metric_name}.{counter}")
+                    if value is None:
+                        continue
+                    metric = f"flink_taskmanager_job_task_operator_{counter}"
+                    families.setdefault(metric, []).append(
+                        f"{metric}{{{labels}}} {value} {moment:.3f}"
+                    )
+    lines = []
+    for metric, samples in families.items():
+        lines.append(f"# TYPE {metric} gauge")
+        lines += samples
+    return "\n".join([*lines, "# EOF", ""])
+
+
 def _number(value: float) -> str:
     return "NaN" if math.isnan(value) else f"{value:g}"
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def prometheus_missing() -> str | None:
-    """Why no real Prometheus can run here (None: it can)."""
-    missing = [tool for tool in ("prometheus", "promtool") if shutil.which(tool) is None]
-    if missing:
-        return (
-            f"{' and '.join(missing)} not installed (Debian package prometheus; make system-deps)"
-        )
-    return None
+    """Why no real Prometheus (with ``promtool`` for backfills) can run here."""
+    return server.prometheus_missing(("prometheus", "promtool"))
 
 
 @contextmanager
@@ -182,9 +228,9 @@ def serve(
 ) -> Iterator[str]:
     """Backfill ``text`` (if any), start Prometheus on 127.0.0.1 (scraping ``scrape``
     host:port targets every second), wait until it is ready; yield its URL."""
-    data = workdir / "tsdb"
-    data.mkdir(parents=True, exist_ok=True)
     if text is not None:
+        data = workdir / "tsdb"
+        data.mkdir(parents=True, exist_ok=True)
         source = workdir / "history.om"
         source.write_text(text, encoding="utf-8")
         subprocess.run(
@@ -193,52 +239,8 @@ def serve(
             capture_output=True,
             timeout=120,
         )
-    config = workdir / "prometheus.yml"
-    jobs: list[dict[str, object]] = [
-        {"job_name": f"target{i}", "scrape_interval": "1s", "static_configs": [{"targets": [t]}]}
-        for i, t in enumerate(scrape)
-    ]
-    if basic_auth is not None:
-        for job in jobs:
-            job["basic_auth"] = {"username": basic_auth[0], "password": basic_auth[1]}
-    config.write_text(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": jobs}))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = (workdir / "prometheus.log").open("w")
-    process = subprocess.Popen(
-        [
-            "prometheus",
-            f"--config.file={config}",
-            f"--storage.tsdb.path={data}",
-            "--storage.tsdb.retention.time=100y",
-            f"--query.lookback-delta={lookback}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    "prometheus did not start: " + (workdir / "prometheus.log").read_text()[-2000:]
-                )
-            time.sleep(0.2)
+    with server.run_prometheus(workdir, scrape, lookback=lookback, basic_auth=basic_auth) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 FIXTURE_SCENARIOS = {
@@ -258,14 +260,19 @@ def record() -> None:
     from connectors.prometheus.collector import job_selector
 
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    for name, scenario in FIXTURE_SCENARIOS.items():
+    histories = {
+        name: (openmetrics(scenario), scenario.start, scenario.start + scenario.seconds - 1)
+        for name, scenario in FIXTURE_SCENARIOS.items()
+    }
+    end = CHAINED_START + CHAINED_SECONDS - 1
+    histories["v2_chained"] = (chained_openmetrics(), CHAINED_START, end)
+    for name, (text, start, stop) in histories.items():
         with (
             tempfile.TemporaryDirectory() as work,
-            serve(openmetrics(scenario), Path(work), lookback="1s") as url,
+            serve(text, Path(work), lookback="1s") as url,
         ):
-            end = scenario.start + scenario.seconds - 1
             answer = PrometheusClient(url).query_range(
-                job_selector("clickstream"), scenario.start, end, 1.0
+                job_selector("clickstream"), start, stop, 1.0
             )
         answer["data"]["result"].sort(key=lambda s: sorted(s["metric"].items()))
         (FIXTURES / f"{name}.json").write_text(json.dumps(answer, indent=None) + "\n")

@@ -125,6 +125,16 @@ def test_chained_operators_get_their_own_counts_and_the_head_the_busy_time() -> 
     assert len(rows) == 7
 
 
+def test_chained_sql_operators_are_asked_by_the_names_flink_gives_their_metrics() -> None:
+    """As a real Flink 2.3 SQL job lists them at ``/jobs/<id>/vertices/<vid>/metrics``:
+    ``0.Source__clicks[1].numRecordsIn``, ``0.Calc[2].numRecordsIn``, ``0.end__Writer...``."""
+    chain = parse_chain(
+        "[1]:TableSourceScan(table=[[default_catalog, default_database, clicks]], "
+        "fields=[a])<br/>+- [2]:Calc(select=[a])<br/>   +- end: Writer<br/>"
+    )
+    assert [c.metric_name for c in chain] == ["Source__clicks[1]", "Calc[2]", "end__Writer"]
+
+
 @pytest.mark.parametrize(
     ("description", "expected"),
     [
@@ -139,7 +149,12 @@ def test_chained_operators_get_their_own_counts_and_the_head_the_busy_time() -> 
         ),
         (  # Flink SQL names operators [id]:Kind(details)
             "[1]:TableSourceScan(table=[[t]])<br/>+- [2]:Calc(select=[a], where=[(a > 1)])<br/>",
-            [("TableSourceScan[1]", None), ("Calc[2]", 0)],
+            [("Source: t[1]", None), ("Calc[2]", 0)],
+        ),
+        (  # a scan is named after its table, as its metrics are (Source: clicks[1])
+            "[1]:TableSourceScan(table=[[default_catalog, default_database, clicks, "
+            "filter=[=(kind, 'click')]]], fields=[a])<br/>+- [2]:Calc(select=[a])<br/>",
+            [("Source: clicks[1]", None), ("Calc[2]", 0)],
         ),
     ],
 )

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from connectors.errors import ConnectorError
-from connectors.flink.graph import job_graph, topology_document
+from connectors.flink.collector import sample_rows
+from connectors.flink.graph import Member, job_graph, topology_document
 from connectors.prometheus.collector import (
     graph_targets,
     job_selector,
@@ -22,7 +23,14 @@ from connectors.prometheus.collector import (
 )
 from connectors.prometheus.transform import Target, answer_series, samples_from_answers
 from tests.connectors.flink_fixture import recorded
-from tests.connectors.prometheus_fixture import FIXTURE_SCENARIOS, cumulative, vertices
+from tests.connectors.prometheus_fixture import (
+    CHAINED_SECONDS,
+    CHAINED_START,
+    FIXTURE_SCENARIOS,
+    chained_counters,
+    cumulative,
+    vertices,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "prometheus"
 
@@ -116,9 +124,11 @@ def test_operator_scope_names_filtered_labels_and_busy_rates() -> None:
 
 def test_missing_unmatched_and_malformed_series_are_counted_not_raised() -> None:
     targets = [
-        Target("a", "id-a", "Source: a", lambda s, tm: "tm", 1),
-        Target("b", "id-b", "b", lambda s, tm: "b-threads", 1),
-    ]
+        Target("id-a", ("Source: a",), ("Source: a",), (Member("a", None, (), True, False),),
+               lambda m, s, tm: "tm"),
+        Target("id-b", ("b",), ("b",), (Member("b", None, ("a",), False, True),),
+               lambda m, s, tm: "b-threads"),
+    ]  # fmt: skip
     series = [
         {"metric": {"__name__": "flink_taskmanager_job_task_numRecordsIn", "task_id": "id-a",
                     "subtask_index": "0"}, "values": [[10, "0"], [11, "oops"]]},
@@ -186,3 +196,39 @@ def test_series_a_real_flink_23_sql_job_exported_are_matched_by_name() -> None:
     assert by_key[("Calc-3", 0)]["records_out"] <= by_key[("Calc-3", 0)]["records_in"]
     assert math.isnan(by_key[("clicks-1", 0)]["busy_seconds"])
     assert by_key[("Calc-2", 0)]["busy_seconds"] >= 0
+
+
+def test_a_chained_vertex_gives_its_source_arrivals_and_its_operators_their_counts() -> None:
+    """Recorded from a real Prometheus holding the chained job's history (``Source: clicks
+    -> parse -> ...``, task and operator scope): the rows are the REST collector's rows
+    for the same counters, so the chained source has its records out as arrivals and each
+    chained operator its own counts."""
+    graph = job_graph(*(recorded(n, "flink-chained") for n in ("job", "plan", "vertices",
+                                                              "taskmanagers")))  # fmt: skip
+    rows, report = samples_from_answers(
+        answer_series(_answer("v2_chained")), graph_targets(graph, "subtask"), 1.0
+    )
+    expected = [
+        row
+        for offset in range(CHAINED_SECONDS)
+        for row in sample_rows(graph, chained_counters(offset), CHAINED_START + offset, "subtask")
+    ]
+    expected.sort(key=lambda r: (r["time"], r["operator"], r["subtask"]))
+    assert len(rows) == len(expected) == 7 * CHAINED_SECONDS
+    for got, want in zip(rows, expected, strict=True):
+        assert got.keys() == want.keys()
+        for key, value in want.items():
+            if isinstance(value, float) and math.isnan(value):
+                assert math.isnan(got[key]), (got, want)
+            else:
+                assert got[key] == pytest.approx(value), (key, got, want)
+    last = CHAINED_START + CHAINED_SECONDS - 1
+    clicks = next(r for r in rows if r["operator"] == "clicks" and r["time"] == last)
+    source_vertex = graph.vertices[0].vertex_id
+    recorded_out = next(
+        float(m["value"])
+        for m in recorded("counters", "flink-chained")[source_vertex]
+        if m["id"] == "0.Source__clicks.numRecordsOut"
+    )
+    assert clicks["records_out"] == recorded_out and math.isnan(clicks["busy_seconds"])
+    assert report.missing == set() and report.unmatched_series == 0

@@ -94,6 +94,22 @@ def test_collect_from_a_wrong_url_is_one_line(
     assert not any(tmp_path.iterdir())  # nothing written for a job never found
 
 
+def test_the_sql_demo_without_prometheus_is_one_line_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from connectors.flink.runtime import free_port
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no prometheus binary on it
+    argv = ["demo", "--engine", "flink-sql", "--workdir", str(tmp_path / "work")]
+    assert main([*argv, "--port", str(free_port())]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "mace demo: error: --engine flink-sql needs a Prometheus server: prometheus not "
+        "installed (Debian package prometheus: make system-deps)"
+    )
+    assert not (tmp_path / "work").exists()  # nothing started, nothing written
+
+
 @pytest.mark.parametrize(
     "name",
     [
