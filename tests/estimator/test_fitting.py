@@ -5,11 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from estimator.arrivals import arrivals_from_matrix
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
-from estimator.fitting import fit_operator_stats, thread_cost, training_window
+from estimator.fitting import (
+    fit_operator_stats,
+    fluid_served,
+    served_rate,
+    thread_cost,
+    training_window,
+)
 from estimator.propagation import build_load_model
 from tests.estimator.helpers import chain
 
@@ -102,7 +110,7 @@ def test_a_thread_serving_a_queue_costs_its_capacity_over_its_rate() -> None:
     offered = pd.Series([20.0] * 15 + [300.0] * 20 + [20.0] * 5)
     busy = [0.4] * 15 + [0.3] * 25
     rows = _thread_rows(served, busy)
-    assert thread_cost(rows, 1.0, offered) == pytest.approx(1 / 125)
+    assert thread_cost(rows, 1.0, offered) == pytest.approx(1 / 125, rel=1e-3)
     # without the offered records, the busy time is all there is: 20 ms a record at
     # 20 a second, 2.4 ms at 125, a falling line, so no reading
     assert thread_cost(rows, 1.0) is None
@@ -117,3 +125,65 @@ def test_a_thread_without_a_queue_is_read_from_its_busy_time() -> None:
     assert thread_cost(rows, 1.0, pd.Series(served)) == pytest.approx(0.005)
     saturated = _thread_rows([180.0] * 20, [0.95] * 20)
     assert thread_cost(saturated, 1.0) == pytest.approx(1 / 180)
+
+
+def _plain_fluid(offered: list[float], rate: float) -> list[float]:
+    """One first-come-first-served server of ``rate`` records per subinterval, by hand."""
+    queue, out = 0.0, []
+    for arriving in offered:
+        queue += arriving
+        out.append(min(queue, rate))
+        queue -= out[-1]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    offered=st.lists(st.floats(0, 500), min_size=1, max_size=40),
+    rates=st.lists(st.floats(0.5, 400), min_size=1, max_size=4),
+)
+def test_fluid_served_is_a_first_come_first_served_server(
+    offered: list[float], rates: list[float]
+) -> None:
+    served = fluid_served(np.array(offered), np.array(rates))
+    for row, rate in zip(served, rates, strict=True):
+        assert row == pytest.approx(_plain_fluid(offered, rate), abs=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rate=st.floats(50, 400),
+    overload=st.floats(1.3, 4.0),
+    calm=st.integers(5, 30),
+    burst=st.integers(6, 30),
+    lump=st.integers(1, 4),
+)
+def test_a_served_rate_is_read_back_from_a_queue_even_when_served_in_lumps(
+    rate: float, overload: float, calm: int, burst: int, lump: int
+) -> None:
+    """A server of ``rate`` fed a burst of ``overload`` x its rate, whose counter shows
+    what it served only every ``lump`` subintervals (a Python operator's bundles): the
+    fitted rate is the server's, within 2% plus what half a lump of lag makes of the
+    burst (counted at a lump's end, records look served that much later). A queue no
+    longer than a few lumps looks like lumps read late, and is not asked for."""
+    assume((overload - 1) * burst >= 3 * lump)
+    offered = [0.2 * rate] * calm + [overload * rate] * burst + [0.2 * rate] * (3 * burst)
+    true = _plain_fluid(offered, rate)
+    shown = [0.0] * len(true)
+    for k in range(0, len(true), lump):  # all of a lump counted at its last subinterval
+        shown[min(k + lump, len(true)) - 1] = sum(true[k : k + lump])
+    fitted = served_rate(np.array(offered), np.array(shown))
+    assert fitted == pytest.approx(rate, rel=0.02 + 0.5 * (lump - 1) / burst)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    offered=st.lists(st.floats(0, 300), min_size=10, max_size=60),
+    lag=st.integers(0, 2),
+)
+def test_an_operator_that_keeps_up_has_no_served_rate(offered: list[float], lag: int) -> None:
+    """Served = offered, counted up to ``lag`` subintervals late: no server rate
+    explains that better than a server without limit does."""
+    shown = [0.0] * lag + offered[: len(offered) - lag]
+    shown[-1] += sum(offered[len(offered) - lag :])
+    assert served_rate(np.array(offered), np.array(shown)) is None
