@@ -28,6 +28,26 @@ class PortFit:
     events_in: float
     cost: float
     selectivity: float
+    reading: str = "cpu per record"  # how the cost was read (see :func:`thread_cost`)
+    busy_per_record: tuple[float, float] | None = None  # calmest, busiest third of a thread
+
+    @property
+    def waits(self) -> bool:
+        """Whether the thread's busy time per record changes with its load by
+        :data:`WAITS` or more: busy time that is waiting (for a core, a Python worker, a
+        service, a rate limit), not work, so its cost is not busy time per record."""
+        if self.busy_per_record is None:
+            return False
+        low, high = self.busy_per_record
+        return min(low, high) > 0 and max(low, high) >= WAITS * min(low, high)
+
+
+@dataclass(frozen=True)
+class ThreadCost:
+    """The cost of a record on a thread and the reading it came from."""
+
+    cost: float
+    reading: str  # "queued", "saturated" or "busy-time line"
 
 
 @dataclass(frozen=True)
@@ -100,6 +120,7 @@ def fit_operator_stats(
             if events <= 0:
                 unfitted.append(key)
                 continue
+            reading, by_load = "cpu per record", None
             if cpu > 0:
                 costs[port] = cpu / events
                 if op.id in threads:
@@ -107,12 +128,16 @@ def fit_operator_stats(
                     offered = None
                     if len(op.inputs) == 1:
                         offered = _offered(topology, frame, op.inputs[0], source_counts)
-                    costs[port] = (
-                        thread_cost(rows, threads[op.id], offered, topology.subinterval)
-                        or costs[port]
-                    )
+                    read = thread_cost(rows, threads[op.id], offered, topology.subinterval)
+                    reading, by_load = "busy time per record", busy_per_record_by_load(rows)
+                    if read is not None:
+                        costs[port], reading = read.cost, read.reading
             selectivities[port] = outputs / events
-            fitted_ports.append(PortFit(op.id, port, events, costs[port], selectivities[port]))
+            fitted_ports.append(
+                PortFit(
+                    op.id, port, events, costs[port], selectivities[port], reading, by_load
+                )
+            )
         coefficient = op.product_coefficient
         if op.model == "product":
             coefficient = _fit_product(op, frame, coefficient)
@@ -147,6 +172,9 @@ limit is compared with the records served at its best lag, so that a counter rea
 is not taken for a queue."""
 RATES = 128
 """Server rates tried per pass (geometric grid; a second pass refines around the best)."""
+WAITS = 2.0
+"""Busy time per record that differs by this factor between a thread's calmest and
+busiest third of blocks is not the thread's work (:attr:`PortFit.waits`)."""
 BLOCK = 5
 """Subintervals summed into one reading of a thread's busy time: counters sampled every
 second by wall clock are noisy per subinterval (a metric value can lag its neighbour's
@@ -202,7 +230,7 @@ def thread_cost(
     capacity: float,
     offered: pd.Series | None = None,
     subinterval: float = 1.0,
-) -> float | None:
+) -> ThreadCost | None:
     """The busy time per record at which a thread (or ``capacity`` threads) serves
     records when a queue waits for them, from per-subinterval ``events_in`` and
     ``cpu_seconds`` (busy seconds).
@@ -235,14 +263,14 @@ def thread_cost(
         arriving = offered.reindex(span, fill_value=0.0).to_numpy(dtype=float)
         rate = served_rate(arriving, served.to_numpy(dtype=float))
         if rate is not None:
-            return capacity * subinterval / rate
+            return ThreadCost(capacity * subinterval / rate, "queued")
     block = span // BLOCK
     per_second = BLOCK * subinterval
     events = served.groupby(block).sum().to_numpy(dtype=float) / per_second
     busy = busy_of.groupby(block).sum().to_numpy(dtype=float) / per_second
     full = (events > 0) & (busy >= SATURATED * capacity)
     if full.sum() >= MIN_POINTS:
-        return capacity / float(events[full].mean())
+        return ThreadCost(capacity / float(events[full].mean()), "saturated")
     keep = (events > 0) & ~full
     if keep.sum() < MIN_POINTS or np.ptp(events[keep]) <= 0:
         return None
@@ -250,7 +278,26 @@ def thread_cost(
     if slope <= 0:
         return None
     fixed = min(max(float(intercept), 0.0), SATURATED * capacity)
-    return float(slope) / (1.0 - fixed / capacity)
+    return ThreadCost(float(slope) / (1.0 - fixed / capacity), "busy-time line")
+
+
+def busy_per_record_by_load(rows: pd.DataFrame) -> tuple[float, float] | None:
+    """A thread's busy time per record in the calmest and in the busiest third of its
+    blocks of ``BLOCK`` subintervals with records (None with fewer than two blocks a
+    third)."""
+    if rows.empty:
+        return None
+    block = rows["interval"].to_numpy(dtype=np.int64) // BLOCK
+    sums = rows.groupby(block)[["events_in", "cpu_seconds"]].sum()
+    sums = sums[sums["events_in"] > 0].sort_values("events_in")
+    third = len(sums) // 3
+    if third < 2:
+        return None
+    low, high = sums.iloc[:third], sums.iloc[-third:]
+    return (
+        float(low["cpu_seconds"].sum() / low["events_in"].sum()),
+        float(high["cpu_seconds"].sum() / high["events_in"].sum()),
+    )
 
 
 def _thread_capacities(topology: Topology) -> dict[str, float]:

@@ -15,10 +15,12 @@ from estimator.fitting import (
     fit_operator_stats,
     fluid_served,
     served_rate,
+    ThreadCost,
     thread_cost,
     training_window,
 )
 from estimator.propagation import build_load_model
+from estimator.model import Topology, topology_from_dict
 from tests.estimator.helpers import chain
 
 
@@ -110,7 +112,9 @@ def test_a_thread_serving_a_queue_costs_its_capacity_over_its_rate() -> None:
     offered = pd.Series([20.0] * 15 + [300.0] * 20 + [20.0] * 5)
     busy = [0.4] * 15 + [0.3] * 25
     rows = _thread_rows(served, busy)
-    assert thread_cost(rows, 1.0, offered) == pytest.approx(1 / 125, rel=1e-3)
+    read = thread_cost(rows, 1.0, offered)
+    assert read is not None and read.reading == "queued"
+    assert read.cost == pytest.approx(1 / 125, rel=1e-3)
     # without the offered records, the busy time is all there is: 20 ms a record at
     # 20 a second, 2.4 ms at 125, a falling line, so no reading
     assert thread_cost(rows, 1.0) is None
@@ -122,9 +126,10 @@ def test_a_thread_without_a_queue_is_read_from_its_busy_time() -> None:
     served = [r for r in rates for _ in range(5)]
     busy = [0.004 * r + 0.2 for r in served]
     rows = _thread_rows(served, busy)
-    assert thread_cost(rows, 1.0, pd.Series(served)) == pytest.approx(0.005)
+    read = thread_cost(rows, 1.0, pd.Series(served))
+    assert read == ThreadCost(pytest.approx(0.005), "busy-time line")
     saturated = _thread_rows([180.0] * 20, [0.95] * 20)
-    assert thread_cost(saturated, 1.0) == pytest.approx(1 / 180)
+    assert thread_cost(saturated, 1.0) == ThreadCost(pytest.approx(1 / 180), "saturated")
 
 
 def _plain_fluid(offered: list[float], rate: float) -> list[float]:
@@ -187,3 +192,42 @@ def test_an_operator_that_keeps_up_has_no_served_rate(offered: list[float], lag:
     shown = [0.0] * lag + offered[: len(offered) - lag]
     shown[-1] += sum(offered[len(offered) - lag :])
     assert served_rate(np.array(offered), np.array(shown)) is None
+
+
+def _thread_topology() -> Topology:
+    """One operator on a thread of a TaskManager (a node with a host), fed by source s."""
+    return topology_from_dict(
+        {
+            "name": "threads",
+            "subinterval": 1.0,
+            "nodes": [
+                {"id": "op-threads", "capacity": 1.0, "host": "tm"},
+                {"id": "tm", "capacity": 2.0},
+            ],
+            "sources": [{"id": "s"}],
+            "operators": [{"id": "op", "query": "q", "inputs": ["s"], "cost": 0.001}],
+            "placement": {"op": "op-threads"},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("fixed", "per_record", "waits"),
+    [
+        (0.2, 0.002, True),  # 0.2 s a second whatever comes: 12 ms a record at 20/s, 3.7 at 120
+        (0.0, 0.004, False),  # work only: 4 ms a record at every load
+    ],
+)
+def test_a_thread_whose_busy_time_is_not_its_work_is_told(
+    fixed: float, per_record: float, waits: bool
+) -> None:
+    rates = [20.0, 40.0, 60.0, 80.0, 100.0, 120.0]
+    served = [r for r in rates for _ in range(10)]
+    rows = _thread_rows(served, [fixed + per_record * r for r in served])
+    fit = fit_operator_stats(_thread_topology(), rows, None, np.array([served]))
+    (port,) = fit.ports
+    low, high = port.busy_per_record or (0.0, 0.0)
+    assert low == pytest.approx((fixed + per_record * 30) / 30)  # rates 20 and 40
+    assert high == pytest.approx((fixed + per_record * 110) / 110)  # rates 100 and 120
+    assert port.waits is waits
+    assert port.reading == "busy-time line"
