@@ -172,7 +172,7 @@ def test_a_plan_description_is_read_as_a_chain_tree(
             "[1]:TableSourceScan(table=[[c, d, events]], fields=[k])<br/>"
             "+- [2]:Calc(select=[k])<br/>",
             "Source: events[1] -> Calc[2]",
-            ["Source__events_1_", "Calc_2_"],
+            ["Source__events[1]", "Calc[2]"],
         ),
         (  # a PyFlink window: described by its assigner, named after its functions
             "Window(TumblingProcessingTimeWindows(1000, 0), ProcessingTimeTrigger, function)"
