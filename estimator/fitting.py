@@ -134,9 +134,7 @@ def fit_operator_stats(
                         costs[port], reading = read.cost, read.reading
             selectivities[port] = outputs / events
             fitted_ports.append(
-                PortFit(
-                    op.id, port, events, costs[port], selectivities[port], reading, by_load
-                )
+                PortFit(op.id, port, events, costs[port], selectivities[port], reading, by_load)
             )
         coefficient = op.product_coefficient
         if op.model == "product":

@@ -102,7 +102,7 @@ def threads_section(report: dict[str, Any]) -> list[Any]:
             "third of the run is waiting (for a core, a Python worker, a service), not "
             "work: such an operator's cost is read from the rate it served a queue at, "
             "or from a line through its busy time, never from busy time per record "
-            "(docs/flink.md, \"Busy time is not work\").",
+            '(docs/flink.md, "Busy time is not work").',
             className="text-muted",
         ),
         DataTable(

@@ -122,5 +122,10 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
     assert "parse" in threads
     for thread in threads.values():
         assert thread["cost"] > 0
-        assert thread["reading"] in ("queued", "saturated", "busy-time line", "busy time per record")
+        assert thread["reading"] in (
+            "queued",
+            "saturated",
+            "busy-time line",
+            "busy time per record",
+        )
         assert isinstance(thread["busy_time_is_work"], bool)
