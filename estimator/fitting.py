@@ -173,6 +173,8 @@ RATES = 128
 WAITS = 2.0
 """Busy time per record that differs by this factor between a thread's calmest and
 busiest third of blocks is not the thread's work (:attr:`PortFit.waits`)."""
+LEVERAGE = 2.0
+"""The busiest block's records over the calmest's that a line through busy time needs."""
 BLOCK = 5
 """Subintervals summed into one reading of a thread's busy time: counters sampled every
 second by wall clock are noisy per subinterval (a metric value can lag its neighbour's
@@ -246,10 +248,18 @@ def thread_cost(
       ``SATURATED`` of the capacity: the same reading from the records served there;
     - **unsaturated**: busy time per second fitted as ``busy = c * records + f``
       (least squares) over the blocks; full threads serve ``(capacity - f) / c``
-      records a second, so a record costs ``c / (1 - f / capacity)`` of their time.
+      records a second, so a record costs ``c / (1 - f / capacity)`` of their time;
+    - **least busy per record**: the smallest busy time per record of a block.
 
-    The block readings need ``MIN_POINTS`` blocks with records; None (use the plain
-    ratio) without them or when the fit is not a rising line."""
+    Under ``busy = c * records + f`` (f >= 0) a block's busy time per record is
+    ``c + f / records``, which at the saturating rate is exactly the line's cost and
+    above it at any lower rate: no block's busy time per record is below the cost, and
+    the line's cost is capped at the least a block shows. The line needs rates that
+    differ by ``LEVERAGE`` at least (through a few blocks of nearly one rate, as a calm
+    window gives, it can be wildly steep: 31 ms a record where every block showed 14 ms
+    or more); without them the least busy time per record a block shows is the reading. The block readings need ``MIN_POINTS`` blocks
+    with records; None (use the plain ratio) without any block with records and busy
+    time."""
     if rows.empty:
         return None
     served = rows.groupby("interval")["events_in"].sum()
@@ -269,14 +279,19 @@ def thread_cost(
     full = (events > 0) & (busy >= SATURATED * capacity)
     if full.sum() >= MIN_POINTS:
         return ThreadCost(capacity / float(events[full].mean()), "saturated")
-    keep = (events > 0) & ~full
-    if keep.sum() < MIN_POINTS or np.ptp(events[keep]) <= 0:
+    measured = (events > 0) & (busy > 0)
+    if not measured.any():
         return None
+    least = ThreadCost(float((busy[measured] / events[measured]).min()), "least busy per record")
+    keep = measured & ~full
+    if keep.sum() < MIN_POINTS or events[keep].max() < LEVERAGE * events[keep].min():
+        return least
     slope, intercept = np.polyfit(events[keep], busy[keep], 1)
     if slope <= 0:
-        return None
+        return least
     fixed = min(max(float(intercept), 0.0), SATURATED * capacity)
-    return ThreadCost(float(slope) / (1.0 - fixed / capacity), "busy-time line")
+    line = float(slope) / (1.0 - fixed / capacity)
+    return ThreadCost(line, "busy-time line") if line <= least.cost else least
 
 
 def busy_per_record_by_load(rows: pd.DataFrame) -> tuple[float, float] | None:

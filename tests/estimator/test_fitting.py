@@ -116,8 +116,8 @@ def test_a_thread_serving_a_queue_costs_its_capacity_over_its_rate() -> None:
     assert read is not None and read.reading == "queued"
     assert read.cost == pytest.approx(1 / 125, rel=1e-3)
     # without the offered records, the busy time is all there is: 20 ms a record at
-    # 20 a second, 2.4 ms at 125, a falling line, so no reading
-    assert thread_cost(rows, 1.0) is None
+    # 20 a second, 2.4 ms at 125, a falling line; the least a block shows is what is left
+    assert thread_cost(rows, 1.0) == ThreadCost(pytest.approx(0.3 / 125), "least busy per record")
 
 
 def test_a_thread_without_a_queue_is_read_from_its_busy_time() -> None:
@@ -231,3 +231,34 @@ def test_a_thread_whose_busy_time_is_not_its_work_is_told(
     assert high == pytest.approx((fixed + per_record * 110) / 110)  # rates 100 and 120
     assert port.waits is waits
     assert port.reading == "busy-time line"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    blocks=st.lists(st.tuples(st.floats(1, 300), st.floats(0.01, 0.85)), min_size=1, max_size=12)
+)
+def test_without_leverage_for_a_line_a_thread_costs_its_least_busy_time_per_record(
+    blocks: list[tuple[float, float]],
+) -> None:
+    """Busy time per record of any block is at least the cost (busy = c * records + f,
+    f >= 0): without rates a line can lean on (the busiest block's at most twice the
+    calmest's), the cost read from busy time alone is the least busy time per record a
+    block shows."""
+    assume(max(r for r, _ in blocks) < 2 * min(r for r, _ in blocks))
+    served = [rate for rate, _ in blocks for _ in range(5)]
+    busy = [share for _, share in blocks for _ in range(5)]
+    read = thread_cost(_thread_rows(served, busy), 1.0)
+    assert read == ThreadCost(
+        pytest.approx(min(share / rate for rate, share in blocks)), "least busy per record"
+    )
+
+
+def test_a_line_through_noisy_blocks_is_capped_at_the_least_busy_time_per_record() -> None:
+    # blocks (records/s, busy share): (20, 0.2), (45, 0.62), (50, 0.45); by hand, the
+    # least-squares line has slope 11.06 ms and intercept below 0, so it reads 11.06 ms
+    # a record, above the 9 ms the third block shows: the cost is 9 ms
+    blocks = [(20.0, 0.2), (45.0, 0.62), (50.0, 0.45)]
+    served = [rate for rate, _ in blocks for _ in range(5)]
+    busy = [share for _, share in blocks for _ in range(5)]
+    read = thread_cost(_thread_rows(served, busy), 1.0)
+    assert read == ThreadCost(pytest.approx(0.009), "least busy per record")
