@@ -126,6 +126,7 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
             "queued",
             "saturated",
             "busy-time line",
+            "least busy per record",
             "busy time per record",
         )
         assert isinstance(thread["busy_time_is_work"], bool)
