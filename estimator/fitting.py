@@ -248,18 +248,17 @@ def thread_cost(
       ``SATURATED`` of the capacity: the same reading from the records served there;
     - **unsaturated**: busy time per second fitted as ``busy = c * records + f``
       (least squares) over the blocks; full threads serve ``(capacity - f) / c``
-      records a second, so a record costs ``c / (1 - f / capacity)`` of their time;
-    - **least busy per record**: the smallest busy time per record of a block.
+      records a second, so a record costs ``c / (1 - f / capacity)`` of their time.
 
     Under ``busy = c * records + f`` (f >= 0) a block's busy time per record is
     ``c + f / records``, which at the saturating rate is exactly the line's cost and
     above it at any lower rate: no block's busy time per record is below the cost, and
-    the line's cost is capped at the least a block shows. The line needs rates that
-    differ by ``LEVERAGE`` at least (through a few blocks of nearly one rate, as a calm
-    window gives, it can be wildly steep: 31 ms a record where every block showed 14 ms
-    or more); without them the least busy time per record a block shows is the reading. The block readings need ``MIN_POINTS`` blocks
-    with records; None (use the plain ratio) without any block with records and busy
-    time."""
+    the line's cost is capped at the least a block shows (**least busy per record**).
+    The line needs rates that differ by ``LEVERAGE`` at least: through a few blocks of
+    nearly one rate, as a calm window gives, it can be wildly steep (31 ms a record
+    where every block showed 14 ms or more). The block readings need ``MIN_POINTS``
+    blocks with records and busy time; None (use the plain ratio) without them or
+    without the leverage."""
     if rows.empty:
         return None
     served = rows.groupby("interval")["events_in"].sum()
@@ -279,13 +278,10 @@ def thread_cost(
     full = (events > 0) & (busy >= SATURATED * capacity)
     if full.sum() >= MIN_POINTS:
         return ThreadCost(capacity / float(events[full].mean()), "saturated")
-    measured = (events > 0) & (busy > 0)
-    if not measured.any():
-        return None
-    least = ThreadCost(float((busy[measured] / events[measured]).min()), "least busy per record")
-    keep = measured & ~full
+    keep = (events > 0) & (busy > 0) & ~full
     if keep.sum() < MIN_POINTS or events[keep].max() < LEVERAGE * events[keep].min():
-        return least
+        return None
+    least = ThreadCost(float((busy[keep] / events[keep]).min()), "least busy per record")
     slope, intercept = np.polyfit(events[keep], busy[keep], 1)
     if slope <= 0:
         return least

@@ -177,6 +177,11 @@ def format_report(report: dict[str, Any]) -> str:
 def _thread_line(operator: str, thread: dict[str, Any]) -> str:
     """How an operator's cost on its thread was read, and whether its busy time is work."""
     line = f"thread {operator}: {thread['cost'] * 1000:.3g} ms a record ({thread['reading']})"
+    if thread["predicted_cost"] is not None:
+        line += (
+            f", predicted with {thread['predicted_cost'] * 1000:.3g} "
+            f"({thread['predicted_reading']}, first part of the run)"
+        )
     calm, busy = thread["busy_per_record_calm"], thread["busy_per_record_busy"]
     if calm is not None and busy is not None:
         line += f"; busy time {calm * 1000:.3g} ms a record when calm, {busy * 1000:.3g} busy"
