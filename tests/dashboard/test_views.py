@@ -629,6 +629,8 @@ def test_an_engine_runs_report_becomes_rows_with_its_delay_and_threads() -> None
             "parse": {
                 "cost": 0.0031684,
                 "reading": "queued",
+                "predicted_cost": 0.00351,
+                "predicted_reading": "busy time per record",
                 "busy_per_record_calm": 0.006,
                 "busy_per_record_busy": 0.0025,
                 "busy_time_is_work": False,
@@ -644,6 +646,8 @@ def test_an_engine_runs_report_becomes_rows_with_its_delay_and_threads() -> None
             "operator": "parse",
             "cost_ms": 3.168,
             "reading": "queued",
+            "predicted_ms": 3.51,
+            "predicted_reading": "busy time per record",
             "calm_ms": 6.0,
             "busy_ms": 2.5,
             "work": "no: it waits",
