@@ -456,6 +456,7 @@ def evaluate(run: dict[str, Any], db: Path, landing: Path) -> dict[str, Any]:
         "system": figures(report["system"]),
         "queries": {q: figures(e) for q, e in report["queries"].items()},
         "probe": probe_truth(run_dir / "outputs"),
+        "threads": report.get("threads", {}),
         **busy_figures(run_dir / "samples"),
     }
 

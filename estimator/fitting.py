@@ -28,6 +28,26 @@ class PortFit:
     events_in: float
     cost: float
     selectivity: float
+    reading: str = "cpu per record"  # how the cost was read (see :func:`thread_cost`)
+    busy_per_record: tuple[float, float] | None = None  # calmest, busiest third of a thread
+
+    @property
+    def waits(self) -> bool:
+        """Whether the thread's busy time per record changes with its load by
+        :data:`WAITS` or more: busy time that is waiting (for a core, a Python worker, a
+        service, a rate limit), not work, so its cost is not busy time per record."""
+        if self.busy_per_record is None:
+            return False
+        low, high = self.busy_per_record
+        return min(low, high) > 0 and max(low, high) >= WAITS * min(low, high)
+
+
+@dataclass(frozen=True)
+class ThreadCost:
+    """The cost of a record on a thread and the reading it came from."""
+
+    cost: float
+    reading: str  # "queued", "saturated" or "busy-time line"
 
 
 @dataclass(frozen=True)
@@ -100,6 +120,7 @@ def fit_operator_stats(
             if events <= 0:
                 unfitted.append(key)
                 continue
+            reading, by_load = "cpu per record", None
             if cpu > 0:
                 costs[port] = cpu / events
                 if op.id in threads:
@@ -107,9 +128,14 @@ def fit_operator_stats(
                     offered = None
                     if len(op.inputs) == 1:
                         offered = _offered(topology, frame, op.inputs[0], source_counts)
-                    costs[port] = thread_cost(rows, threads[op.id], offered) or costs[port]
+                    read = thread_cost(rows, threads[op.id], offered, topology.subinterval)
+                    reading, by_load = "busy time per record", busy_per_record_by_load(rows)
+                    if read is not None:
+                        costs[port], reading = read.cost, read.reading
             selectivities[port] = outputs / events
-            fitted_ports.append(PortFit(op.id, port, events, costs[port], selectivities[port]))
+            fitted_ports.append(
+                PortFit(op.id, port, events, costs[port], selectivities[port], reading, by_load)
+            )
         coefficient = op.product_coefficient
         if op.model == "product":
             coefficient = _fit_product(op, frame, coefficient)
@@ -130,13 +156,157 @@ SATURATED = 0.9
 """A thread busy for at least this share of its capacity in a subinterval is saturated
 there: its busy time says how fast it can go, not how much it was offered."""
 MIN_POINTS = 3
-QUEUED = 2.0
-"""Seconds of a thread's records that wait in front of it, at least, for it to count as
-serving as fast as it can."""
+QUEUED = 5
+"""Subintervals in which the fitted server has records waiting, at least, for its rate
+to be read off the run: a shorter queue is within the counters' noise."""
+FIT_GAIN = 0.6
+"""A fitted server rate counts when it brings the gap between the records served and
+the records a server without limit would have served to at most this share: counters
+that come in lumps (a Python operator takes its records a bundle at a time) are
+explained by no rate, so a rate must explain most of the gap to be more than noise."""
+LAGS = 3
+"""Subintervals a counter may lag its upstream's by (0, 1 or 2 here): a server without
+limit is compared with the records served at its best lag, so that a counter read late
+is not taken for a queue."""
+RATES = 128
+"""Server rates tried per pass (geometric grid; a second pass refines around the best)."""
+WAITS = 2.0
+"""Busy time per record that differs by this factor between a thread's calmest and
+busiest third of blocks is not the thread's work (:attr:`PortFit.waits`)."""
+LEVERAGE = 2.0
+"""The busiest block's records over the calmest's that a line through busy time needs."""
 BLOCK = 5
-"""Subintervals summed into one reading of a thread: counters sampled every second by
-wall clock are noisy per subinterval (a metric value can lag its neighbour's by a
-sample), and sums over a few seconds are not."""
+"""Subintervals summed into one reading of a thread's busy time: counters sampled every
+second by wall clock are noisy per subinterval (a metric value can lag its neighbour's
+by a sample), and sums over a few seconds are not."""
+
+
+def fluid_served(offered: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """Records a server of each rate in ``rates`` (records per subinterval) serves per
+    subinterval when ``offered`` records arrive per subinterval, first come first
+    served, starting empty: rates x subintervals."""
+    served = np.empty((rates.size, offered.size))
+    queue = np.zeros(rates.size)
+    for k, arriving in enumerate(offered):
+        queue += arriving
+        served[:, k] = np.minimum(queue, rates)
+        queue -= served[:, k]
+    return served
+
+
+def served_rate(offered: np.ndarray, served: np.ndarray) -> float | None:
+    """The rate (records per subinterval) of the first-come-first-served server whose
+    cumulative records served, fed ``offered``, stay closest to the ``served`` counts
+    (mean absolute gap), when a server of that rate explains the gap between what was
+    offered and what was served, even read a few subintervals late (:data:`FIT_GAIN`,
+    :data:`LAGS`), and keeps records waiting in at least :data:`QUEUED` subintervals;
+    None when no rate does (the operator kept up)."""
+    taken = np.cumsum(served)
+    arrived = np.cumsum(offered)
+    unlimited = min(
+        float(np.abs(taken[lag:] - arrived[: arrived.size - lag]).sum()) / taken.size
+        for lag in range(min(LAGS, taken.size))
+    )
+    top = float(offered.max(initial=0.0))
+    if unlimited <= 0 or top <= 0:
+        return None
+    rates = np.geomspace(top / 50, top, RATES)
+    for _ in range(2):
+        gaps = np.abs(np.cumsum(fluid_served(offered, rates), axis=1) - taken).mean(axis=1)
+        best = int(gaps.argmin())
+        rates = np.geomspace(rates[max(best - 1, 0)], rates[min(best + 1, rates.size - 1)],
+                             RATES)  # fmt: skip
+    rate = float(rates[RATES // 2])
+    model = np.cumsum(fluid_served(offered, np.array([rate]))[0])
+    gap = float(np.abs(model - taken).mean())
+    waiting = arrived - model  # records queued at each subinterval's end
+    if gap > FIT_GAIN * unlimited or int((waiting >= 1).sum()) < QUEUED:
+        return None
+    return rate
+
+
+def thread_cost(
+    rows: pd.DataFrame,
+    capacity: float,
+    offered: pd.Series | None = None,
+    subinterval: float = 1.0,
+) -> ThreadCost | None:
+    """The busy time per record at which a thread (or ``capacity`` threads) serves
+    records when a queue waits for them, from per-subinterval ``events_in`` and
+    ``cpu_seconds`` (busy seconds).
+
+    A backlog grows and drains at the rate the threads serve when records wait, and an
+    engine's busy time does not say when that is: it is wall-clock time, part of which
+    does not grow with the records (an operator waits for a core; a Python operator's
+    thread waits for its bundles, and is idle, not busy, while the Python worker
+    works). The first reading that applies:
+
+    - **queued**: with ``offered`` (records offered per subinterval), the rate of the
+      server that, fed what was offered, reproduces the records served
+      (:func:`served_rate`): a record costs ``capacity`` over it;
+    - **saturated**: blocks of ``BLOCK`` subintervals whose busy time is at least
+      ``SATURATED`` of the capacity: the same reading from the records served there;
+    - **unsaturated**: busy time per second fitted as ``busy = c * records + f``
+      (least squares) over the blocks; full threads serve ``(capacity - f) / c``
+      records a second, so a record costs ``c / (1 - f / capacity)`` of their time.
+
+    Under ``busy = c * records + f`` (f >= 0) a block's busy time per record is
+    ``c + f / records``, which at the saturating rate is exactly the line's cost and
+    above it at any lower rate: no block's busy time per record is below the cost, and
+    the line's cost is capped at the least a block shows (**least busy per record**).
+    The line needs rates that differ by ``LEVERAGE`` at least: through a few blocks of
+    nearly one rate, as a calm window gives, it can be wildly steep (31 ms a record
+    where every block showed 14 ms or more). The block readings need ``MIN_POINTS``
+    blocks with records and busy time; None (use the plain ratio) without them or
+    without the leverage."""
+    if rows.empty:
+        return None
+    served = rows.groupby("interval")["events_in"].sum()
+    busy_of = rows.groupby("interval")["cpu_seconds"].sum()
+    span = np.arange(int(served.index.min()), int(served.index.max()) + 1)
+    served = served.reindex(span, fill_value=0.0)
+    busy_of = busy_of.reindex(span, fill_value=0.0)
+    if offered is not None:
+        arriving = offered.reindex(span, fill_value=0.0).to_numpy(dtype=float)
+        rate = served_rate(arriving, served.to_numpy(dtype=float))
+        if rate is not None:
+            return ThreadCost(capacity * subinterval / rate, "queued")
+    block = span // BLOCK
+    per_second = BLOCK * subinterval
+    events = served.groupby(block).sum().to_numpy(dtype=float) / per_second
+    busy = busy_of.groupby(block).sum().to_numpy(dtype=float) / per_second
+    full = (events > 0) & (busy >= SATURATED * capacity)
+    if full.sum() >= MIN_POINTS:
+        return ThreadCost(capacity / float(events[full].mean()), "saturated")
+    keep = (events > 0) & (busy > 0) & ~full
+    if keep.sum() < MIN_POINTS or events[keep].max() < LEVERAGE * events[keep].min():
+        return None
+    least = ThreadCost(float((busy[keep] / events[keep]).min()), "least busy per record")
+    slope, intercept = np.polyfit(events[keep], busy[keep], 1)
+    if slope <= 0:
+        return least
+    fixed = min(max(float(intercept), 0.0), SATURATED * capacity)
+    line = float(slope) / (1.0 - fixed / capacity)
+    return ThreadCost(line, "busy-time line") if line <= least.cost else least
+
+
+def busy_per_record_by_load(rows: pd.DataFrame) -> tuple[float, float] | None:
+    """A thread's busy time per record in the calmest and in the busiest third of its
+    blocks of ``BLOCK`` subintervals with records (None with fewer than two blocks a
+    third)."""
+    if rows.empty:
+        return None
+    block = rows["interval"].to_numpy(dtype=np.int64) // BLOCK
+    sums = rows.groupby(block)[["events_in", "cpu_seconds"]].sum()
+    sums = sums[sums["events_in"] > 0].sort_values("events_in")
+    third = len(sums) // 3
+    if third < 2:
+        return None
+    low, high = sums.iloc[:third], sums.iloc[-third:]
+    return (
+        float(low["cpu_seconds"].sum() / low["events_in"].sum()),
+        float(high["cpu_seconds"].sum() / high["events_in"].sum()),
+    )
 
 
 def _thread_capacities(topology: Topology) -> dict[str, float]:
@@ -162,69 +332,6 @@ def _offered(
         return None
     row = source_counts[topology.source_ids.index(upstream)]
     return pd.Series(row, index=np.arange(row.size))
-
-
-def thread_cost(
-    rows: pd.DataFrame, capacity: float, offered: pd.Series | None = None
-) -> float | None:
-    """The busy time per record at which a thread (or ``capacity`` threads) serves
-    records when a queue waits for them, from per-subinterval ``events_in`` and
-    ``cpu_seconds`` (busy seconds), read in blocks of ``BLOCK`` subintervals.
-
-    A backlog grows and drains at the rate the threads serve when records wait, and an
-    engine's busy time does not say when that is: it is wall-clock time, part of which
-    does not grow with the records (an operator waits for a core; a Python operator's
-    thread waits for its bundles, and is idle, not busy, while the Python worker
-    works). The first reading that applies:
-
-    - **queued**: ``offered`` (records offered per interval) shows a queue in front of
-      the threads all through some blocks (at every interval's end, at least
-      ``QUEUED`` seconds of records at the fastest rate a block shows: counters sampled
-      a second apart show a few records more or less in flight): the threads served
-      as fast as they can there, and a record costs ``capacity`` over the records
-      served per second;
-    - **saturated**: blocks whose busy time is at least ``SATURATED`` of the capacity:
-      the same reading;
-    - **unsaturated**: busy time per second fitted as ``busy = c * records + f``
-      (least squares) over the blocks; full threads serve ``(capacity - f) / c``
-      records a second, so a record costs ``c / (1 - f / capacity)`` of their time.
-
-    Each needs ``MIN_POINTS`` blocks with records; None (use the plain ratio) without
-    them or when the fit is not a rising line."""
-    if rows.empty:
-        return None
-    served = rows.groupby("interval")["events_in"].sum()
-    busy_of = rows.groupby("interval")["cpu_seconds"].sum()
-    span = np.arange(int(served.index.min()), int(served.index.max()) + 1)
-    served = served.reindex(span, fill_value=0.0)
-    busy_of = busy_of.reindex(span, fill_value=0.0)
-    block = span // BLOCK
-    events = served.groupby(block).sum().to_numpy(dtype=float)
-    busy = busy_of.groupby(block).sum().to_numpy(dtype=float) / BLOCK
-    rate = events / BLOCK
-    if offered is not None:
-        arriving = offered.reindex(span, fill_value=0.0).to_numpy(dtype=float)
-        done = served.to_numpy(dtype=float)
-        queue = np.zeros(span.size)
-        backlog = 0.0
-        for k in range(span.size):  # records offered and not served yet (none at the start)
-            backlog = max(0.0, backlog + arriving[k] - done[k])
-            queue[k] = backlog
-        waiting = pd.Series(queue >= QUEUED * max(float(rate.max()), 1.0), index=span)
-        queued = waiting.groupby(block).all().to_numpy() & (events > 0)
-        if queued.sum() >= MIN_POINTS:
-            return capacity / float(rate[queued].mean())
-    full = (events > 0) & (busy >= SATURATED * capacity)
-    if full.sum() >= MIN_POINTS:
-        return capacity / float(rate[full].mean())
-    keep = (events > 0) & ~full
-    if keep.sum() < MIN_POINTS or np.ptp(rate[keep]) <= 0:
-        return None
-    slope, intercept = np.polyfit(rate[keep], busy[keep], 1)
-    if slope <= 0:
-        return None
-    fixed = min(max(float(intercept), 0.0), SATURATED * capacity)
-    return float(slope) / (1.0 - fixed / capacity)
 
 
 def _fit_product(op: Operator, frame: pd.DataFrame, prior: float) -> float:

@@ -151,6 +151,8 @@ def format_report(report: dict[str, Any]) -> str:
             f" compliance {cell(entry['compliance'], True)}"
         )
     lines.append(f"  bound coverage {cell(report['system']['bound_coverage'], True)}")
+    for operator, thread in report.get("threads", {}).items():
+        lines.append(f"  {_thread_line(operator, thread)}")
     if "complete_intervals" in report and report["complete_intervals"] < report["intervals"]:
         left = report["intervals"] - report["complete_intervals"]
         lines.append(
@@ -170,6 +172,22 @@ def format_report(report: dict[str, Any]) -> str:
                 f"({_signed(change['measured_change'])})"
             )
     return "\n".join(lines)
+
+
+def _thread_line(operator: str, thread: dict[str, Any]) -> str:
+    """How an operator's cost on its thread was read, and whether its busy time is work."""
+    line = f"thread {operator}: {thread['cost'] * 1000:.3g} ms a record ({thread['reading']})"
+    if thread["predicted_cost"] is not None:
+        line += (
+            f", predicted with {thread['predicted_cost'] * 1000:.3g} "
+            f"({thread['predicted_reading']}, first part of the run)"
+        )
+    calm, busy = thread["busy_per_record_calm"], thread["busy_per_record_busy"]
+    if calm is not None and busy is not None:
+        line += f"; busy time {calm * 1000:.3g} ms a record when calm, {busy * 1000:.3g} busy"
+        if not thread["busy_time_is_work"]:
+            line += ": busy time here is mostly waiting, not work"
+    return line
 
 
 def _signed(change: float | None) -> str:

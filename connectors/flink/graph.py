@@ -46,7 +46,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from connectors.errors import ConnectorError
@@ -80,13 +80,17 @@ class ChainedOperator:
 
     name: str
     parent: int | None  # index in the chain of the operator feeding it; None: the head
+    label: str = ""  # its operator name in the vertex's name, where that can be told
 
     @property
     def metric_name(self) -> str:
         """The name its metrics have in Flink's REST API: the operator name cut at
         ``METRIC_NAME_LENGTH`` characters, then spaces, dots, colons and commas made
-        ``_`` (``Source: clicks[1]`` -> ``Source__clicks[1]``, ``a, b`` -> ``a__b``)."""
-        return _METRIC_NAME.sub("_", self.name[:METRIC_NAME_LENGTH])
+        ``_`` (``Source: clicks[1]`` -> ``Source__clicks[1]``, ``a, b`` -> ``a__b``).
+        The operator name is the one in the vertex's name where that can be told: the
+        plan's description may not show it (a PyFlink window is described as
+        ``Window(...)`` and named after its Python functions)."""
+        return _METRIC_NAME.sub("_", (self.label or self.name)[:METRIC_NAME_LENGTH])
 
 
 @dataclass(frozen=True)
@@ -265,6 +269,19 @@ def _sql_operator_name(line: str) -> str:
     return f"{sql.group(2)}[{sql.group(1)}]" if sql else line
 
 
+def with_operator_names(
+    chain: tuple[ChainedOperator, ...], vertex_name: str
+) -> tuple[ChainedOperator, ...]:
+    """``chain`` with each operator's name from the vertex's name, which Flink builds by
+    joining the chained operators' names with `` -> `` (a branching chain puts its
+    branches in parentheses: there the plan's names are kept)."""
+    parts = [p for p in vertex_name.split(" -> ") if not _COMMITTER.search(p)]
+    linear = all(c.parent == k - 1 for k, c in enumerate(chain) if k)
+    if len(chain) < 1 or not linear or len(parts) != len(chain):
+        return chain
+    return tuple(replace(c, label=part.strip()) for c, part in zip(chain, parts, strict=True))
+
+
 def job_graph(
     job: dict[str, Any], plan: dict[str, Any], vertex_details: dict[str, dict[str, Any]],
     taskmanagers: dict[str, Any],
@@ -289,7 +306,7 @@ def job_graph(
             )
         if len(where) != parallelism:
             where = (where[0] if where else "unknown",) * parallelism
-        chain = parse_chain(descriptions.get(vid, ""))
+        chain = with_operator_names(parse_chain(descriptions.get(vid, "")), entry["name"])
         inputs = edges.get(vid, ())
         vertices.append(Vertex(vid, entry["name"], parallelism, inputs, where, chain))
     if not vertices:

@@ -42,7 +42,7 @@ import numpy as np
 from dashboard.core.data import RunData
 from estimator.delays import calibrate
 from estimator.drift import refit
-from estimator.fitting import training_window
+from estimator.fitting import fit_operator_stats, training_window
 from estimator.pathaware import (
     NODE_FINE,
     PORT_WORK,
@@ -320,12 +320,50 @@ def build_report(
         system_measured, system_lower(run, result.estimated), result.estimated.upper
     )
     checks = change_checks(run, result.predicted.estimator)
-    return {
+    out = {
         "run": run.info.run_id,
         "queries": queries,
         "system": system,
         "changes": [change_json(c) for c in checks],
     }
+    threads = thread_readings(run, share)
+    if threads:
+        out["threads"] = threads
+    return out
+
+
+def thread_readings(
+    run: RunData, share: float = DEFAULT_TRAINING_SHARE
+) -> dict[str, dict[str, Any]]:
+    """Per operator on an engine's thread (a run with TaskManager hosts): the cost of a
+    record fitted over the whole run (the estimate's) and over the first ``share`` (the
+    prediction's), how each was read, its busy time per record in the calmest and
+    busiest third of the run, and whether that busy time is its work."""
+    if not any(n.host is not None for n in run.topology.nodes) or run.operator_stats.empty:
+        return {}
+    stats, counts = run.operator_stats, run.counts
+    whole = fit_operator_stats(run.topology, stats, None, counts)
+    window = training_window(run.intervals, share)
+    trained = {
+        (p.operator, p.port): p
+        for p in fit_operator_stats(run.topology, stats, window, counts).ports
+    }
+    out: dict[str, dict[str, Any]] = {}
+    for port in whole.ports:
+        if port.reading == "cpu per record":
+            continue  # not on a thread: its cost is its measured CPU per record
+        low, high = port.busy_per_record or (None, None)
+        first = trained.get((port.operator, port.port))
+        out[port.operator if port.port == 0 else f"{port.operator}:{port.port}"] = {
+            "cost": port.cost,
+            "reading": port.reading,
+            "predicted_cost": None if first is None else first.cost,
+            "predicted_reading": None if first is None else first.reading,
+            "busy_per_record_calm": low,
+            "busy_per_record_busy": high,
+            "busy_time_is_work": not port.waits,
+        }
+    return out
 
 
 def change_json(check: ChangeCheck) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, dcc, html, no_update
@@ -84,8 +84,34 @@ def layout(**_: Any) -> html.Div:
             ),
             dcc.Graph(id=ids.RP_FIGURE),
             html.Div(id=ids.RP_VIOLATIONS),
+            html.Div(id=ids.RP_THREADS),
         ]
     )
+
+
+def threads_section(report: dict[str, Any]) -> list[Any]:
+    """An engine run's threads: how each operator's cost was read and whether its busy
+    time is work (nothing for a run without threads)."""
+    rows = views.thread_rows(report)
+    if not rows:
+        return []
+    return [
+        html.H5("Engine threads: how each cost was read", className="mt-3"),
+        html.P(
+            "Busy time that differs by 2x or more between the calmest and the busiest "
+            "third of the run is waiting (for a core, a Python worker, a service), not "
+            "work: such an operator's cost is read from the rate it served a queue at, "
+            "or from a line through its busy time, never from busy time per record "
+            '(docs/flink.md, "Busy time is not work").',
+            className="text-muted",
+        ),
+        DataTable(
+            columns=[{"name": name, "id": key} for name, key in views.THREAD_COLUMNS],
+            data=cast(Any, rows),  # Dash's stub has no None in a cell; the table shows blank
+            style_cell={"fontSize": 13},
+            style_header={"whiteSpace": "normal", "height": "auto", "fontWeight": "bold"},
+        ),
+    ]
 
 
 def _objectives(run: RunData) -> dict[str, float]:
@@ -98,6 +124,7 @@ def _objectives(run: RunData) -> dict[str, float]:
     Output(ids.RP_TABLE, "data"),
     Output(ids.RP_FIGURE, "figure"),
     Output(ids.RP_VIOLATIONS, "children"),
+    Output(ids.RP_THREADS, "children"),
     Output(ids.RP_OBJ_QUERY, "options"),
     Output(ids.RP_MESSAGE, "children"),
     Output(ids.RP_MESSAGE, "is_open"),
@@ -106,7 +133,7 @@ def _objectives(run: RunData) -> dict[str, float]:
     Input(ids.RP_OBJ_SAVED, "data"),
     Input(shell_ids.ESTIMATOR, "value"),
 )
-@answers(lambda message: (no_update, no_update, "", [], message, True))
+@answers(lambda message: (no_update, no_update, "", [], [], message, True))
 def update(run_id: str | None, query: str | None, _: Any, estimator: str | None) -> tuple:
     run = chosen_run(run_id)
     goals = _objectives(run)
@@ -115,7 +142,15 @@ def update(run_id: str | None, query: str | None, _: Any, estimator: str | None)
     # wall clock (UTC) where the run has one, else seconds since its start
     clock = Clock.of(run.info.origin, WALL)
     text = violations.violations_summary(shown, goals.get(shown), violating, clock)
-    return views.report_rows(report), fig, text, list(run.topology.queries), "", False
+    return (
+        views.report_rows(report),
+        fig,
+        text,
+        threads_section(report),
+        list(run.topology.queries),
+        "",
+        False,
+    )
 
 
 @callbacks.callback(

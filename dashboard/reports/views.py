@@ -70,7 +70,43 @@ def report_columns() -> list[dict[str, Any]]:
         kind, _, figure = key.partition("_")
         name = f"{kind} {_FIGURE_NAMES[figure]} (s)" if figure else f"{kind} (s)"
         columns.append({"name": name, "id": key, "type": "numeric"})
+    columns.append({"name": "engine delay (s)", "id": "pipeline_delay", "type": "numeric"})
     return columns
+
+
+THREAD_COLUMNS = (
+    ("operator", "operator"),
+    ("cost (ms a record)", "cost_ms"),
+    ("read from", "reading"),
+    ("predicted with (ms a record)", "predicted_ms"),
+    ("predicted read from", "predicted_reading"),
+    ("busy time calm (ms a record)", "calm_ms"),
+    ("busy time busy (ms a record)", "busy_ms"),
+    ("busy time is work", "work"),
+)
+"""Columns of the table of an engine run's threads (``report["threads"]``)."""
+
+
+def thread_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per operator on an engine's thread: its cost, how it was read, its busy time per
+    record when calm and when busy, and whether that busy time is its work."""
+
+    def ms(value: float | None) -> float | None:
+        return None if value is None else round(value * 1000, 3)
+
+    return [
+        {
+            "operator": operator,
+            "cost_ms": ms(thread["cost"]),
+            "reading": thread["reading"],
+            "predicted_ms": ms(thread["predicted_cost"]),
+            "predicted_reading": thread["predicted_reading"],
+            "calm_ms": ms(thread["busy_per_record_calm"]),
+            "busy_ms": ms(thread["busy_per_record_busy"]),
+            "work": "yes" if thread["busy_time_is_work"] else "no: it waits",
+        }
+        for operator, thread in report.get("threads", {}).items()
+    ]
 
 
 def report_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -79,6 +115,8 @@ def report_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     for name, entry in [*report["queries"].items(), ("system", report["system"])]:
         row: dict[str, Any] = {"query": name}
         for key, value in entry.items():
+            if key == "pipeline_delay":  # an engine run's calibrated delay: its typical value
+                value = value["typical"]
             row[key] = None if value is None else round(float(value), 4)
         rows.append(row)
     return rows

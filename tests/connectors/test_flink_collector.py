@@ -18,6 +18,7 @@ from connectors.flink.graph import (
     parse_chain,
     topology_document,
     vertex_slug,
+    with_operator_names,
 )
 from connectors.flink.rest import FlinkRest, FlinkRestError
 from estimator.loaders import load_topology
@@ -162,6 +163,36 @@ def test_a_plan_description_is_read_as_a_chain_tree(
     description: str, expected: list[tuple[str, int | None]]
 ) -> None:
     assert [(c.name, c.parent) for c in parse_chain(description)] == expected
+
+
+@pytest.mark.parametrize(
+    ("description", "vertex_name", "metric_names"),
+    [
+        (  # a SQL source: described as its scan, named (and measured) as its source
+            "[1]:TableSourceScan(table=[[c, d, events]], fields=[k])<br/>"
+            "+- [2]:Calc(select=[k])<br/>",
+            "Source: events[1] -> Calc[2]",
+            ["Source__events[1]", "Calc[2]"],
+        ),
+        (  # a PyFlink window: described by its assigner, named after its functions
+            "Window(TumblingProcessingTimeWindows(1000, 0), ProcessingTimeTrigger, function)"
+            "<br/>+- sink: Writer<br/>",
+            "window, sink-probe -> sink: Writer",
+            ["window__sink-probe", "sink__Writer"],
+        ),
+        (  # a branching chain: the vertex's name cannot be split, the plan's names stay
+            "parse<br/>:- light, probe<br/>:  +- a: Writer<br/>+- heavy<br/>",
+            "parse -> (light, probe -> a: Writer, heavy)",
+            ["parse", "light__probe", "a__Writer", "heavy"],
+        ),
+    ],
+)
+def test_chained_operators_are_measured_by_their_names_in_the_vertex_name(
+    description: str, vertex_name: str, metric_names: list[str]
+) -> None:
+    # names and descriptions as a Flink 2.3 MiniCluster reported them for these jobs
+    chain = with_operator_names(parse_chain(description), vertex_name)
+    assert [c.metric_name for c in chain] == metric_names
 
 
 def test_taskmanager_mode_uses_the_cores_the_machine_has() -> None:

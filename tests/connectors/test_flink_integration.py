@@ -117,3 +117,16 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
         # the pipeline's fixed delay, calibrated on calm subintervals
         delay = document["queries"][query]["pipeline_delay"]
         assert 0 < delay["low"] <= delay["typical"] <= delay["high"]
+    # every operator on a thread says how its cost was read and whether busy time is work
+    threads = document["threads"]
+    assert "parse" in threads
+    for thread in threads.values():
+        assert thread["cost"] > 0
+        assert thread["reading"] in (
+            "queued",
+            "saturated",
+            "busy-time line",
+            "least busy per record",
+            "busy time per record",
+        )
+        assert isinstance(thread["busy_time_is_work"], bool)

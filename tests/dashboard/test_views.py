@@ -614,3 +614,43 @@ def test_a_change_ahead_of_the_data_is_listed(tmp_path: Path) -> None:
         run, overview_views.overview(run, "all").changes, Clock(WALL_START, True)
     )
     assert wall["time"] == "11:06:47"
+
+
+def test_an_engine_runs_report_becomes_rows_with_its_delay_and_threads() -> None:
+    """A Flink run's report carries a per-query ``pipeline_delay`` object and ``threads``:
+    the table shows the typical delay, and the threads' table their readings in ms."""
+    entry = {key: 1.0 for key in report.KEYS} | {
+        "pipeline_delay": {"low": 0.5, "typical": 1.25, "high": 2.0, "calm_subintervals": 9}
+    }
+    engine = {
+        "queries": {"sink": entry},
+        "system": {key: 2.0 for key in report.KEYS},
+        "threads": {
+            "parse": {
+                "cost": 0.0031684,
+                "reading": "queued",
+                "predicted_cost": 0.00351,
+                "predicted_reading": "busy time per record",
+                "busy_per_record_calm": 0.006,
+                "busy_per_record_busy": 0.0025,
+                "busy_time_is_work": False,
+            }
+        },
+    }
+    rows = reports_views.report_rows(engine)
+    assert rows[0]["pipeline_delay"] == 1.25 and rows[0]["estimated_wc"] == 1.0
+    assert "pipeline_delay" not in rows[1]
+    assert {c["id"] for c in reports_views.report_columns()} >= set(rows[0])
+    assert reports_views.thread_rows(engine) == [
+        {
+            "operator": "parse",
+            "cost_ms": 3.168,
+            "reading": "queued",
+            "predicted_ms": 3.51,
+            "predicted_reading": "busy time per record",
+            "calm_ms": 6.0,
+            "busy_ms": 2.5,
+            "work": "no: it waits",
+        }
+    ]
+    assert reports_views.thread_rows({"queries": {}, "system": {}}) == []

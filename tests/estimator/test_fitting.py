@@ -5,12 +5,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from estimator.arrivals import arrivals_from_matrix
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
-from estimator.fitting import fit_operator_stats, thread_cost, training_window
+from estimator.fitting import (
+    fit_operator_stats,
+    fluid_served,
+    served_rate,
+    ThreadCost,
+    thread_cost,
+    training_window,
+)
 from estimator.propagation import build_load_model
+from estimator.model import Topology, topology_from_dict
 from tests.estimator.helpers import chain
 
 
@@ -102,10 +112,14 @@ def test_a_thread_serving_a_queue_costs_its_capacity_over_its_rate() -> None:
     offered = pd.Series([20.0] * 15 + [300.0] * 20 + [20.0] * 5)
     busy = [0.4] * 15 + [0.3] * 25
     rows = _thread_rows(served, busy)
-    assert thread_cost(rows, 1.0, offered) == pytest.approx(1 / 125)
+    read = thread_cost(rows, 1.0, offered)
+    assert read is not None and read.reading == "queued"
+    assert read.cost == pytest.approx(1 / 125, rel=1e-3)
     # without the offered records, the busy time is all there is: 20 ms a record at
-    # 20 a second, 2.4 ms at 125, a falling line, so no reading
-    assert thread_cost(rows, 1.0) is None
+    # 20 a second, 2.4 ms at 125, a falling line; the least a block shows is what is left
+    assert thread_cost(rows, 1.0) == ThreadCost(pytest.approx(0.3 / 125), "least busy per record")
+    # the calm part alone (blocks of one rate) has no line to read: None, the plain ratio
+    assert thread_cost(rows[rows["interval"] < 15], 1.0, offered) is None
 
 
 def test_a_thread_without_a_queue_is_read_from_its_busy_time() -> None:
@@ -114,6 +128,141 @@ def test_a_thread_without_a_queue_is_read_from_its_busy_time() -> None:
     served = [r for r in rates for _ in range(5)]
     busy = [0.004 * r + 0.2 for r in served]
     rows = _thread_rows(served, busy)
-    assert thread_cost(rows, 1.0, pd.Series(served)) == pytest.approx(0.005)
+    read = thread_cost(rows, 1.0, pd.Series(served))
+    assert read == ThreadCost(pytest.approx(0.005), "busy-time line")
     saturated = _thread_rows([180.0] * 20, [0.95] * 20)
-    assert thread_cost(saturated, 1.0) == pytest.approx(1 / 180)
+    assert thread_cost(saturated, 1.0) == ThreadCost(pytest.approx(1 / 180), "saturated")
+
+
+def _plain_fluid(offered: list[float], rate: float) -> list[float]:
+    """One first-come-first-served server of ``rate`` records per subinterval, by hand."""
+    queue, out = 0.0, []
+    for arriving in offered:
+        queue += arriving
+        out.append(min(queue, rate))
+        queue -= out[-1]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    offered=st.lists(st.floats(0, 500), min_size=1, max_size=40),
+    rates=st.lists(st.floats(0.5, 400), min_size=1, max_size=4),
+)
+def test_fluid_served_is_a_first_come_first_served_server(
+    offered: list[float], rates: list[float]
+) -> None:
+    served = fluid_served(np.array(offered), np.array(rates))
+    for row, rate in zip(served, rates, strict=True):
+        assert row == pytest.approx(_plain_fluid(offered, rate), abs=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rate=st.floats(50, 400),
+    overload=st.floats(1.3, 4.0),
+    calm=st.integers(5, 30),
+    burst=st.integers(6, 30),
+    lump=st.integers(1, 4),
+)
+def test_a_served_rate_is_read_back_from_a_queue_even_when_served_in_lumps(
+    rate: float, overload: float, calm: int, burst: int, lump: int
+) -> None:
+    """A server of ``rate`` fed a burst of ``overload`` x its rate, whose counter shows
+    what it served only every ``lump`` subintervals (a Python operator's bundles): the
+    fitted rate is the server's, within 2% plus what half a lump of lag makes of the
+    burst (counted at a lump's end, records look served that much later). A queue no
+    longer than a few lumps looks like lumps read late, and is not asked for."""
+    assume((overload - 1) * burst >= 3 * lump)
+    offered = [0.2 * rate] * calm + [overload * rate] * burst + [0.2 * rate] * (3 * burst)
+    true = _plain_fluid(offered, rate)
+    shown = [0.0] * len(true)
+    for k in range(0, len(true), lump):  # all of a lump counted at its last subinterval
+        shown[min(k + lump, len(true)) - 1] = sum(true[k : k + lump])
+    fitted = served_rate(np.array(offered), np.array(shown))
+    assert fitted == pytest.approx(rate, rel=0.02 + 0.5 * (lump - 1) / burst)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    offered=st.lists(st.floats(0, 300), min_size=10, max_size=60),
+    lag=st.integers(0, 2),
+)
+def test_an_operator_that_keeps_up_has_no_served_rate(offered: list[float], lag: int) -> None:
+    """Served = offered, counted up to ``lag`` subintervals late: no server rate
+    explains that better than a server without limit does."""
+    shown = [0.0] * lag + offered[: len(offered) - lag]
+    shown[-1] += sum(offered[len(offered) - lag :])
+    assert served_rate(np.array(offered), np.array(shown)) is None
+
+
+def _thread_topology() -> Topology:
+    """One operator on a thread of a TaskManager (a node with a host), fed by source s."""
+    return topology_from_dict(
+        {
+            "name": "threads",
+            "subinterval": 1.0,
+            "nodes": [
+                {"id": "op-threads", "capacity": 1.0, "host": "tm"},
+                {"id": "tm", "capacity": 2.0},
+            ],
+            "sources": [{"id": "s"}],
+            "operators": [{"id": "op", "query": "q", "inputs": ["s"], "cost": 0.001}],
+            "placement": {"op": "op-threads"},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("fixed", "per_record", "waits"),
+    [
+        (0.2, 0.002, True),  # 0.2 s a second whatever comes: 12 ms a record at 20/s, 3.7 at 120
+        (0.0, 0.004, False),  # work only: 4 ms a record at every load
+    ],
+)
+def test_a_thread_whose_busy_time_is_not_its_work_is_told(
+    fixed: float, per_record: float, waits: bool
+) -> None:
+    rates = [20.0, 40.0, 60.0, 80.0, 100.0, 120.0]
+    served = [r for r in rates for _ in range(10)]
+    rows = _thread_rows(served, [fixed + per_record * r for r in served])
+    fit = fit_operator_stats(_thread_topology(), rows, None, np.array([served]))
+    (port,) = fit.ports
+    low, high = port.busy_per_record or (0.0, 0.0)
+    assert low == pytest.approx((fixed + per_record * 30) / 30)  # rates 20 and 40
+    assert high == pytest.approx((fixed + per_record * 110) / 110)  # rates 100 and 120
+    assert port.waits is waits
+    assert port.reading == "busy-time line"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    blocks=st.lists(st.tuples(st.floats(1, 300), st.floats(0.01, 0.85)), min_size=3, max_size=12)
+)
+def test_a_thread_cost_read_from_busy_time_is_never_above_a_blocks_busy_time_per_record(
+    blocks: list[tuple[float, float]],
+) -> None:
+    """Busy time per record of any block is at least the cost (busy = c * records + f,
+    f >= 0): a cost read from busy time alone never exceeds the least busy time per
+    record a block shows, and without rates a line can lean on (the busiest block's
+    under twice the calmest's) there is no reading."""
+    served = [rate for rate, _ in blocks for _ in range(5)]
+    busy = [share for _, share in blocks for _ in range(5)]
+    read = thread_cost(_thread_rows(served, busy), 1.0)
+    rates = [rate for rate, _ in blocks]
+    if max(rates) < 2 * min(rates):
+        assert read is None
+    else:
+        assert read is not None
+        assert read.cost <= min(share / rate for rate, share in blocks) * (1 + 1e-9)
+
+
+def test_a_line_through_noisy_blocks_is_capped_at_the_least_busy_time_per_record() -> None:
+    # blocks (records/s, busy share): (20, 0.2), (45, 0.62), (50, 0.45); by hand, the
+    # least-squares line has slope 11.06 ms and intercept below 0, so it reads 11.06 ms
+    # a record, above the 9 ms the third block shows: the cost is 9 ms
+    blocks = [(20.0, 0.2), (45.0, 0.62), (50.0, 0.45)]
+    served = [rate for rate, _ in blocks for _ in range(5)]
+    busy = [share for _, share in blocks for _ in range(5)]
+    read = thread_cost(_thread_rows(served, busy), 1.0)
+    assert read == ThreadCost(pytest.approx(0.009), "least busy per record")
