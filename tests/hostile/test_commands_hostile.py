@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from mace.cli import main
-from tests.hostile.cases import COMMAND_CASES, CommandCase
+from tests.hostile.cases import COMMAND_CASES, DISK_CASES, CommandCase, DiskCase
 
 
 @pytest.mark.parametrize("case", COMMAND_CASES, ids=[c.id for c in COMMAND_CASES])
@@ -79,3 +79,30 @@ def test_a_full_disk_during_compaction_leaves_no_tmp_file(
     finally:
         con.close()
     assert sorted(p.name for p in folder.iterdir()) == ["part-0.jsonl", "part-1.jsonl"]
+
+
+@pytest.mark.parametrize("case", DISK_CASES, ids=[c.id for c in DISK_CASES])
+def test_a_full_disk_is_one_line(case: DiskCase, tmp_path: Path) -> None:
+    import resource
+    import subprocess
+    import sys
+
+    from tests.connectors.flink_fixture import FakeFlink, serve
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (case.limit, case.limit))
+
+    out = tmp_path / "out"
+    with serve(FakeFlink()) as url:
+        done = subprocess.run(
+            [sys.executable, "-m", "mace", *case.arguments(out, url)],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            preexec_fn=limit_file_size,
+        )
+    err = done.stderr.strip()
+    assert done.returncode == case.status, err
+    assert case.message in err and "Traceback" not in err, err
+    assert len(err.splitlines()) == 1, err
+    assert not [p for p in out.rglob(".*") if p.is_file()]  # no hidden temporary file
