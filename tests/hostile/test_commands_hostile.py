@@ -106,3 +106,22 @@ def test_a_full_disk_is_one_line(case: DiskCase, tmp_path: Path) -> None:
     assert case.message in err and "Traceback" not in err, err
     assert len(err.splitlines()) == 1, err
     assert not [p for p in out.rglob(".*") if p.is_file()]  # no hidden temporary file
+
+
+def test_a_store_neither_loads_nor_installs_extensions(tmp_path: Path) -> None:
+    """A file DuckDB does not know (a SQLite file, say) never makes it fetch an
+    extension: both automatic settings are off on every connection the product opens."""
+    from storage.db import connect, connect_to_read
+
+    names = ("autoload_known_extensions", "autoinstall_known_extensions")
+    path = tmp_path / "store.duckdb"
+    connect(path).close()
+    for open_store in (connect, lambda p: connect(p, read_only=True), connect_to_read):
+        con = open_store(path)
+        try:
+            settings = con.execute(
+                "SELECT name, value FROM duckdb_settings() WHERE name IN (?, ?)", list(names)
+            ).fetchall()
+        finally:
+            con.close()
+        assert dict(settings) == dict.fromkeys(names, "false")
