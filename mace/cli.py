@@ -128,18 +128,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"mace {args.command}: interrupted", file=sys.stderr)
         return 130
-    except OSError as exc:
-        if exc.errno not in DISK_FULL:
-            raise
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"mace {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
-        return 1
     except BrokenPipeError:
         # Python's recommendation (signal module docs, "Note on SIGPIPE"): point stdout at
         # devnull so the interpreter's final flush does not fail again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return BROKEN_PIPE_STATUS
+    except OSError as exc:  # after BrokenPipeError, one of its kind
+        if exc.errno not in DISK_FULL:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"mace {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
