@@ -125,3 +125,22 @@ def test_a_store_neither_loads_nor_installs_extensions(tmp_path: Path) -> None:
         finally:
             con.close()
         assert dict(settings) == dict.fromkeys(names, "false")
+
+
+def test_json_output_is_strict_json() -> None:
+    """``--json`` documents of the plan commands: a number that is not finite (a latency
+    that overflowed) is null, never ``Infinity`` or ``NaN``, which JSON has not."""
+    import json
+    import math
+
+    from mace.plan_command import json_text
+
+    document = {"latency": math.inf, "rows": [(-math.inf, 1.5), [math.nan]], "n": 3}
+    text = json_text(document)
+
+    def refuse(constant: str) -> object:
+        raise ValueError(constant)
+
+    assert json.loads(text, parse_constant=refuse) == {
+        "latency": None, "rows": [[None, 1.5], [None]], "n": 3,
+    }  # fmt: skip
