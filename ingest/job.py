@@ -552,7 +552,7 @@ def _executions(rows: DataFrame, spec: RunSpec, run_id: str) -> Aggregated:
         cells,
         {
             "operator_stats": operator_stat_rows(cells, run_id),
-            "node_busy": node_busy_rows(cells, run_id),
+            "node_busy": node_busy_rows(cells, run_id, spec.subinterval),
             "node_profile": profile_rows(profile, run_id),
         },
     )

@@ -1,4 +1,5 @@
-"""Pure Spark transforms of the ``samples/`` record set: cumulative counters -> deltas.
+"""Transforms of the ``samples/`` record set: cumulative counters -> deltas (Spark, and a
+plain walk over each key's samples in pandas).
 
 Engines that expose counters (Flink's REST metrics) write samples of cumulative
 ``records_in``, ``records_out`` and ``busy_seconds`` per (operator, subtask, port)
@@ -8,7 +9,15 @@ Engines that expose counters (Flink's REST metrics) write samples of cumulative
   store (``sample_state``) and passed in as ``previous``;
 - a key's first sample ever is its baseline: it yields no delta (a collector that
   attaches to a long-running job must not see its whole history in one interval);
-- a counter that goes backwards is a restart: the delta is the new value;
+- a counter that goes below its reference (the last sample used) is a dip or a restart.
+  A dip comes back: one of the next :data:`DIP_SAMPLES` samples is at least the
+  reference again (a sample read from a stale subtask, say); the dipped samples are
+  skipped and the delta is taken from the reference, so a glitch adds no events. A
+  restart stays low for those samples (it counts from zero again): the delta is the new
+  value. A dip too close to the end of a batch to tell is left to the next batch (the
+  reference stays the stored state), which sees the samples after it. Dips and restarts
+  are counted apart (``dips``, ``restart``). A restart whose counter regains its old
+  value within :data:`DIP_SAMPLES` samples (only early in a job) is taken for a dip;
 - a NaN busy time (Flink's source vertices) or a negative busy delta (seen on idle
   operators) counts as 0 and is counted in ``busy_nan`` / ``busy_negative``;
 - a delta is spread over the wall-clock span ``[previous time, time)`` by overlap
@@ -36,6 +45,77 @@ KEY = ("operator", "subtask", "port")
 STATE_COLUMNS = (
     "operator", "subtask", "port", "time", "node", "records_in", "records_out", "busy_seconds",
 )  # fmt: skip
+DIP_SAMPLES = 3
+"""How many samples after a counter went below its reference may bring it back (a dip);
+a counter that stays below for that many samples restarted."""
+COUNTERS = ("time", "records_in", "records_out", "busy_seconds")
+WALKED = (
+    "operator string, subtask long, port long, time double, node string, records_in double, "
+    "records_out double, busy_seconds double, _prev_time double, _prev_records_in double, "
+    "_prev_records_out double, _prev_busy_seconds double, _restart int, _dips long, "
+    "_state int"
+)
+"""Schema of :func:`walk_counters`' answer."""
+
+
+def walk_counters(samples: pd.DataFrame) -> pd.DataFrame:
+    """The samples of one key (:data:`STATE_COLUMNS` and ``_new``: 0 for the stored
+    state, 1 for this batch's), walked in time order: each new sample that yields a delta
+    with its reference (``_prev_*``), ``_restart`` (the counter restarted: the delta is
+    its value) and ``_dips`` (dipped samples skipped just before it), and one row
+    ``_state = 1``: the reference the next batch starts from. The rule is the module's."""
+    ordered = samples.sort_values(["time", "_new"], kind="stable").reset_index(drop=True)
+    new = ordered["_new"].to_numpy()
+    records_in = ordered["records_in"].to_numpy()
+    records_out = ordered["records_out"].to_numpy()
+
+    def holds(i: int, ref: int) -> bool:  # not below the reference
+        return bool(records_in[i] >= records_in[ref] and records_out[i] >= records_out[ref])
+
+    picked: list[tuple[int, int, int, int]] = []  # (sample, reference, restart, dips)
+    ref, dips, i, n = -1, 0, 0, len(ordered)
+    while i < n:
+        if ref < 0 or not new[i]:  # a key's first sample ever, or the stored state
+            ref, i = i, i + 1
+        elif holds(i, ref):
+            picked.append((i, ref, 0, dips))
+            ref, dips, i = i, 0, i + 1
+        else:
+            ahead = range(i + 1, min(i + 1 + DIP_SAMPLES, n))
+            back = next((j for j in ahead if holds(j, ref)), None)
+            if back is not None:  # it came back: the samples in between dipped
+                dips, i = dips + back - i, back
+            elif i + DIP_SAMPLES < n:  # it stayed low: a restart
+                picked.append((i, ref, 1, dips))
+                ref, dips, i = i, 0, i + 1
+            else:  # too close to the end to tell: the next batch decides
+                break
+    rows = ordered.loc[[p[0] for p in picked], list(STATE_COLUMNS)].reset_index(drop=True)
+    refs = ordered.loc[[p[1] for p in picked], list(COUNTERS)].reset_index(drop=True)
+    walked = rows.assign(
+        **{f"_prev_{c}": refs[c] for c in COUNTERS},
+        _restart=[p[2] for p in picked],
+        _dips=[p[3] for p in picked],
+        _state=0,
+    )
+    if ref >= 0:
+        state = ordered.loc[[ref], list(STATE_COLUMNS)].assign(_restart=0, _dips=0, _state=1)
+        walked = pd.concat([walked, state], ignore_index=True)
+    return walked.astype({"_restart": "int32", "_dips": "int64", "_state": "int32"})
+
+
+def _walked(rows: DataFrame, previous: DataFrame) -> DataFrame:
+    """:func:`walk_counters` over every key of the good rows and the stored state."""
+    from pyspark.sql import functions as F
+
+    current = rows.where(F.col("reason").isNull()).select(*STATE_COLUMNS, F.lit(1).alias("_new"))
+    combined = current.unionByName(previous.select(*STATE_COLUMNS, F.lit(0).alias("_new")))
+    walked = combined.groupBy(*KEY).applyInPandas(walk_counters, WALKED)
+    # Arrow turns pandas' NaN into null: a NaN busy time (Flink's sources) is data
+    nan = F.lit(float("nan"))
+    return walked.withColumns(
+        {c: F.coalesce(F.col(c), nan) for c in ("busy_seconds", "_prev_busy_seconds")}
+    )
 
 
 def sample_deltas(rows: DataFrame, previous: DataFrame, spec: RunSpec) -> DataFrame:
@@ -44,25 +124,12 @@ def sample_deltas(rows: DataFrame, previous: DataFrame, spec: RunSpec) -> DataFr
     ``rows`` has the validated contract (``reason`` null for good rows); ``previous``
     has :data:`STATE_COLUMNS` (the last sample of each key from earlier batches).
     Returns (operator, node, interval, events_in, events_out, busy_seconds, restart,
-    busy_nan, busy_negative); the three flags are 0/1 and set on one piece per sample.
+    dips, busy_nan, busy_negative); the flags are counts set on one piece per sample.
     """
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    current = rows.where(F.col("reason").isNull()).select(*STATE_COLUMNS, F.lit(1).alias("_new"))
-    combined = current.unionByName(previous.select(*STATE_COLUMNS, F.lit(0).alias("_new")))
-    order = Window.partitionBy(*KEY).orderBy("time", "_new")
-    lagged = combined.select(
-        "*",
-        *[
-            F.lag(c).over(order).alias(f"_prev_{c}")
-            for c in ("time", "records_in", "records_out", "busy_seconds")
-        ],
-    ).where((F.col("_new") == 1) & F.col("_prev_time").isNotNull())
-
-    restart = (F.col("records_in") < F.col("_prev_records_in")) | (
-        F.col("records_out") < F.col("_prev_records_out")
-    )
+    lagged = _walked(rows, previous).where(F.col("_state") == 0)
+    restart = F.col("_restart") == 1
 
     def delta(column: str) -> Column:
         return F.when(restart, F.col(column)).otherwise(F.col(column) - F.col(f"_prev_{column}"))
@@ -84,7 +151,8 @@ def sample_deltas(rows: DataFrame, previous: DataFrame, spec: RunSpec) -> DataFr
         delta("records_in").alias("_in"),
         delta("records_out").alias("_out"),
         F.when(busy_unknown | (raw_busy < 0), F.lit(0.0)).otherwise(raw_busy).alias("_busy"),
-        restart.cast("int").alias("_restart"),
+        "_restart",
+        "_dips",
         (busy_unknown & ~is_source).cast("int").alias("_busy_nan"),
         (~busy_unknown & (raw_busy < 0)).cast("int").alias("_busy_negative"),
         F.sequence(first, last).alias("_pieces"),
@@ -114,6 +182,7 @@ def sample_deltas(rows: DataFrame, previous: DataFrame, spec: RunSpec) -> DataFr
         whole("_out").alias("events_out"),
         (F.col("_busy") * (hi - lo)).alias("busy_seconds"),
         (F.col("_restart") * is_first).alias("restart"),
+        (F.col("_dips") * is_first).alias("dips"),
         (F.col("_busy_nan") * is_first).alias("busy_nan"),
         (F.col("_busy_negative") * is_first).alias("busy_negative"),
     )
@@ -132,6 +201,7 @@ def sample_totals(deltas: DataFrame) -> DataFrame:
                 "events_out",
                 "busy_seconds",
                 "restart",
+                "dips",
                 "busy_nan",
                 "busy_negative",
             )
@@ -140,18 +210,12 @@ def sample_totals(deltas: DataFrame) -> DataFrame:
 
 
 def last_samples(rows: DataFrame, previous: DataFrame) -> DataFrame:
-    """The newest good sample of each key, over this batch and the stored state."""
-    from pyspark.sql import Window
+    """The reference of each key after this batch (the state the next batch starts from):
+    its newest good sample, unless the counter dipped too close to the batch's end to
+    tell a dip from a restart (then the last sample before the dip)."""
     from pyspark.sql import functions as F
 
-    current = rows.where(F.col("reason").isNull()).select(*STATE_COLUMNS)
-    combined = current.unionByName(previous.select(*STATE_COLUMNS))
-    newest = Window.partitionBy(*KEY).orderBy(F.col("time").desc())
-    return (
-        combined.select("*", F.row_number().over(newest).alias("_rank"))
-        .where(F.col("_rank") == 1)
-        .select(*STATE_COLUMNS)
-    )
+    return _walked(rows, previous).where(F.col("_state") == 1).select(*STATE_COLUMNS)
 
 
 def sample_table_rows(totals: pd.DataFrame, spec: RunSpec, run_id: str) -> dict[str, pd.DataFrame]:
@@ -177,9 +241,11 @@ def sample_table_rows(totals: pd.DataFrame, spec: RunSpec, run_id: str) -> dict[
 
 
 def sample_warnings(totals: pd.DataFrame, run_id: str) -> tuple[str, ...]:
-    """One line naming the counter restarts and clamped busy times, if any."""
+    """One line naming the counter restarts, the dips skipped and the clamped busy times,
+    if any."""
     problems = {
         "counter restart(s)": int(totals["restart"].sum()),
+        "counter dip(s) that came back, skipped": int(totals["dips"].sum()),
         "NaN busy time(s) counted as 0": int(totals["busy_nan"].sum()),
         "negative busy-time delta(s) clamped to 0": int(totals["busy_negative"].sum()),
     }

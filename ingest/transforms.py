@@ -14,7 +14,8 @@ DataFrames and plain scalars and returns a DataFrame; nothing is collected.
 
 ``interval = floor((stimulus_time - origin) / subinterval)`` (docs/design.md, "DuckDB store");
 node_busy buckets the wall-clock span ``[start_time, start_time + cpu_seconds /
-capacity)`` and splits it across interval boundaries.
+capacity)`` and splits it across interval boundaries (in at most three pieces per
+execution, however long its span).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ execution whose busy span, lies beyond it is quarantined, so that no later step 
 for a run made absurdly long by one row."""
 MAX_COST_SECONDS = 86_400.0
 """Largest ``cpu_seconds`` of one execution (a day of reference CPU); above it the row
-is quarantined (it would also split into an unbounded number of busy pieces)."""
+is quarantined."""
 MAX_COUNTER = float(2**53)
 """Largest cumulative counter of a sample (``records_in``, ``records_out``,
 ``busy_seconds``): above 2^53 a double no longer holds every whole number."""
@@ -275,11 +276,14 @@ def arrival_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
 def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
     """One pass over executions for both operator_stats and node_busy.
 
-    Returns (file, bad, operator, port, node, interval, wall_interval, rows,
-    events_out, cpu_seconds, busy_seconds); ``interval`` buckets stimulus time,
-    ``wall_interval`` wall-clock time. An execution whose busy span crosses
-    interval boundaries contributes one row per wall interval (``rows``,
-    ``events_out`` and ``cpu_seconds`` count only on its first piece).
+    Returns (file, bad, operator, port, node, interval, wall_interval, wall_end, rows,
+    events_out, cpu_seconds, busy_seconds, covering); ``interval`` buckets stimulus time,
+    ``wall_interval`` wall-clock time. An execution's busy span becomes at most three
+    pieces, whatever its length: the wall interval it starts in and the one it ends in
+    (``wall_end = wall_interval + 1``, ``busy_seconds`` the overlap) and, between them,
+    the whole intervals ``[wall_interval, wall_end)`` it covers (``covering`` executions,
+    each busy for a whole subinterval in each of them; :func:`node_busy_rows` spreads
+    them). ``rows``, ``events_out`` and ``cpu_seconds`` count only on the first piece.
     """
     from pyspark.sql import functions as F
 
@@ -294,11 +298,26 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
     first = F.floor(start).cast("long")
     # the tolerance keeps a span ending on a boundary (up to rounding) out of the next interval
     last = F.greatest(first, (F.ceil(start + busy - F.lit(1e-9)) - 1).cast("long"))
+
+    def piece(lo: Column, hi: Column, whole: bool) -> Column:
+        return F.struct(lo.alias("lo"), hi.alias("hi"), F.lit(whole).alias("whole"))
+
+    one = F.lit(1).cast("long")
     # a bad row (its times may be null) keeps one piece so that it is still counted
     pieces = (
-        F.when(~good, F.array(F.lit(0).cast("long")))
-        .when(first == last, F.array(first))
-        .otherwise(F.sequence(first, last))
+        F.when(~good, F.array(piece(F.lit(0).cast("long"), one, False)))
+        .when(first == last, F.array(piece(first, first + one, False)))
+        .when(
+            last == first + one,
+            F.array(piece(first, last, False), piece(last, last + one, False)),
+        )
+        .otherwise(
+            F.array(
+                piece(first, first + one, False),
+                piece(first + one, last, True),
+                piece(last, last + one, False),
+            )
+        )
     )
     exploded = rows.select(
         "*",
@@ -307,11 +326,11 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
         (start + busy).alias("_end"),
         F.explode(pieces).alias("_piece"),
     )
-    piece = F.col("_piece")
+    lo, whole = F.col("_piece.lo"), F.col("_piece.whole")
     overlap = (
-        F.least(F.col("_end"), piece + 1) - F.greatest(F.col("_start"), piece.cast("double"))
+        F.least(F.col("_end"), lo + 1) - F.greatest(F.col("_start"), lo.cast("double"))
     ) * width
-    is_first = F.when(~good, F.lit(1)).otherwise((piece == F.col("_first")).cast("long"))
+    is_first = F.when(~good, F.lit(1)).otherwise((lo == F.col("_first")).cast("long"))
     return exploded.groupBy(
         "file",
         _bad().alias("bad"),
@@ -319,12 +338,14 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
         F.when(good, F.col("port")).alias("port"),
         F.when(good, F.col("node")).alias("node"),
         F.when(good, _interval("stimulus_time", spec.origin, spec.subinterval)).alias("interval"),
-        F.when(good, piece).alias("wall_interval"),
+        F.when(good, lo).alias("wall_interval"),
+        F.when(good, F.col("_piece.hi")).alias("wall_end"),
     ).agg(
         F.sum(is_first).alias("rows"),
         F.sum(F.when(good, F.col("outputs") * is_first)).alias("events_out"),
         F.sum(F.when(good, F.col("cpu_seconds") * is_first)).alias("cpu_seconds"),
-        F.sum(F.when(good, overlap)).alias("busy_seconds"),
+        F.sum(F.when(good & ~whole, overlap).when(good, F.lit(0.0))).alias("busy_seconds"),
+        F.sum(F.when(good & whole, one).otherwise(F.lit(0).cast("long"))).alias("covering"),
     )
 
 
@@ -495,11 +516,44 @@ def operator_stat_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:
     return stats[stats["events_in"] > 0]
 
 
-def node_busy_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:
-    """node_busy rows (busy_seconds per node and wall-clock interval) from execution cells."""
+def node_busy_rows(cells: pd.DataFrame, run_id: str, subinterval: float) -> pd.DataFrame:
+    """node_busy rows (busy_seconds per node and wall-clock interval) from execution
+    cells: the pieces' overlaps plus a whole ``subinterval`` per execution covering an
+    interval whole."""
     good = cells[~cells["bad"]]
-    busy = good.groupby(["node", "wall_interval"])["busy_seconds"].sum().reset_index()
-    return busy.rename(columns={"wall_interval": "interval"}).assign(run_id=run_id)
+    pieces = good[["node", "wall_interval", "busy_seconds"]]  # 0 s on the whole spans
+    spans = good[good["covering"] > 0]
+    if not spans.empty:
+        whole = whole_intervals(spans)
+        busy = whole.pop("covering").to_numpy(dtype=np.float64) * subinterval
+        pieces = pd.concat([pieces, whole.assign(busy_seconds=busy)], ignore_index=True)
+    busy_seconds = pieces.groupby(["node", "wall_interval"])["busy_seconds"].sum().reset_index()
+    return busy_seconds.rename(columns={"wall_interval": "interval"}).assign(run_id=run_id)
+
+
+def whole_intervals(spans: pd.DataFrame) -> pd.DataFrame:
+    """(node, wall_interval, covering): how many of the spans ``(node, wall_interval,
+    wall_end, covering)`` cover each interval, one row per interval covered. A sweep over
+    the spans' ends: the work is linear in the spans and in the intervals covered, not in
+    the spans times their lengths."""
+    opened = spans[["node", "wall_interval", "covering"]].rename(columns={"wall_interval": "at"})
+    closed = spans[["node", "wall_end", "covering"]].rename(columns={"wall_end": "at"})
+    closed["covering"] = -closed["covering"]
+    steps = pd.concat([opened, closed]).groupby(["node", "at"], as_index=False)["covering"].sum()
+    steps["level"] = steps.groupby("node")["covering"].cumsum()
+    steps["until"] = steps.groupby("node")["at"].shift(-1)
+    held = steps[steps["level"] > 0]  # never a node's last step: every span closes
+    at = held["at"].to_numpy(dtype=np.int64)
+    lengths = held["until"].to_numpy(dtype=np.int64) - at
+    which = np.repeat(np.arange(len(held)), lengths)
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return pd.DataFrame(
+        {
+            "node": held["node"].to_numpy()[which],
+            "wall_interval": at[which] + offsets,
+            "covering": held["level"].to_numpy(dtype=np.int64)[which],
+        }
+    )
 
 
 def profile_rows(cells: pd.DataFrame, run_id: str) -> pd.DataFrame:

@@ -5,7 +5,8 @@ modules import heavy dependencies (Spark, Dash, DuckDB, the numba engine) only
 inside their ``run`` functions, so ``mace estimate`` starts fast.
 
 User mistakes (:class:`estimator.errors.MaceError`) print one line on stderr
-and exit 2; nothing prints a traceback for them. When the reader of stdout goes
+and exit 2; nothing prints a traceback for them. A full disk (or a file size limit)
+is one line and exit 1. When the reader of stdout goes
 away (``mace ... | head``), the command stops quietly with exit status 141
 (128 + SIGPIPE), as a command killed by SIGPIPE reports in a shell, so that
 ``set -o pipefail`` still notices the cut output.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -104,6 +106,10 @@ def unknown_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str
     return f"mace: error: unknown command {typed!r}; {hint}"
 
 
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""Write errors of a full disk, a quota or a file size limit: one line and exit 1."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     arguments = sys.argv[1:] if argv is None else list(argv)
@@ -128,6 +134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return BROKEN_PIPE_STATUS
+    except OSError as exc:  # after BrokenPipeError, one of its kind
+        if exc.errno not in DISK_FULL:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"mace {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

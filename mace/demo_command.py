@@ -36,6 +36,7 @@ from mace.errors import UsageError
 from mace.serve_command import (
     DEFAULT_HOST,
     DEFAULT_PORT,
+    add_allowed_host,
     check_port,
     open_app,
     sigterm_as_interrupt,
@@ -104,6 +105,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"dashboard port (default {DEFAULT_PORT})"
     )
+    add_allowed_host(demo)
     demo.set_defaults(run=run)
 
 
@@ -148,6 +150,7 @@ def _run_in(workdir: Path, start_engine: Engine, args: argparse.Namespace) -> in
             workdir / "jobs",
             live_run=run_id if controlled else None,
             bind=(args.host, args.port),
+            extra_hosts=args.allowed_host,
         )
         # the server first: when its port is taken, nothing else has started
         running.callback(start_server(app, args.host, args.port))

@@ -64,7 +64,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"file holding one line USER:PASSWORD: every request then needs HTTP basic "
         f"authentication (or set {AUTH_ENV}=USER:PASSWORD); use TLS in front of it",
     )
-    serve.add_argument(
+    add_allowed_host(serve)
+    add_alert_options(serve)
+    serve.set_defaults(run=run)
+
+
+def add_allowed_host(parser: argparse.ArgumentParser) -> None:
+    """``--allowed-host``, of ``mace serve`` and ``mace demo``: the Host headers the
+    dashboard answers besides its own address (see :func:`dashboard.app.create_app`)."""
+    parser.add_argument(
         "--allowed-host",
         action="append",
         default=[],
@@ -73,8 +81,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "forwards; besides it only the bind host, localhost, 127.0.0.1 and [::1] on --port "
         "are answered (other hosts get 400, against DNS rebinding)",
     )
-    add_alert_options(serve)
-    serve.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,27 +95,42 @@ def build_telemetry(plan: Plan, source: np.ndarray, times: np.ndarray, trace: Tr
     return Telemetry(arrivals, executions, outputs)
 
 
-def write_table(table: pa.Table, folder: Path, name: str) -> Path:
-    """Write one Parquet file atomically (hidden temp name, then rename)."""
+def _write_atomically(folder: Path, name: str, write: Callable[[Path], object]) -> Path:
+    """``write(path)`` to a hidden temporary name in ``folder``, then renamed to ``name``;
+    a write that fails (a full disk) leaves no temporary file behind."""
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / name
     temporary = folder / f".{name}.tmp"
-    strings = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
-    pq.write_table(
-        table, temporary, compression="snappy", store_schema=False, use_dictionary=strings
-    )
-    os.replace(temporary, final)
+    try:
+        write(temporary)
+        os.replace(temporary, final)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        if exc.filename:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(final)) from None
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     return final
+
+
+def write_table(table: pa.Table, folder: Path, name: str) -> Path:
+    """Write one Parquet file atomically (hidden temp name, then rename)."""
+    strings = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
+    return _write_atomically(
+        folder,
+        name,
+        lambda path: pq.write_table(
+            table, path, compression="snappy", store_schema=False, use_dictionary=strings
+        ),
+    )
 
 
 def write_topology(topology: Topology, run_dir: Path, name: str = "topology.yaml") -> Path:
     """The run's topology (with its origin) as YAML, written atomically."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    final = run_dir / name
-    temporary = run_dir / f".{name}.tmp"
-    temporary.write_text(dump_topology(topology), encoding="utf-8")
-    os.replace(temporary, final)
-    return final
+    text = dump_topology(topology)
+    return _write_atomically(run_dir, name, lambda path: path.write_text(text, encoding="utf-8"))
 
 
 def version_name(time: float) -> str:

@@ -92,6 +92,9 @@ class FlinkRest:
         connection = kind(parts.hostname or "", parts.port, timeout=self.timeout)
         done = threading.Event()
         expired = threading.Event()
+        # the answer's socket: http.client drops connection.sock once an answer that
+        # closes the connection (HTTP/1.0, "Connection: close") has begun
+        reading: list[socket.socket] = []
 
         def watch() -> None:  # cuts the socket at the deadline or on stop
             stopped = _wait_either(self.stop, done, self.timeout)
@@ -99,14 +102,17 @@ class FlinkRest:
                 return
             if not stopped:
                 expired.set()
-            if connection.sock is not None:
-                with contextlib.suppress(OSError):
-                    connection.sock.shutdown(socket.SHUT_RDWR)
+            for sock in (connection.sock, *reading):
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         try:
             connection.request("GET", target or "/", headers={"Accept": "application/json"})
+            if connection.sock is not None:
+                reading.append(connection.sock)
             response = connection.getresponse()
             length = response.getheader("Content-Length")
             if length is not None and length.isdigit() and int(length) > MAX_ANSWER_BYTES:

@@ -26,8 +26,12 @@ class RunCase:
 
     id: str
     write: RunWriter
-    outcome: str  # "quarantined" (rows kept out, the run stored) or "failed" (run marked)
-    reason: str  # a part of the quarantine reason or of the run's failure reason
+    outcome: str  # "quarantined" (rows kept out, the run stored), "failed" (run marked)
+    # or "stored" (every row kept)
+    reason: str  # a part of the quarantine reason, of the run's failure reason or (stored)
+    # of what the pass said about the run
+    stored: Callable[[dict[str, pd.DataFrame]], bool] | None = None
+    """For a stored run: true of its statistics tables (name -> rows)."""
 
 
 def _extra_executions(lines: list[object]) -> RunWriter:
@@ -128,6 +132,47 @@ def _arrival_years_later(landing: Path, run_id: str) -> None:
     )
 
 
+LONG_EXECUTIONS = 200
+
+
+def _long_executions(landing: Path, run_id: str) -> None:
+    """Executions of the largest cost allowed (a day of CPU on a node of capacity 1)."""
+    from ingest.transforms import MAX_COST_SECONDS
+
+    lines = [_execution(cpu_seconds=MAX_COST_SECONDS)] * LONG_EXECUTIONS
+    _extra_executions(list(lines))(landing, run_id)
+
+
+def _long_executions_stored(tables: dict[str, pd.DataFrame]) -> bool:
+    """Every busy second of the long executions on n1 (besides the tiny run's 0.5 s), up
+    to the subinterval their spans end in."""
+    from ingest.transforms import MAX_COST_SECONDS
+
+    busy = tables["node_busy"][tables["node_busy"]["node"] == "n1"]
+    expected = LONG_EXECUTIONS * MAX_COST_SECONDS + 0.5
+    return bool(
+        abs(busy["busy_seconds"].sum() - expected) < 1e-6 * expected
+        and busy["interval"].max() == int(0.3 + MAX_COST_SECONDS)
+        and busy["interval"].nunique() == len(busy)
+    )
+
+
+def _dipping_counter(landing: Path, run_id: str) -> None:
+    """Operator a's counter read once from a stale subtask at every tenth sample: 400
+    events a second, 60 samples."""
+    samples = []
+    for k in range(60):
+        count = 400.0 * (k if k % 10 != 5 else k - 4)
+        samples.append(_sample(time=100.0 + k, records_in=count, records_out=count))
+    _samples(samples)(landing, run_id)
+
+
+def _dipping_counter_stored(tables: dict[str, pd.DataFrame]) -> bool:
+    """The tiny run's 3 executions of a and the 59 intervals of 400 samples: no burst."""
+    stats = tables["operator_stats"]
+    return bool(stats.loc[stats["operator"] == "a", "events_in"].sum() == 3 + 59 * 400)
+
+
 RUN_CASES: tuple[RunCase, ...] = (
     # H1: integer fields out of range, or integer sums that overflow
     RunCase("H1-port-1e300", _extra_executions([_execution(port=1e300)]), "quarantined", "'port'"),
@@ -172,6 +217,16 @@ RUN_CASES: tuple[RunCase, ...] = (
     RunCase("H3-capacity-1e-6-long-execution", _capacity_with_long_execution, "failed", "capacity"),
     # H4: one arrival years after the run's start
     RunCase("H4-arrival-nine-years-later", _arrival_years_later, "quarantined", "beyond the run"),
+    # M10: executions of the largest cost: their busy spans cover a day of subintervals
+    RunCase("M10-day-long-executions", _long_executions, "stored", "", _long_executions_stored),
+    # L5: a counter that dips and comes back is no burst
+    RunCase(
+        "L5-counter-dips-and-comes-back",
+        _dipping_counter,
+        "stored",
+        "6 counter dip(s) that came back, skipped",
+        _dipping_counter_stored,
+    ),
 )
 
 
@@ -318,6 +373,47 @@ COMMAND_CASES: tuple[CommandCase, ...] = (
         "L10-report-truncated",
         lambda t: ["report", "--db", str(_truncated_store(t))],
         "truncated database file",
+    ),
+)
+
+
+# -- commands on a full disk -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiskCase:
+    """A command run in a process whose files cannot grow past ``limit`` bytes
+    (RLIMIT_FSIZE: a write beyond it fails with EFBIG, the path a full disk's ENOSPC
+    takes): one line on stderr saying ``message``, exit ``status``, and no hidden
+    temporary file left in the folder it wrote to."""
+
+    id: str
+    arguments: Callable[[Path, str], list[str]]  # (folder, URL of a fake Flink REST API)
+    limit: int
+    message: str
+    status: int = 1
+
+
+DISK_CASES: tuple[DiskCase, ...] = (
+    # L4: simulate and collect on a full disk
+    DiskCase(
+        "L4-simulate-parquet",
+        lambda t, _: ["simulate", "clickstream-5q", "--out", str(t), "--duration", "20"],
+        64 * 1024,
+        "File too large",
+    ),
+    DiskCase(
+        "L4-simulate-topology",
+        lambda t, _: ["simulate", "clickstream-5q", "--out", str(t), "--duration", "1"],
+        0,
+        "topology.yaml",
+    ),
+    DiskCase(
+        "L4-collect-topology",
+        lambda t, url: ["collect", "flink", "--rest", url, "--out", str(t), "--duration", "1"],
+        0,
+        "File too large",
+        status=2,
     ),
 )
 

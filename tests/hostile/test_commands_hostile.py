@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from mace.cli import main
-from tests.hostile.cases import COMMAND_CASES, CommandCase
+from tests.hostile.cases import COMMAND_CASES, DISK_CASES, CommandCase, DiskCase
 
 
 @pytest.mark.parametrize("case", COMMAND_CASES, ids=[c.id for c in COMMAND_CASES])
@@ -79,3 +79,68 @@ def test_a_full_disk_during_compaction_leaves_no_tmp_file(
     finally:
         con.close()
     assert sorted(p.name for p in folder.iterdir()) == ["part-0.jsonl", "part-1.jsonl"]
+
+
+@pytest.mark.parametrize("case", DISK_CASES, ids=[c.id for c in DISK_CASES])
+def test_a_full_disk_is_one_line(case: DiskCase, tmp_path: Path) -> None:
+    import resource
+    import subprocess
+    import sys
+
+    from tests.connectors.flink_fixture import FakeFlink, serve
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (case.limit, case.limit))
+
+    out = tmp_path / "out"
+    with serve(FakeFlink()) as url:
+        done = subprocess.run(
+            [sys.executable, "-m", "mace", *case.arguments(out, url)],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            preexec_fn=limit_file_size,
+        )
+    err = done.stderr.strip()
+    assert done.returncode == case.status, err
+    assert case.message in err and "Traceback" not in err, err
+    assert len(err.splitlines()) == 1, err
+    assert not [p for p in out.rglob(".*") if p.is_file()]  # no hidden temporary file
+
+
+def test_a_store_neither_loads_nor_installs_extensions(tmp_path: Path) -> None:
+    """A file DuckDB does not know (a SQLite file, say) never makes it fetch an
+    extension: both automatic settings are off on every connection the product opens."""
+    from storage.db import connect, connect_to_read
+
+    names = ("autoload_known_extensions", "autoinstall_known_extensions")
+    path = tmp_path / "store.duckdb"
+    connect(path).close()
+    for open_store in (connect, lambda p: connect(p, read_only=True), connect_to_read):
+        con = open_store(path)
+        try:
+            settings = con.execute(
+                "SELECT name, value FROM duckdb_settings() WHERE name IN (?, ?)", list(names)
+            ).fetchall()
+        finally:
+            con.close()
+        assert dict(settings) == dict.fromkeys(names, "false")
+
+
+def test_json_output_is_strict_json() -> None:
+    """``--json`` documents of the plan commands: a number that is not finite (a latency
+    that overflowed) is null, never ``Infinity`` or ``NaN``, which JSON has not."""
+    import json
+    import math
+
+    from mace.plan_command import json_text
+
+    document = {"latency": math.inf, "rows": [(-math.inf, 1.5), [math.nan]], "n": 3}
+    text = json_text(document)
+
+    def refuse(constant: str) -> object:
+        raise ValueError(constant)
+
+    assert json.loads(text, parse_constant=refuse) == {
+        "latency": None, "rows": [[None, 1.5], [None]], "n": 3,
+    }  # fmt: skip

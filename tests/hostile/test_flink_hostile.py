@@ -30,6 +30,7 @@ class HostileFlink(FakeFlink):
         self.case = case
         self.bad = case is not None and case.at_start
         self.request_lines: list[int] = []
+        self.trickle = False  # answer one byte every half second
 
     def answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
         parts = path.strip("/").split("/")
@@ -57,7 +58,13 @@ def serve_raw(fake: HostileFlink) -> Iterator[str]:
             self.send_response(code)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            for k in range(0, len(data), 1 if fake.trickle else len(data)):
+                try:
+                    self.wfile.write(data[k : k + (1 if fake.trickle else len(data))])
+                except OSError:  # the collector gave up the answer
+                    return
+                if fake.trickle:
+                    time.sleep(0.5)
 
         def log_message(self, format: str, *args: Any) -> None:
             return
@@ -183,3 +190,47 @@ def test_a_full_disk_keeps_the_rows_for_the_next_write(
     samples = tmp_path / "r" / "samples"
     assert stats.failed_writes == 1 and not list(samples.glob(".*"))
     assert len(pq.read_table(sorted(samples.glob("*.parquet")))) == stats.rows > 0
+
+
+def test_sigterm_stops_collect_while_an_answer_trickles(tmp_path: Path) -> None:
+    """``mace collect flink`` polling a REST API that has begun to trickle its answers:
+    SIGTERM ends it at once (long before the GET's deadline), with its summary line and
+    no traceback."""
+    import signal
+    import subprocess
+    import sys
+
+    from connectors.flink.rest import DEFAULT_TIMEOUT
+
+    fake = HostileFlink()
+    with serve_raw(fake) as url:
+        argv = [sys.executable, "-m", "mace", "collect", "flink", "--rest", url]
+        process = subprocess.Popen(
+            [*argv, "--out", str(tmp_path), "--every", "0.2"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not list(tmp_path.glob("*/topology.yaml")):  # collecting
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+            fake.trickle = True
+            time.sleep(1.5)  # a poll is reading a trickling answer
+            assert process.poll() is None
+            process.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            try:
+                out, err = process.communicate(timeout=DEFAULT_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                out, err = process.communicate()
+                raise AssertionError(out + err) from None
+            stopped_after = time.monotonic() - started
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 0 and "Traceback" not in err, err
+    assert stopped_after < min(5.0, DEFAULT_TIMEOUT / 2), stopped_after
+    assert "stopped:" in out + err

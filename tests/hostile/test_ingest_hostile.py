@@ -87,6 +87,11 @@ def test_each_bad_run_says_what_was_wrong(hostile_pass, case: RunCase) -> None: 
         assert f"failed run '{case.id}'" in first_summary.describe()
         # unchanged, it is not retried, and still reported
         assert second.failed_runs[case.id] == first_summary.failed_runs[case.id]
+    elif case.outcome == "stored":
+        assert case.id in first_summary.runs and case.id not in stored_failures
+        assert _quarantine_reasons(db, case.id) == []
+        assert case.reason in first_summary.describe()
+        assert case.stored is not None and case.stored(_run_tables(db, case.id))
     else:
         assert case.id in first_summary.runs and case.id not in stored_failures
         reasons = _quarantine_reasons(db, case.id)

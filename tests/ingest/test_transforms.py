@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from estimator.burst import sub_bucket_of
 from ingest.transforms import (
     RunSpec,
     arrival_aggregates,
     execution_aggregates,
+    node_busy_rows,
     node_profile_cells,
     output_histograms,
     output_latency,
     source_profile_cells,
+    whole_intervals,
     with_reason,
 )
 
@@ -97,14 +103,106 @@ def test_execution_aggregates_split_busy_time_across_wall_intervals(spark) -> No
     actual = execution_aggregates(frame, SPEC)
     expected = spark.createDataFrame(
         [
-            ("f.parquet", False, "a", 0, "n1", 0, 0, 2, 2, 0.5, 0.75),
-            ("f.parquet", False, "a", 0, "n1", 0, 1, 0, 0, 0.0, 0.25),
-            ("f.parquet", True, None, None, None, None, None, 1, None, None, None),
+            ("f.parquet", False, "a", 0, "n1", 0, 0, 1, 2, 2, 0.5, 0.75, 0),
+            ("f.parquet", False, "a", 0, "n1", 0, 1, 2, 0, 0, 0.0, 0.25, 0),
+            ("f.parquet", True, None, None, None, None, None, None, 1, None, None, None, 0),
         ],
         "file string, bad boolean, operator string, port long, node string, interval long, "
-        "wall_interval long, rows long, events_out long, cpu_seconds double, busy_seconds double",
+        "wall_interval long, wall_end long, rows long, events_out long, cpu_seconds double, "
+        "busy_seconds double, covering long",
     )
     assertDataFrameEqual(actual, expected, checkRowOrder=False, atol=1e-9)
+
+
+def _plain_node_busy(executions: list[tuple[float, float]], spec: RunSpec) -> dict[int, float]:
+    """Busy seconds of node n1 per wall interval: each execution (start_time,
+    cpu_seconds) walked interval by interval, its overlap with each added."""
+    busy: dict[int, float] = {}
+    for start_time, cpu in executions:
+        start = (start_time - spec.origin) / spec.subinterval
+        end = start + cpu / spec.capacity_by_node["n1"] / spec.subinterval
+        k = math.floor(start)
+        while True:
+            overlap = (min(end, k + 1) - max(start, k)) * spec.subinterval
+            busy[k] = busy.get(k, 0.0) + max(overlap, 0.0)
+            k += 1
+            if k >= end - 1e-9:
+                break
+    return busy
+
+
+def _node_busy(spark, executions: list[tuple[float, float]]) -> tuple[dict[int, float], int]:  # type: ignore[no-untyped-def]
+    """(busy seconds per wall interval of n1 as ingestion stores them, cells collected)."""
+    rows = [_execution(k, start_time=t, cpu_seconds=c) for k, (t, c) in enumerate(executions)]
+    frame = with_reason(spark.createDataFrame(rows, EXEC_COLUMNS), "executions", SPEC)
+    cells = execution_aggregates(frame, SPEC).toPandas()
+    stored = node_busy_rows(cells, "r", SPEC.subinterval)
+    return dict(zip(stored["interval"], stored["busy_seconds"], strict=True)), len(cells)
+
+
+def test_a_long_execution_is_at_most_three_pieces(spark) -> None:  # type: ignore[no-untyped-def]
+    """An execution busy for a day of subintervals costs three cells, not one per
+    subinterval; node_busy still has every one of its subintervals."""
+    from ingest.transforms import MAX_COST_SECONDS
+
+    busy, cells = _node_busy(spark, [(11.0, MAX_COST_SECONDS), (11.5, MAX_COST_SECONDS)])
+    assert cells <= 6
+    span = MAX_COST_SECONDS / 0.5 / SPEC.subinterval  # capacity 0.5: 86,400 subintervals
+    assert sorted(busy) == list(range(int(span) + 1))
+    assert busy[0] == pytest.approx(1.0 + 0.5) and busy[1] == pytest.approx(4.0)
+    assert sum(busy.values()) == pytest.approx(2 * MAX_COST_SECONDS / 0.5)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example([(11.0, 1.0), (11.0, 2.0)])  # a span's last piece is another's whole span
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(10.5, 40.0).map(lambda t: round(t, 2)),
+            st.one_of(st.floats(0.0, 12.0), st.sampled_from([0.0, 0.5, 1.0, 2.0, 4.0])),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_node_busy_matches_a_plain_walk_over_the_intervals(
+    spark,  # type: ignore[no-untyped-def]
+    executions: list[tuple[float, float]],
+) -> None:
+    busy, _ = _node_busy(spark, executions)
+    expected = _plain_node_busy(executions, SPEC)
+    assert set(busy) == set(expected)
+    for k, value in expected.items():
+        assert busy[k] == pytest.approx(value, abs=1e-9), k
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["n1", "n2"]), st.integers(0, 30), st.integers(1, 30)),
+        min_size=1,
+        max_size=15,
+    )
+)
+def test_whole_intervals_count_the_spans_covering_each_interval(
+    spans: list[tuple[str, int, int]],
+) -> None:
+    frame = pd.DataFrame(
+        [(node, lo, lo + length, 1) for node, lo, length in spans],
+        columns=["node", "wall_interval", "wall_end", "covering"],
+    )
+    counted = whole_intervals(frame)
+    plain: dict[tuple[str, int], int] = {}
+    for node, lo, length in spans:
+        for k in range(lo, lo + length):
+            plain[(node, k)] = plain.get((node, k), 0) + 1
+    got = {
+        (str(n), int(k)): int(c)
+        for n, k, c in zip(
+            counted["node"], counted["wall_interval"], counted["covering"], strict=True
+        )
+    }
+    assert got == plain and len(counted) == len(plain)
 
 
 def test_node_profile_sums_good_cpu_per_node_interval_and_sub_bucket(spark) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -25,6 +26,16 @@ def _get(url: str) -> bytes | None:
             return bytes(response.read()) if response.status == 200 else None
     except OSError:
         return None
+
+
+def _status(url: str, host: str) -> int:
+    """The HTTP status of a GET of ``url`` sent with the Host header ``host``."""
+    request = urllib.request.Request(url, headers={"Host": host})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
 
 
 def test_demo_runs_for_its_duration_then_reports(tmp_path: Path, free_port: int) -> None:
@@ -69,10 +80,12 @@ def test_demo_runs_for_its_duration_then_reports(tmp_path: Path, free_port: int)
 
 def test_demo_removes_its_temporary_folder_after_sigterm(tmp_path: Path, free_port: int) -> None:
     """Regression: after SIGTERM the demo left its temporary folder behind (6.1 GB after 41
-    minutes). Without --workdir the folder is the demo's own and goes at exit."""
+    minutes). Without --workdir the folder is the demo's own and goes at exit. The
+    dashboard answers the name given with --allowed-host, and no other."""
     import os
 
     argv = [sys.executable, "-m", "mace", "demo", "--port", str(free_port)]
+    argv += ["--allowed-host", "mace.example.org"]
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
@@ -82,6 +95,9 @@ def test_demo_removes_its_temporary_folder_after_sigterm(tmp_path: Path, free_po
         while _get(f"http://127.0.0.1:{free_port}/") is None:
             assert process.poll() is None and time.monotonic() < deadline
             time.sleep(0.5)
+        url = f"http://127.0.0.1:{free_port}/"
+        assert _status(url, "mace.example.org") == 200
+        assert _status(url, "attacker.example") == 400
         (workdir,) = tmp_path.glob("mace-demo-*")
         deadline = time.monotonic() + 120  # until the first batch is in the database
         while not list((workdir / "landing").glob("*/arrivals/*.parquet")):
