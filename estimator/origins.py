@@ -119,8 +119,9 @@ def origin_latency(
         sink_query[renumber[index[o]]] = query_row[topology.operator_by_id[o].query]
     caps = np.array([n.capacity for n in topology.nodes], dtype=float)
     # ring slots the state may take, the old ring and the grown one together while it
-    # grows: pending (operators) plus owed and ratio (input ports)
-    max_slots = max(2 * BLOCK, MAX_STATE_BYTES // (8 * (ops + 2 * len(row_op))))
+    # grows: per slot, the pending work of every operator and each node's busy count
+    per_slot = 8 * ops + 4 * nodes + 4 * nodes // BLOCK + 4
+    max_slots = max(2 * BLOCK, MAX_STATE_BYTES // per_slot)
     out, window = _replay(
         work,
         row_op,
@@ -147,15 +148,50 @@ def origin_latency(
 
 
 MAX_STATE_BYTES = 8 * 2**30
-"""The largest replay state (operators and ports x backlog window, the old ring and the
-grown one together while it grows): a clear error past it rather than a process that
-runs out of memory."""
+"""The largest replay state (the pending work of every operator and each node's busy
+counts x backlog window, the old ring and the grown one together while it grows): a
+clear error past it rather than a process that runs out of memory."""
 
 BLOCK = 64
 """Ring slots per block: a node's scan skips a block where none of its operators has work."""
 
 RECEIVED = 8
 """Buckets a node that has served all it had in a step remembers receiving afterwards."""
+
+
+@njit(cache=True, nogil=True)
+def _shares(
+    port_work: np.ndarray,
+    row_op: np.ndarray,
+    row_up: np.ndarray,
+    out_rows: np.ndarray,
+    handed: int,
+    nodes: int,
+    node_of: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Per subinterval: each operator's work (D x operators), each node's (nodes x D), the
+    share of its upstream operator's work each hand-on carries (D x hand-ons, columns in
+    ``out_rows`` order so that an operator's hand-ons are adjacent), and the total."""
+    rows, intervals = port_work.shape
+    op_work = np.zeros((intervals, node_of.size))
+    node_cpu = np.zeros((nodes, intervals))
+    total = 0.0
+    for r in range(rows):
+        o = row_op[r]
+        i = node_of[o]
+        for p in range(intervals):
+            x = port_work[r, p]
+            op_work[p, o] += x
+            node_cpu[i, p] += x
+            total += x
+    share = np.zeros((intervals, handed))
+    for e in range(handed):
+        r = out_rows[e]
+        u = row_up[r]
+        for p in range(intervals):
+            if op_work[p, u] > 0.0:
+                share[p, e] = port_work[r, p] / op_work[p, u]
+    return op_work, node_cpu, share, total
 
 
 @njit(cache=True, nogil=True)
@@ -181,32 +217,38 @@ def _replay(
     buckets = intervals * k
     even = node_fine.shape[0] == 0
     out = np.zeros((queries, intervals))
-    total_work = 0.0
-    for r in range(rows):
-        for p in range(intervals):
-            total_work += port_work[r, p]
+    op_work, node_cpu, share, total_work = _shares(
+        port_work, row_op, row_up, out_rows, out_start[ops], n, node_of
+    )
     tolerance = 1e-12 * max(total_work, 1.0)
-    # The pending window [lo, step] lives in rings of `size` buckets (slot = bucket % size,
-    # size a multiple of BLOCK); per node, `busy` counts its operators with work in a slot
-    # and `blocks` its busy slots in a block of BLOCK slots, so scans skip empty stretches.
+    # A bucket's work on node i is node i's share sigma(i, bucket) of the subinterval's:
+    # node_fine / node CPU, or 1/k without a profile. A port fed by operator u receives
+    # share[p, e] x sigma(its node) / sigma(u's node) per unit of u's work served.
+    # The pending window [lo, top] lives in rings of `size` buckets (slot = bucket % size,
+    # size a multiple of BLOCK), node by node: node i's operators' work of a slot is
+    # pending[node_start[i] * size + slot * (its operators) + local index], contiguous;
+    # `busy[i * size + slot]` counts its operators with work in a slot and
+    # `blocks[i * (size // BLOCK) + block]` its busy slots in a block, so scans skip empty
+    # stretches. A slot's work is exactly 0 once nothing is left in it, so a slot is
+    # reused without clearing.
     size = BLOCK
-    pending = np.zeros((size, ops))
-    owed = np.zeros((size, rows))
-    ratio = np.zeros((size, rows))
-    busy = np.zeros((n, size), dtype=np.int32)
-    blocks = np.zeros((n, size // BLOCK), dtype=np.int32)
+    pending = np.zeros(ops * size)
+    busy = np.zeros(n * size, dtype=np.int32)
+    blocks = np.zeros(n * (size // BLOCK), dtype=np.int32)
     first = np.zeros(n, dtype=np.int64)
     clock = np.zeros(n)
     dirty = np.zeros(n, dtype=np.bool_)
     emptied = np.zeros(n, dtype=np.bool_)
     received = np.zeros(n, dtype=np.int64)
     inbox = np.zeros((n, RECEIVED), dtype=np.int64)
-    node_cpu = np.zeros(n)
-    scale = np.zeros((n, k))
+    sigma_now = np.zeros((k, n))  # sigma of the current subinterval's buckets
     calm = np.zeros(k, dtype=np.bool_)  # per bucket of the subinterval: no node above C d
-    fine = np.zeros(rows)
-    column = np.zeros(rows)
-    op_work = np.zeros(ops)
+    offered_now = np.zeros(k)
+    arriving = np.zeros(port_work.shape[0], dtype=np.int64)  # ports fed at the step's start
+    arriving_work = np.zeros(port_work.shape[0])
+    arrivals = 0
+    silent = np.zeros((k, n), dtype=np.int64)  # nodes with work in the subinterval, none in j
+    silent_count = np.zeros(k, dtype=np.int64)
     remaining = 0.0  # work present on the operators
     offered = 0.0  # all work of the buckets replayed so far
     limit = -1
@@ -220,21 +262,33 @@ def _replay(
             limit = buckets + n * (int(np.ceil(offered / (capacity.min() * delta))) + 2)
         if step < buckets and step % k == 0:
             p = step // k
-            node_cpu[:] = 0.0
-            for r in range(rows):
-                column[r] = port_work[r, p]
-                node_cpu[node_of[row_op[r]]] += column[r]
             calm[:] = True
+            offered_now[:] = 0.0
+            silent_count[:] = 0
             for i in range(n):
                 for j in range(k):
                     if even:
-                        scale[i, j] = 1.0 / k
-                    elif node_cpu[i] > 0.0:
-                        scale[i, j] = node_fine[i, p, j] / node_cpu[i]
+                        sigma = 1.0 / k
+                    elif node_cpu[i, p] > 0.0:
+                        sigma = node_fine[i, p, j] / node_cpu[i, p]
+                        if sigma <= 0.0:
+                            silent[j, silent_count[j]] = i
+                            silent_count[j] += 1
                     else:
-                        scale[i, j] = 0.0
-                    if node_cpu[i] * scale[i, j] > capacity[i] * delta * (1.0 + 1e-12):
+                        sigma = 0.0
+                    sigma_now[j, i] = sigma
+                    offered_now[j] += node_cpu[i, p] * sigma
+                    if node_cpu[i, p] * sigma > capacity[i] * delta * (1.0 + 1e-12):
                         calm[j] = False
+            # ports whose work is there at the start of each step: fed by a source or by
+            # an operator without work in the subinterval
+            arrivals = 0
+            for r in range(rows):
+                x = port_work[r, p]
+                if x > 0.0 and (row_up[r] < 0 or op_work[p, row_up[r]] <= 0.0):
+                    arriving[arrivals] = r
+                    arriving_work[arrivals] = x
+                    arrivals += 1
         if step < buckets and calm[step % k] and remaining <= tolerance:
             # nothing pending and no node with more than C d of this bucket: everything
             # of it is served in its own step (no latency, nothing left)
@@ -243,67 +297,80 @@ def _replay(
                 first[i] = step + 1
             step += 1
             continue
-        lo = step
+        top = min(step, buckets - 1)
+        lo = top
         for i in range(n):
             lo = min(lo, first[i])
-        if step - lo + 1 > size:
+        if top - lo + 1 > size:
             # by half the size (whole blocks), or just what the window needs when that
             # is all the limit leaves room for: the old and new rings coexist while copying
-            needed = (step - lo + BLOCK) // BLOCK * BLOCK
+            needed = (top - lo + BLOCK) // BLOCK * BLOCK
             grown = max(needed, (size + size // 2 + BLOCK - 1) // BLOCK * BLOCK)
             if size + grown > max_slots:
                 grown = needed
             if size + grown > max_slots:
-                return out, step - lo + 1
-            new_pending = np.zeros((grown, ops))
-            new_owed = np.zeros((grown, rows))
-            new_ratio = np.zeros((grown, rows))
-            new_busy = np.zeros((n, grown), dtype=np.int32)
-            new_blocks = np.zeros((n, grown // BLOCK), dtype=np.int32)
-            for b in range(lo, step):
-                new_pending[b % grown] = pending[b % size]
-                new_owed[b % grown] = owed[b % size]
-                new_ratio[b % grown] = ratio[b % size]
-                new_busy[:, b % grown] = busy[:, b % size]
-                for i in range(n):
-                    if busy[i, b % size] > 0:
-                        new_blocks[i, (b % grown) // BLOCK] += 1
-            pending, owed, ratio, size = new_pending, new_owed, new_ratio, grown
-            busy, blocks = new_busy, new_blocks
+                return out, top - lo + 1
+            new_pending = np.zeros(ops * grown)
+            new_busy = np.zeros(n * grown, dtype=np.int32)
+            new_blocks = np.zeros(n * (grown // BLOCK), dtype=np.int32)
+            for i in range(n):
+                count = node_start[i + 1] - node_start[i]
+                for b in range(first[i], min(step, top + 1)):  # bucket `step` is not in yet
+                    old, new = b % size, b % grown
+                    if busy[i * size + old] == 0:
+                        continue
+                    new_busy[i * grown + new] = busy[i * size + old]
+                    new_blocks[i * (grown // BLOCK) + new // BLOCK] += 1
+                    at, to = node_start[i] * size + old * count, node_start[i] * grown + new * count
+                    for c in range(count):
+                        new_pending[to + c] = pending[at + c]
+            pending, busy, blocks, size = new_pending, new_busy, new_blocks, grown
+        spans = size // BLOCK
         end = (step + 1) * delta
         if step < buckets:
-            slot = step % size
             j = step % k
-            op_work[:] = 0.0
-            for r in range(rows):
-                i = node_of[row_op[r]]
-                fine[r] = column[r] * scale[i, j]
-                op_work[row_op[r]] += fine[r]
-            pending[slot] = 0.0
-            for i in range(n):
-                if busy[i, slot] > 0:  # a slot is reused only once nothing is left in it
-                    blocks[i, slot // BLOCK] -= 1
-                    busy[i, slot] = 0
-            for r in range(rows):
-                o, u = row_op[r], row_up[r]
-                owed[slot, r] = 0.0
-                ratio[slot, r] = 0.0
-                if fine[r] <= 0.0:
+            slot = step % size
+            offered += offered_now[j]
+            for a in range(arrivals + silent_count[j]):
+                if a < arrivals:
+                    r = arriving[a]
+                    x = arriving_work[a]
+                else:  # a node without work in bucket j: its hand-ons' work is there now
+                    r, x = -1, 0.0
+                    iu = silent[j, a - arrivals]
+                    for u in range(node_start[iu], node_start[iu + 1]):
+                        if op_work[step // k, u] <= 0.0:
+                            continue
+                        for e in range(out_start[u], out_start[u + 1]):
+                            d = row_op[out_rows[e]]
+                            w = port_work[out_rows[e], step // k] * sigma_now[j, node_of[d]]
+                            if w <= 0.0:
+                                continue
+                            i = node_of[d]
+                            at = node_start[i] * size + slot * (node_start[i + 1] - node_start[i])
+                            at += d - node_start[i]
+                            if pending[at] <= 0.0:
+                                busy[i * size + slot] += 1
+                                if busy[i * size + slot] == 1:
+                                    blocks[i * spans + slot // BLOCK] += 1
+                            pending[at] += w
+                            remaining += w
+                            dirty[i] = True
                     continue
-                offered += fine[r]
-                if u < 0 or op_work[u] <= 0.0:
-                    i = node_of[o]
-                    if pending[slot, o] <= 0.0:
-                        busy[i, slot] += 1
-                        if busy[i, slot] == 1:
-                            blocks[i, slot // BLOCK] += 1
-                    pending[slot, o] += fine[r]
-                    remaining += fine[r]
-                    dirty[i] = True
-                else:
-                    owed[slot, r] = fine[r]
-                    ratio[slot, r] = fine[r] / op_work[u]
-        top = min(step, buckets - 1)
+                o = row_op[r]
+                i = node_of[o]
+                x *= sigma_now[j, i]
+                if x <= 0.0:
+                    continue
+                at = node_start[i] * size + slot * (node_start[i + 1] - node_start[i])
+                at += o - node_start[i]
+                if pending[at] <= 0.0:
+                    busy[i * size + slot] += 1
+                    if busy[i * size + slot] == 1:
+                        blocks[i * spans + slot // BLOCK] += 1
+                pending[at] += x
+                remaining += x
+                dirty[i] = True
         clock[:] = step * delta
         emptied[:] = False
         received[:] = 0
@@ -328,6 +395,7 @@ def _replay(
                 received[i] = 0
                 cursor = 0
                 s = first[i]
+                start, stop = node_start[i], node_start[i + 1]
                 while clock[i] < end:
                     if listed:
                         if cursor >= count:
@@ -339,53 +407,68 @@ def _replay(
                     elif s > top:
                         break
                     slot = s % size
-                    if busy[i, slot] == 0:
+                    here = i * size + slot
+                    if busy[here] == 0:
                         if not listed:
-                            if blocks[i, slot // BLOCK] == 0:
+                            if blocks[i * spans + slot // BLOCK] == 0:
                                 s = (s // BLOCK + 1) * BLOCK  # slots and buckets align
                             else:
                                 s += 1
                         continue
-                    unseen = busy[i, slot]  # operators with work here not yet reached
-                    for o in range(node_start[i], node_start[i + 1]):
+                    p, j = s // k, s % k
+                    if even:
+                        sigma = 1.0 / k
+                    else:
+                        sigma = node_fine[i, p, j] / node_cpu[i, p]
+                    base = start * size + slot * (stop - start) - start
+                    unseen = busy[here]  # operators with work here not yet reached
+                    for o in range(start, stop):
                         if unseen == 0 or clock[i] >= end:
                             break
-                        amount = pending[slot, o]
+                        amount = pending[base + o]
                         if amount <= 0.0:
                             continue
                         unseen -= 1
                         served = min(amount, (end - clock[i]) * capacity[i])
                         left = amount - served
                         if left > tolerance:
-                            pending[slot, o] = left
+                            pending[base + o] = left
                         else:
-                            pending[slot, o] = 0.0
-                            busy[i, slot] -= 1
-                            if busy[i, slot] == 0:
-                                blocks[i, slot // BLOCK] -= 1
-                        remaining -= amount - pending[slot, o]
+                            pending[base + o] = 0.0
+                            busy[here] -= 1
+                            if busy[here] == 0:
+                                blocks[i * spans + slot // BLOCK] -= 1
+                        remaining -= amount - pending[base + o]
                         done = clock[i] + served / capacity[i]
                         clock[i] = done
                         q = sink_query[o]
                         if q >= 0 and served > tolerance:
                             late = done - (s + 1) * delta
-                            if late > out[q, s // k]:
-                                out[q, s // k] = late
+                            if late > out[q, p]:
+                                out[q, p] = late
+                        per_sigma = served / sigma
                         for e in range(out_start[o], out_start[o + 1]):
-                            r = out_rows[e]
-                            sent = min(served * ratio[slot, r], owed[slot, r])
+                            part = share[p, e]
+                            if part <= 0.0:
+                                continue
+                            d = row_op[out_rows[e]]
+                            nd = node_of[d]
+                            if even:
+                                sent = served * part
+                            else:
+                                sent = per_sigma * part * node_fine[nd, p, j] / node_cpu[nd, p]
                             if sent <= 0.0:
                                 continue
-                            owed[slot, r] -= sent
-                            d = row_op[r]
-                            nd = node_of[d]
-                            if pending[slot, d] <= 0.0:
-                                busy[nd, slot] += 1
-                                if busy[nd, slot] == 1:
-                                    blocks[nd, slot // BLOCK] += 1
+                            there = nd * size + slot
+                            at = node_start[nd] * size + slot * (node_start[nd + 1] - node_start[nd])
+                            at += d - node_start[nd]
+                            if pending[at] <= 0.0:
+                                busy[there] += 1
+                                if busy[there] == 1:
+                                    blocks[nd * spans + slot // BLOCK] += 1
                                 if nd == i:  # a later operator of this node, same bucket
                                     unseen += 1
-                            pending[slot, d] += sent
+                            pending[at] += sent
                             remaining += sent
                             dirty[nd] = True
                             if s < first[nd]:
@@ -401,12 +484,12 @@ def _replay(
             if not visited:
                 break
         for i in range(n):
-            while first[i] < top and busy[i, first[i] % size] == 0:
-                if blocks[i, (first[i] % size) // BLOCK] == 0:
+            while first[i] < top and busy[i * size + first[i] % size] == 0:
+                if blocks[i * spans + (first[i] % size) // BLOCK] == 0:
                     first[i] = min((first[i] // BLOCK + 1) * BLOCK, top)
                 else:
                     first[i] += 1
-            if busy[i, first[i] % size] > 0:  # work left: the node serves on next step
+            if busy[i * size + first[i] % size] > 0:  # work left: the node serves next step
                 dirty[i] = True
         step += 1
     return out, 0
