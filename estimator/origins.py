@@ -56,6 +56,7 @@ from collections.abc import Mapping
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from estimator.errors import ModelError
 from estimator.model import Topology
@@ -153,7 +154,8 @@ counts x backlog window, the old ring and the grown one together while it grows)
 clear error past it rather than a process that runs out of memory."""
 
 BLOCK = 64
-"""Ring slots per block: a node's scan skips a block where none of its operators has work."""
+"""Ring slots per word of a node's busy bitmap (the ring's size is a power of two, at
+least this); a word of the summary bitmap covers BLOCK words, BLOCK * BLOCK slots."""
 
 RECEIVED = 8
 """Buckets a node that has served all it had in a step remembers receiving afterwards."""
@@ -227,14 +229,16 @@ def _replay(
     # The pending window [lo, top] lives in rings of `size` buckets (slot = bucket % size,
     # size a multiple of BLOCK), node by node: node i's operators' work of a slot is
     # pending[node_start[i] * size + slot * (its operators) + local index], contiguous;
-    # `busy[i * size + slot]` counts its operators with work in a slot and
-    # `blocks[i * (size // BLOCK) + block]` its busy slots in a block, so scans skip empty
-    # stretches. A slot's work is exactly 0 once nothing is left in it, so a slot is
+    # `busy[i * size + slot]` counts its operators with work in a slot, bit slot % 64 of
+    # `bits[i * (size // 64) + slot // 64]` says whether it is > 0 and bit (slot // 64) % 64
+    # of `summary[i * max(1, size // 4096) + slot // 4096]` whether that word is, so a
+    # scan finds a node's next busy slot a word at a time. A slot's work is exactly 0 once nothing is left in it, so a slot is
     # reused without clearing.
     size = BLOCK
     pending = np.zeros(ops * size)
     busy = np.zeros(n * size, dtype=np.int32)
-    blocks = np.zeros(n * (size // BLOCK), dtype=np.int32)
+    bits = np.zeros(n * (size // BLOCK), dtype=np.int64)
+    summary = np.zeros(n, dtype=np.int64)
     first = np.zeros(n, dtype=np.int64)
     clock = np.zeros(n)
     dirty = np.zeros(n, dtype=np.bool_)
@@ -242,6 +246,10 @@ def _replay(
     received = np.zeros(n, dtype=np.int64)
     inbox = np.zeros((n, RECEIVED), dtype=np.int64)
     sigma_now = np.zeros((k, n))  # sigma of the current subinterval's buckets
+    sigma_ring = np.zeros(size * n)  # per slot, its bucket's sigma of each node
+    subinterval = np.zeros(size, dtype=np.int64)  # per slot, its bucket's subinterval
+    inverse = 1.0 / capacity
+    hand_op = row_op[out_rows]
     calm = np.zeros(k, dtype=np.bool_)  # per bucket of the subinterval: no node above C d
     offered_now = np.zeros(k)
     arriving = np.zeros(port_work.shape[0], dtype=np.int64)  # ports fed at the step's start
@@ -304,33 +312,44 @@ def _replay(
         if top - lo + 1 > size:
             # by half the size (whole blocks), or just what the window needs when that
             # is all the limit leaves room for: the old and new rings coexist while copying
-            needed = (top - lo + BLOCK) // BLOCK * BLOCK
-            grown = max(needed, (size + size // 2 + BLOCK - 1) // BLOCK * BLOCK)
-            if size + grown > max_slots:
-                grown = needed
+            grown = 2 * size
+            while grown < top - lo + 1:
+                grown *= 2
             if size + grown > max_slots:
                 return out, top - lo + 1
             new_pending = np.zeros(ops * grown)
             new_busy = np.zeros(n * grown, dtype=np.int32)
-            new_blocks = np.zeros(n * (grown // BLOCK), dtype=np.int32)
+            new_bits = np.zeros(n * (grown // BLOCK), dtype=np.int64)
+            new_summary = np.zeros(n * max(1, grown >> 12), dtype=np.int64)
+            new_sigma = np.zeros(grown * n)
+            new_subinterval = np.zeros(grown, dtype=np.int64)
+            for b in range(lo, step):
+                old, new = b & (size - 1), b & (grown - 1)
+                new_subinterval[new] = subinterval[old]
+                new_sigma[new * n : (new + 1) * n] = sigma_ring[old * n : (old + 1) * n]
             for i in range(n):
                 count = node_start[i + 1] - node_start[i]
                 for b in range(first[i], min(step, top + 1)):  # bucket `step` is not in yet
-                    old, new = b % size, b % grown
+                    old, new = b & (size - 1), b & (grown - 1)
                     if busy[i * size + old] == 0:
                         continue
                     new_busy[i * grown + new] = busy[i * size + old]
-                    new_blocks[i * (grown // BLOCK) + new // BLOCK] += 1
+                    new_bits[i * (grown // BLOCK) + (new >> 6)] |= 1 << (new & 63)
+                    new_summary[i * max(1, grown >> 12) + (new >> 12)] |= 1 << ((new >> 6) & 63)
                     at, to = node_start[i] * size + old * count, node_start[i] * grown + new * count
                     for c in range(count):
                         new_pending[to + c] = pending[at + c]
-            pending, busy, blocks, size = new_pending, new_busy, new_blocks, grown
-        spans = size // BLOCK
+            sigma_ring, subinterval = new_sigma, new_subinterval
+            pending, busy, bits, summary, size = new_pending, new_busy, new_bits, new_summary, grown
+        # per node: words of the busy bitmap, of its summary, and slots per summary word
+        words, wide, span, mask = size // BLOCK, max(1, size >> 12), min(size, 1 << 12), size - 1
         end = (step + 1) * delta
         if step < buckets:
             j = step % k
-            slot = step % size
+            slot = step & mask
             offered += offered_now[j]
+            subinterval[slot] = step // k
+            sigma_ring[slot * n : (slot + 1) * n] = sigma_now[j]
             for a in range(arrivals + silent_count[j]):
                 if a < arrivals:
                     r = arriving[a]
@@ -350,9 +369,11 @@ def _replay(
                             at = node_start[i] * size + slot * (node_start[i + 1] - node_start[i])
                             at += d - node_start[i]
                             if pending[at] <= 0.0:
+                                if busy[i * size + slot] == 0:
+                                    if bits[i * words + (slot >> 6)] == 0:
+                                        summary[i * wide + (slot >> 12)] |= 1 << ((slot >> 6) & 63)
+                                    bits[i * words + (slot >> 6)] |= 1 << (slot & 63)
                                 busy[i * size + slot] += 1
-                                if busy[i * size + slot] == 1:
-                                    blocks[i * spans + slot // BLOCK] += 1
                             pending[at] += w
                             remaining += w
                             dirty[i] = True
@@ -365,9 +386,11 @@ def _replay(
                 at = node_start[i] * size + slot * (node_start[i + 1] - node_start[i])
                 at += o - node_start[i]
                 if pending[at] <= 0.0:
+                    if busy[i * size + slot] == 0:
+                        if bits[i * words + (slot >> 6)] == 0:
+                            summary[i * wide + (slot >> 12)] |= 1 << ((slot >> 6) & 63)
+                        bits[i * words + (slot >> 6)] |= 1 << (slot & 63)
                     busy[i * size + slot] += 1
-                    if busy[i * size + slot] == 1:
-                        blocks[i * spans + slot // BLOCK] += 1
                 pending[at] += x
                 remaining += x
                 dirty[i] = True
@@ -404,22 +427,28 @@ def _replay(
                         cursor += 1
                         if cursor > 1 and s == inbox[i, cursor - 2]:
                             continue
-                    elif s > top:
-                        break
-                    slot = s % size
+                    else:
+                        while s <= top:  # the next bucket from s with work on node i, if any
+                            slot = s & mask
+                            word = bits[i * words + (slot >> 6)] >> (slot & 63)
+                            if word != 0:
+                                s += trailing_zeros(word)
+                                break
+                            s += BLOCK - (slot & 63)  # the next word, then past empty words
+                            slot = s & mask
+                            word = summary[i * wide + (slot >> 12)] >> ((slot >> 6) & 63)
+                            if word != 0:
+                                s += BLOCK * trailing_zeros(word)
+                            else:
+                                s += span - (slot & (span - 1))
+                        if s > top:
+                            break
+                    slot = s & mask
                     here = i * size + slot
                     if busy[here] == 0:
-                        if not listed:
-                            if blocks[i * spans + slot // BLOCK] == 0:
-                                s = (s // BLOCK + 1) * BLOCK  # slots and buckets align
-                            else:
-                                s += 1
                         continue
-                    p, j = s // k, s % k
-                    if even:
-                        sigma = 1.0 / k
-                    else:
-                        sigma = node_fine[i, p, j] / node_cpu[i, p]
+                    p = subinterval[slot]
+                    sigmas = slot * n  # this bucket's sigma of each node
                     base = start * size + slot * (stop - start) - start
                     unseen = busy[here]  # operators with work here not yet reached
                     for o in range(start, stop):
@@ -437,35 +466,39 @@ def _replay(
                             pending[base + o] = 0.0
                             busy[here] -= 1
                             if busy[here] == 0:
-                                blocks[i * spans + slot // BLOCK] -= 1
+                                word = i * words + (slot >> 6)
+                                bits[word] &= ~(1 << (slot & 63))
+                                if bits[word] == 0:
+                                    summary[i * wide + (slot >> 12)] &= ~(1 << ((slot >> 6) & 63))
                         remaining -= amount - pending[base + o]
-                        done = clock[i] + served / capacity[i]
+                        done = clock[i] + served * inverse[i]
                         clock[i] = done
                         q = sink_query[o]
                         if q >= 0 and served > tolerance:
                             late = done - (s + 1) * delta
                             if late > out[q, p]:
                                 out[q, p] = late
-                        per_sigma = served / sigma
+                        per_sigma = served / sigma_ring[sigmas + i]
                         for e in range(out_start[o], out_start[o + 1]):
                             part = share[p, e]
                             if part <= 0.0:
                                 continue
-                            d = row_op[out_rows[e]]
+                            d = hand_op[e]
                             nd = node_of[d]
-                            if even:
-                                sent = served * part
-                            else:
-                                sent = per_sigma * part * node_fine[nd, p, j] / node_cpu[nd, p]
+                            sent = per_sigma * part * sigma_ring[sigmas + nd]
                             if sent <= 0.0:
                                 continue
                             there = nd * size + slot
-                            at = node_start[nd] * size + slot * (node_start[nd + 1] - node_start[nd])
+                            at = node_start[nd] * size + slot * (
+                                node_start[nd + 1] - node_start[nd]
+                            )
                             at += d - node_start[nd]
                             if pending[at] <= 0.0:
+                                if busy[there] == 0:
+                                    if bits[nd * words + (slot >> 6)] == 0:
+                                        summary[nd * wide + (slot >> 12)] |= 1 << ((slot >> 6) & 63)
+                                    bits[nd * words + (slot >> 6)] |= 1 << (slot & 63)
                                 busy[there] += 1
-                                if busy[there] == 1:
-                                    blocks[nd * spans + slot // BLOCK] += 1
                                 if nd == i:  # a later operator of this node, same bucket
                                     unseen += 1
                             pending[at] += sent
@@ -484,12 +517,22 @@ def _replay(
             if not visited:
                 break
         for i in range(n):
-            while first[i] < top and busy[i * size + first[i] % size] == 0:
-                if blocks[i * spans + (first[i] % size) // BLOCK] == 0:
-                    first[i] = min((first[i] // BLOCK + 1) * BLOCK, top)
+            s = first[i]
+            while s <= top:  # the next bucket from s with work on node i, if any
+                slot = s & mask
+                word = bits[i * words + (slot >> 6)] >> (slot & 63)
+                if word != 0:
+                    s += trailing_zeros(word)
+                    break
+                s += BLOCK - (slot & 63)  # the next word, then past empty words
+                slot = s & mask
+                word = summary[i * wide + (slot >> 12)] >> ((slot >> 6) & 63)
+                if word != 0:
+                    s += BLOCK * trailing_zeros(word)
                 else:
-                    first[i] += 1
-            if busy[i * size + first[i] % size] > 0:  # work left: the node serves next step
+                    s += span - (slot & (span - 1))
+            first[i] = min(s, top)
+            if busy[i * size + (first[i] & mask)] > 0:  # work left: the node serves next step
                 dirty[i] = True
         step += 1
     return out, 0
