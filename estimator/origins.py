@@ -52,7 +52,9 @@ load in general (see the tests). Cost: docs/accuracy.md (``bench_burst.py``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
@@ -120,10 +122,14 @@ def origin_latency(
         sink_query[renumber[index[o]]] = query_row[topology.operator_by_id[o].query]
     caps = np.array([n.capacity for n in topology.nodes], dtype=float)
     # ring slots the state may take, the old ring and the grown one together while it
-    # grows: per slot, the pending work of every operator and each node's busy count
-    per_slot = 8 * ops + 4 * nodes + 4 * nodes // BLOCK + 4
+    # grows: per slot, the pending work of every operator, each node's busy count, share
+    # of the bucket and bitmap bits, and the slot's subinterval
+    per_slot = 8 * ops + 12 * nodes + 2 * nodes // BLOCK + 8
     max_slots = max(2 * BLOCK, MAX_STATE_BYTES // per_slot)
-    out, window = _replay(
+    op_work, node_cpu, share, total = _shares(
+        work, row_op, row_up, out_rows, out_start[ops], nodes, node_of[by_node]
+    )
+    fixed = (
         work,
         row_op,
         row_up,
@@ -137,8 +143,12 @@ def origin_latency(
         topology.subinterval / k,
         sink_query,
         len(query_row),
-        max_slots,
+        op_work,
+        node_cpu,
+        share,
+        total,
     )
+    out, window = _split_replay(fixed, intervals, k, max_slots)
     if window > 0:
         raise ModelError(
             f"per-origin: a backlog window of {window * topology.subinterval / k:g} s "
@@ -147,6 +157,68 @@ def origin_latency(
         )
     return out
 
+
+def _split_replay(
+    fixed: tuple[object, ...], intervals: int, k: int, max_slots: int
+) -> tuple[np.ndarray, int]:
+    """The replay on both cores when the run is long enough: the second half from an empty
+    state on another thread while this one replays from the start, until the first
+    subinterval boundary where both found nothing pending (from there the two replays are
+    the same); the first thread's figures before it, the second's from it. Without such a
+    boundary the first thread replays everything. The second replay gets an eighth of the
+    state limit; when the first needs more than the rest, or the second gave up before the
+    boundary, the part left is replayed again on one core."""
+    meet = np.zeros(intervals + 1, dtype=np.int8)
+    if intervals < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
+        out, window, _ = _replay(*fixed, 0, -1, meet, False, max_slots)
+        return out, window
+    split = _quiet_boundary(fixed[14], fixed[9] * fixed[10] * k) * k  # type: ignore[operator]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        second = pool.submit(_replay, *fixed, split, -1, meet, True, max_slots // 8)
+        out, window, stopped = _replay(*fixed, 0, split, meet, False, max_slots - max_slots // 8)
+        rest, gave_up, _ = second.result()
+    if window > 0:
+        out, window, _ = _replay(*fixed, 0, -1, meet, False, max_slots)
+    elif stopped >= 0:
+        if gave_up > 0:
+            rest, window, _ = _replay(*fixed, stopped * k, -1, meet, False, max_slots)
+        out[:, stopped:] = rest[:, stopped:]
+    return out, window
+
+
+@njit(cache=True, nogil=True)
+def _quiet_boundary(node_cpu: np.ndarray, per_subinterval: np.ndarray) -> int:
+    """Where the second thread starts: a subinterval at whose start no node has a backlog
+    in the Lindley recursion over whole subintervals (the replay is then likely empty
+    there too, so the two replays meet at once), the one that best halves the predicted
+    cost (one per subinterval and one per node with a backlog in it); the cost's middle
+    when there is none."""
+    nodes, intervals = node_cpu.shape
+    cost = np.ones(intervals + 1)
+    cost[intervals] = 0.0
+    quiet = np.ones(intervals + 1, dtype=np.bool_)
+    for i in range(nodes):
+        backlog = 0.0
+        for p in range(intervals):
+            if backlog > 0.0:
+                quiet[p] = False
+                cost[p] += 1.0
+            backlog = max(0.0, backlog + node_cpu[i, p] - per_subinterval[i])
+    half = cost.sum() / 2
+    best, best_gap, middle, middle_gap, before = intervals // 2, np.inf, intervals // 2, np.inf, 0.0
+    for p in range(1, intervals):
+        before += cost[p - 1]
+        gap = abs(before - half)
+        if gap < middle_gap:
+            middle, middle_gap = p, gap
+        if quiet[p] and gap < best_gap:
+            best, best_gap = p, gap
+    return best if best_gap < np.inf else middle
+
+
+PARALLEL_FROM = 256
+"""Subintervals from which the replay runs on two threads (below, the thread costs more
+than it saves)."""
 
 MAX_STATE_BYTES = 8 * 2**30
 """The largest replay state (the pending work of every operator and each node's busy
@@ -211,25 +283,35 @@ def _replay(
     delta: float,
     sink_query: np.ndarray,
     queries: int,
+    op_work: np.ndarray,
+    node_cpu: np.ndarray,
+    share: np.ndarray,
+    total_work: float,
+    begin: int,
+    split: int,
+    meet: np.ndarray,
+    record: bool,
     max_slots: int,
-) -> tuple[np.ndarray, int]:
+) -> tuple[np.ndarray, int, int]:
+    """Replay from bucket ``begin`` (a subinterval's first, nothing pending before it):
+    latency per query and subinterval, and the backlog window that did not fit in
+    ``max_slots`` (0 when all did). ``record``: mark in ``meet`` every subinterval whose
+    start finds nothing pending; else, from bucket ``split`` on, stop at the first such
+    start that ``meet`` marks too and return its subinterval (-1 when it ran to the end)."""
     rows, intervals = port_work.shape
     ops = node_of.size
     n = capacity.size
     buckets = intervals * k
     even = node_fine.shape[0] == 0
     out = np.zeros((queries, intervals))
-    op_work, node_cpu, share, total_work = _shares(
-        port_work, row_op, row_up, out_rows, out_start[ops], n, node_of
-    )
     tolerance = 1e-12 * max(total_work, 1.0)
     # A bucket's work on node i is node i's share sigma(i, bucket) of the subinterval's:
     # node_fine / node CPU, or 1/k without a profile. A port fed by operator u receives
     # share[p, e] x sigma(its node) / sigma(u's node) per unit of u's work served.
     # The pending window [lo, top] lives in rings of `size` buckets (slot = bucket % size,
     # size a multiple of BLOCK), node by node: node i's operators' work of a slot is
-    # pending[node_start[i] * size + slot * (its operators) + local index], contiguous;
-    # `busy[i * size + slot]` counts its operators with work in a slot, bit slot % 64 of
+    # pending[slot * operators + operator], a node's operators adjacent (hand-ons within a
+    # bucket stay in one stretch); `busy[slot * nodes + i]` counts its operators with work in a slot, bit slot % 64 of
     # `bits[i * (size // 64) + slot // 64]` says whether it is > 0 and bit (slot // 64) % 64
     # of `summary[i * max(1, size // 4096) + slot // 4096]` whether that word is, so a
     # scan finds a node's next busy slot a word at a time. A slot's work is exactly 0 once nothing is left in it, so a slot is
@@ -239,7 +321,7 @@ def _replay(
     busy = np.zeros(n * size, dtype=np.int32)
     bits = np.zeros(n * (size // BLOCK), dtype=np.int64)
     summary = np.zeros(n, dtype=np.int64)
-    first = np.zeros(n, dtype=np.int64)
+    first = np.full(n, begin, dtype=np.int64)
     clock = np.zeros(n)
     dirty = np.zeros(n, dtype=np.bool_)
     emptied = np.zeros(n, dtype=np.bool_)
@@ -260,10 +342,15 @@ def _replay(
     remaining = 0.0  # work present on the operators
     offered = 0.0  # all work of the buckets replayed so far
     limit = -1
-    step = 0
+    step = begin
     while limit < 0 or step < limit:
         if step >= buckets and remaining <= tolerance:
             break
+        if step < buckets and step % k == 0 and remaining <= tolerance:
+            if record:
+                meet[step // k] = 1
+            elif 0 <= split <= step and meet[step // k] == 1:
+                return out, 0, step // k
         if step == buckets:
             # each step from here serves min(C d, what is left) on some node: a bound
             # that only guards the loop
@@ -316,7 +403,7 @@ def _replay(
             while grown < top - lo + 1:
                 grown *= 2
             if size + grown > max_slots:
-                return out, top - lo + 1
+                return out, top - lo + 1, -1
             new_pending = np.zeros(ops * grown)
             new_busy = np.zeros(n * grown, dtype=np.int32)
             new_bits = np.zeros(n * (grown // BLOCK), dtype=np.int64)
@@ -331,12 +418,12 @@ def _replay(
                 count = node_start[i + 1] - node_start[i]
                 for b in range(first[i], min(step, top + 1)):  # bucket `step` is not in yet
                     old, new = b & (size - 1), b & (grown - 1)
-                    if busy[i * size + old] == 0:
+                    if busy[old * n + i] == 0:
                         continue
-                    new_busy[i * grown + new] = busy[i * size + old]
+                    new_busy[new * n + i] = busy[old * n + i]
                     new_bits[i * (grown // BLOCK) + (new >> 6)] |= 1 << (new & 63)
                     new_summary[i * max(1, grown >> 12) + (new >> 12)] |= 1 << ((new >> 6) & 63)
-                    at, to = node_start[i] * size + old * count, node_start[i] * grown + new * count
+                    at, to = old * ops + node_start[i], new * ops + node_start[i]
                     for c in range(count):
                         new_pending[to + c] = pending[at + c]
             sigma_ring, subinterval = new_sigma, new_subinterval
@@ -366,14 +453,13 @@ def _replay(
                             if w <= 0.0:
                                 continue
                             i = node_of[d]
-                            at = node_start[i] * size + slot * (node_start[i + 1] - node_start[i])
-                            at += d - node_start[i]
+                            at = slot * ops + d
                             if pending[at] <= 0.0:
-                                if busy[i * size + slot] == 0:
+                                if busy[slot * n + i] == 0:
                                     if bits[i * words + (slot >> 6)] == 0:
                                         summary[i * wide + (slot >> 12)] |= 1 << ((slot >> 6) & 63)
                                     bits[i * words + (slot >> 6)] |= 1 << (slot & 63)
-                                busy[i * size + slot] += 1
+                                busy[slot * n + i] += 1
                             pending[at] += w
                             remaining += w
                             dirty[i] = True
@@ -383,14 +469,13 @@ def _replay(
                 x *= sigma_now[j, i]
                 if x <= 0.0:
                     continue
-                at = node_start[i] * size + slot * (node_start[i + 1] - node_start[i])
-                at += o - node_start[i]
+                at = slot * ops + o
                 if pending[at] <= 0.0:
-                    if busy[i * size + slot] == 0:
+                    if busy[slot * n + i] == 0:
                         if bits[i * words + (slot >> 6)] == 0:
                             summary[i * wide + (slot >> 12)] |= 1 << ((slot >> 6) & 63)
                         bits[i * words + (slot >> 6)] |= 1 << (slot & 63)
-                    busy[i * size + slot] += 1
+                    busy[slot * n + i] += 1
                 pending[at] += x
                 remaining += x
                 dirty[i] = True
@@ -444,12 +529,12 @@ def _replay(
                         if s > top:
                             break
                     slot = s & mask
-                    here = i * size + slot
+                    here = slot * n + i
                     if busy[here] == 0:
                         continue
                     p = subinterval[slot]
                     sigmas = slot * n  # this bucket's sigma of each node
-                    base = start * size + slot * (stop - start) - start
+                    base = slot * ops
                     unseen = busy[here]  # operators with work here not yet reached
                     for o in range(start, stop):
                         if unseen == 0 or clock[i] >= end:
@@ -488,11 +573,8 @@ def _replay(
                             sent = per_sigma * part * sigma_ring[sigmas + nd]
                             if sent <= 0.0:
                                 continue
-                            there = nd * size + slot
-                            at = node_start[nd] * size + slot * (
-                                node_start[nd + 1] - node_start[nd]
-                            )
-                            at += d - node_start[nd]
+                            there = slot * n + nd
+                            at = slot * ops + d
                             if pending[at] <= 0.0:
                                 if busy[there] == 0:
                                     if bits[nd * words + (slot >> 6)] == 0:
@@ -532,7 +614,7 @@ def _replay(
                 else:
                     s += span - (slot & (span - 1))
             first[i] = min(s, top)
-            if busy[i * size + (first[i] & mask)] > 0:  # work left: the node serves next step
+            if busy[(first[i] & mask) * n + i] > 0:  # work left: the node serves next step
                 dirty[i] = True
         step += 1
-    return out, 0
+    return out, 0, -1
