@@ -34,12 +34,23 @@ the profile the model gives from the stored ``source_profile``): x = port work x
 node_fine(p, j) / node CPU(p). Without a profile every bucket gets 1/k of it (the
 paper's A-2 inside the subinterval).
 
-State. :func:`origin_latency` replays bucket by bucket and keeps, per operator and
-input port, only the buckets that are still pending somewhere (a ring over the
-window from the oldest bucket any node still serves to the current one, grown when
-a backlog outgrows it, by half its size): memory operators x window, not operators x
-D x k. A step where no work is pending and no node's work of its bucket exceeds C d is
-skipped (everything is served in its own step: latency 0).
+State. :func:`origin_latency` replays bucket by bucket and keeps, per operator, only
+the buckets that are still pending somewhere (a ring over the window from the oldest
+bucket any node still serves to the newest one with work, doubled when a backlog
+outgrows it): memory operators x window, not operators x D x k. What a port fed by
+an operator receives is not stored: it is the port's share of its upstream operator's
+work in the subinterval, computed once, scaled by the two nodes' profiles in the
+bucket. A step where no work is pending and no node's work of its bucket exceeds C d
+is skipped (everything is served in its own step: latency 0). Per node, a bitmap of
+its busy slots (and one bit per 64 slots above it) lets a node find its next bucket
+with work a word at a time.
+
+Both cores. From a bucket where nothing is pending anywhere the replay depends on
+nothing before it, so a long run is replayed in two parts at once: the second from a
+subinterval where no node has a backlog in the coarse Lindley recursion (likely empty),
+from an empty state; the first replays on until the first subinterval start where
+both found nothing pending, and the two are joined there (the figures are those of
+one replay; see :func:`_split_replay`).
 
 Properties (tested against plain loops, ``tests/estimator/test_origins.py``): it
 equals the replay holding every bucket (the prototype); with every operator fed by a
@@ -53,12 +64,13 @@ load in general (see the tests). Cost: docs/accuracy.md (``bench_burst.py``).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, cast
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import trailing_zeros as _intrinsic_trailing_zeros
 
 from estimator.errors import ModelError
 from estimator.model import Topology
@@ -148,7 +160,7 @@ def origin_latency(
         share,
         total,
     )
-    out, window = _split_replay(fixed, intervals, k, max_slots)
+    out, window = _split_replay(fixed, caps * topology.subinterval, intervals, k, max_slots)
     if window > 0:
         raise ModelError(
             f"per-origin: a backlog window of {window * topology.subinterval / k:g} s "
@@ -159,7 +171,7 @@ def origin_latency(
 
 
 def _split_replay(
-    fixed: tuple[object, ...], intervals: int, k: int, max_slots: int
+    fixed: tuple[Any, ...], per_subinterval: np.ndarray, intervals: int, k: int, max_slots: int
 ) -> tuple[np.ndarray, int]:
     """The replay on both cores when the run is long enough: the second half from an empty
     state on another thread while this one replays from the start, until the first
@@ -169,19 +181,20 @@ def _split_replay(
     state limit; when the first needs more than the rest, or the second gave up before the
     boundary, the part left is replayed again on one core."""
     meet = np.zeros(intervals + 1, dtype=np.int8)
+    replay = cast(Callable[..., tuple[np.ndarray, int, int]], _replay)
     if intervals < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
-        out, window, _ = _replay(*fixed, 0, -1, meet, False, max_slots)
+        out, window, _ = replay(*fixed, 0, -1, meet, False, max_slots)
         return out, window
-    split = _quiet_boundary(fixed[14], fixed[9] * fixed[10] * k) * k  # type: ignore[operator]
+    split = _quiet_boundary(fixed[14], per_subinterval) * k
     with ThreadPoolExecutor(max_workers=1) as pool:
-        second = pool.submit(_replay, *fixed, split, -1, meet, True, max_slots // 8)
-        out, window, stopped = _replay(*fixed, 0, split, meet, False, max_slots - max_slots // 8)
+        second = pool.submit(replay, *fixed, split, -1, meet, True, max_slots // 8)
+        out, window, stopped = replay(*fixed, 0, split, meet, False, max_slots - max_slots // 8)
         rest, gave_up, _ = second.result()
     if window > 0:
-        out, window, _ = _replay(*fixed, 0, -1, meet, False, max_slots)
+        out, window, _ = replay(*fixed, 0, -1, meet, False, max_slots)
     elif stopped >= 0:
         if gave_up > 0:
-            rest, window, _ = _replay(*fixed, stopped * k, -1, meet, False, max_slots)
+            rest, window, _ = replay(*fixed, stopped * k, -1, meet, False, max_slots)
         out[:, stopped:] = rest[:, stopped:]
     return out, window
 
@@ -215,6 +228,9 @@ def _quiet_boundary(node_cpu: np.ndarray, per_subinterval: np.ndarray) -> int:
             best, best_gap = p, gap
     return best if best_gap < np.inf else middle
 
+
+trailing_zeros = cast(Callable[[int], int], _intrinsic_trailing_zeros)
+"""Zero bits below the lowest set bit of a word (compiled code only)."""
 
 PARALLEL_FROM = 256
 """Subintervals from which the replay runs on two threads (below, the thread costs more
@@ -309,13 +325,13 @@ def _replay(
     # node_fine / node CPU, or 1/k without a profile. A port fed by operator u receives
     # share[p, e] x sigma(its node) / sigma(u's node) per unit of u's work served.
     # The pending window [lo, top] lives in rings of `size` buckets (slot = bucket % size,
-    # size a multiple of BLOCK), node by node: node i's operators' work of a slot is
-    # pending[slot * operators + operator], a node's operators adjacent (hand-ons within a
-    # bucket stay in one stretch); `busy[slot * nodes + i]` counts its operators with work in a slot, bit slot % 64 of
-    # `bits[i * (size // 64) + slot // 64]` says whether it is > 0 and bit (slot // 64) % 64
-    # of `summary[i * max(1, size // 4096) + slot // 4096]` whether that word is, so a
-    # scan finds a node's next busy slot a word at a time. A slot's work is exactly 0 once nothing is left in it, so a slot is
-    # reused without clearing.
+    # size a power of two, at least BLOCK): an operator's work of a slot is
+    # pending[slot * operators + operator] (a node's operators adjacent, a bucket's work
+    # in one stretch); `busy[slot * nodes + i]` counts node i's operators with work in a
+    # slot, bit slot % 64 of `bits[i * (size // 64) + slot // 64]` says whether it is > 0
+    # and bit (slot // 64) % 64 of `summary[i * max(1, size // 4096) + slot // 4096]`
+    # whether that word is, so a scan finds a node's next busy slot a word at a time. A
+    # slot's work is exactly 0 once nothing is left in it: a slot is reused as it is.
     size = BLOCK
     pending = np.zeros(ops * size)
     busy = np.zeros(n * size, dtype=np.int32)
