@@ -453,6 +453,17 @@ def _replay(
             offered += offered_now[j]
             subinterval[slot] = step // k
             sigma_ring[slot * n : (slot + 1) * n] = sigma_now[j]
+            # the slot last held a bucket older than the window: clear what is left of it
+            # (at most a residue below the tolerance); writing the row in one sweep also
+            # brings it into the cache before this bucket's work lands in it
+            pending[slot * ops : (slot + 1) * ops] = 0.0
+            for i in range(n):
+                if busy[slot * n + i] > 0:
+                    busy[slot * n + i] = 0
+                    word = i * words + (slot >> 6)
+                    bits[word] &= ~(1 << (slot & 63))
+                    if bits[word] == 0:
+                        summary[i * wide + (slot >> 12)] &= ~(1 << ((slot >> 6) & 63))
             for a in range(arrivals + silent_count[j]):
                 if a < arrivals:
                     r = arriving[a]
