@@ -597,7 +597,10 @@ def _replay(
                                 continue
                             d = hand_op[e]
                             nd = node_of[d]
-                            sent = per_sigma * part * sigma_ring[sigmas + nd]
+                            if even:  # every node's share of a bucket is 1/k
+                                sent = served * part
+                            else:
+                                sent = per_sigma * part * sigma_ring[sigmas + nd]
                             if sent <= 0.0:
                                 continue
                             there = slot * n + nd
