@@ -38,9 +38,10 @@ Result = TypeVar("Result")
 AUTO = "auto"
 """The name that asks for the picker instead of a registered estimator."""
 
-SECONDS_PER_CELL = 7e-8
+SECONDS_PER_CELL = 5e-8
 """Predicted replay seconds per (port or node) x step: the slowest per-cell cost
-``benchmarks/bench_burst.py`` measured, rounded up (docs/speed.md)."""
+``benchmarks/bench_burst.py`` measured on a run the state budget admits (4000 operators
+on 400 nodes, the replay on one core: 4.6e-8), rounded up (docs/speed.md)."""
 
 TIME_BUDGET_S = 0.5
 """The predicted time of one replay that fits the interaction budget: ``mace report``'s
