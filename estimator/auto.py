@@ -10,10 +10,11 @@ choice is made before running, from the run's size:
   the budget: time ``SECONDS_PER_CELL x (ports + nodes) x D x k x versions`` (the replay
   visits every port and node once per step of w / k, once per placement version; the
   constant is the slowest per-cell cost measured by ``benchmarks/bench_burst.py``,
-  docs/speed.md) and replay state
-  ``8 x (operators + 2 ports) x window`` bytes, the window being the backlog Mace already
-  sees (Mace is a lower bound of the latency, so the replay's pending window is at least
-  Mace's worst case plus one subinterval, in steps of w / k);
+  docs/speed.md) and replay state: ``(8 x operators + 12 x nodes + 8) x window`` bytes
+  for the ring over the backlog, the window being the backlog Mace already sees (Mace is a
+  lower bound of the latency, so the replay's pending window is at least Mace's worst
+  case plus one subinterval, in steps of w / k), plus ``8 x (operators + ports + nodes)
+  x D`` for the work of each operator, port share and node per subinterval;
 - otherwise burst-aware when the run has a node profile;
 - otherwise Mace.
 
@@ -37,9 +38,10 @@ Result = TypeVar("Result")
 AUTO = "auto"
 """The name that asks for the picker instead of a registered estimator."""
 
-SECONDS_PER_CELL = 7e-8
+SECONDS_PER_CELL = 5e-8
 """Predicted replay seconds per (port or node) x step: the slowest per-cell cost
-``benchmarks/bench_burst.py`` measured, rounded up (docs/speed.md)."""
+``benchmarks/bench_burst.py`` measured on a run the state budget admits (4000 operators
+on 400 nodes, the replay on one core: 4.6e-8), rounded up (docs/speed.md)."""
 
 TIME_BUDGET_S = 0.5
 """The predicted time of one replay that fits the interaction budget: ``mace report``'s
@@ -108,12 +110,15 @@ def run_size(
 
 
 def predicted_bytes(size: RunSize, default_k: int) -> int:
-    """Predicted replay state: per operator and port, the ring over the backlog window
-    (a power of two, at least one block of 64 steps, as :mod:`estimator.origins` grows it)."""
+    """Predicted replay state: the ring over the backlog window (a power of two, at least
+    64 steps, as :mod:`estimator.origins` grows it; per step the work of every operator
+    and, per node, its share of the step, busy count and bitmap bit) and the work of every
+    operator, port share and node per subinterval."""
     k = size.sub_buckets or default_k
     window = (size.mace_worst_s + size.subinterval) / (size.subinterval / k)
     slots = max(64, 1 << max(0, math.ceil(math.log2(max(window, 1.0)))))
-    return 8 * (size.operators + 2 * size.ports) * slots
+    ring = (8 * size.operators + 12 * size.nodes + 8) * slots
+    return ring + 8 * (size.operators + size.ports + size.nodes) * size.intervals
 
 
 def pick(

@@ -12,15 +12,15 @@ from estimator.arrivals import arrivals_from_matrix
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
 from estimator.fitting import (
+    ThreadCost,
     fit_operator_stats,
     fluid_served,
     served_rate,
-    ThreadCost,
     thread_cost,
     training_window,
 )
-from estimator.propagation import build_load_model
 from estimator.model import Topology, topology_from_dict
+from estimator.propagation import build_load_model
 from tests.estimator.helpers import chain
 
 

@@ -11,7 +11,10 @@ newer work first)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Future
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 import pytest
@@ -156,6 +159,80 @@ def test_the_compact_kernel_equals_the_replay_holding_every_bucket(
         reference_replay(topology, port, fine, k),
         atol=1e-9,
     )
+
+
+@settings(max_examples=150, deadline=None)
+@given(dags())
+def test_the_replay_split_over_two_threads_equals_the_plain_loop(
+    case: tuple[Topology, np.ndarray, np.ndarray | None, int],
+) -> None:
+    """From 2 subintervals on, the second part is replayed on another thread from an
+    empty state and joined where both replays find nothing pending: the same figures."""
+    from estimator import origins
+
+    topology, port, fine, k = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(origins, "PARALLEL_FROM", 2)
+        got = origin_latency(topology, port, fine, k)
+    np.testing.assert_allclose(got, reference_replay(topology, port, fine, k), atol=1e-9)
+
+
+class _InTurn:
+    """A one-worker pool that runs each task when it is submitted: the second replay ends
+    before the first starts, so the first joins it at the first boundary it can."""
+
+    def __init__(self, max_workers: int) -> None:
+        pass
+
+    def __enter__(self) -> _InTurn:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass
+
+    def submit(self, task: Callable[..., object], *args: object) -> Future[object]:
+        done: Future[object] = Future()
+        done.set_result(task(*args))
+        return done
+
+
+def test_a_backlog_across_the_split_and_a_second_replay_out_of_room() -> None:
+    """The second replay starts inside a backlog (the first replays on until both are
+    empty), then runs out of its eighth of the state limit in a later backlog (the part
+    after the join is replayed again on one core): the plain loop's figures either way."""
+    from estimator import origins
+
+    topology, intervals, k = _chain(), 60, 8
+    port = np.zeros((2, intervals))
+    port[:, 10:20] = 1.6  # a backlog across the split
+    port[:, 30:50] = 1.9  # a window of about 76 buckets, past the first ring of 64
+    fine = np.repeat(port[:, :, None] / k, k, axis=2)
+    expected = reference_replay(topology, port, fine, k)
+    calls: list[tuple[int, int, int]] = []  # (first bucket, window refused, joined at)
+    replay = origins._replay
+
+    def spy(*args: Any) -> tuple[np.ndarray, int, int]:
+        out, window, joined = replay(*args)
+        calls.append((int(args[17]), window, joined))
+        return out, window, joined
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(origins, "PARALLEL_FROM", 2)
+        patch.setattr(origins, "ThreadPoolExecutor", _InTurn)
+        patch.setattr(origins, "_quiet_boundary", lambda *_: 15)
+        patch.setattr(origins, "_replay", spy)
+        np.testing.assert_allclose(origin_latency(topology, port, fine, k), expected, atol=1e-9)
+        (second, _, _), (first, _, joined) = calls
+        assert (second, first) == (15 * k, 0) and 20 < joined < 30
+        calls.clear()
+        # room for 256 slots: the second replay gets 32 and gives up at its first growth
+        patch.setattr(origins, "MAX_STATE_BYTES", 256 * (8 * 2 + 12 * 2 + 8))
+        np.testing.assert_allclose(origin_latency(topology, port, fine, k), expected, atol=1e-9)
+        assert [(b, w > 0, j) for b, w, j in calls] == [
+            (15 * k, True, -1),
+            (0, False, joined),
+            (joined * k, False, -1),
+        ]
 
 
 def _paths(topology: Topology) -> list[list[str]]:
