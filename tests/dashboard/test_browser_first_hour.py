@@ -127,8 +127,10 @@ def test_the_reports_page_of_a_run_measured_by_counters(dash_duo, flink_db: Path
     queries = [r.text.split()[0] for r in dash_duo.find_elements(f"#{ids.RP_TABLE} tr")[1:]]
     assert queries == ["views", "click-counts", "system"]
     until(
-        lambda: _script(dash_duo, ids.RP_FIGURE, "return gd.layout.title.text;")
-        == "Latency against the objective",
+        lambda: (
+            _script(dash_duo, ids.RP_FIGURE, "return gd.layout.title.text;")
+            == "Latency against the objective"
+        ),
         timeout=20,
     )
     legend = [e.text for e in dash_duo.find_elements(f"#{ids.RP_FIGURE} .legendtext")]
