@@ -23,7 +23,7 @@ from dashboard.shell.theme import ESTIMATED, MEASURED, SCENARIO, SELECTED_ROW, n
 
 HEATMAP_TITLE = "Estimated cumulative excess per node (CE/C)"
 BOTTLENECK_TITLE = "Bottleneck node over time (where estimated Mace > 0)"
-DLTS_TITLE = "Measured load (DLTS) vs capacity"
+DLTS_TITLE = "Load (DLTS) vs capacity"
 BUSY_TITLE = "Utilization vs demand"
 
 

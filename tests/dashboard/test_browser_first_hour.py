@@ -113,7 +113,7 @@ def test_long_node_names_are_shortened_on_the_axes_and_not_clipped(
     _tick_labels_inside(dash_duo, ids.ND_BOTTLENECK, "y")
     # the chosen node's titles fit beside the chart's tool bar
     title = _script(dash_duo, ids.ND_DLTS, "return gd.layout.title.text;")
-    assert title.startswith("Measured load (DLTS) vs capacity on ") and LONG not in title
+    assert title.startswith("Load (DLTS) vs capacity on ") and LONG not in title
     dash_duo.driver.save_screenshot("/tmp/shell28-nodes-flink.png")
     assert dash_duo.get_logs() == []
 
