@@ -17,6 +17,7 @@ from dashboard.health import ids, views
 from dashboard.health.views import describe_age, freshness, utc_text
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, Page
+from dashboard.shell.figures import message_figure
 from storage import health, pending, reads
 from storage.errors import StorageError
 
@@ -46,7 +47,9 @@ def layout(**_: Any) -> html.Div:
                 className="text-muted",
             ),
             html.Div(id=ids.HL_KPIS),
-            dcc.Graph(id=ids.HL_BATCHES),
+            dcc.Graph(
+                id=ids.HL_BATCHES, figure=message_figure(views.BATCHES_TITLE, "loading…", 320)
+            ),
             html.H5("Runs that could not be ingested (all runs)", className="mt-3"),
             DataTable(id=ids.HL_FAILED, **TABLE_STYLE),
             html.H5("Quarantined rows of this run, by reason", className="mt-3"),
@@ -106,7 +109,20 @@ def update(run_id: str | None, _: Any) -> tuple:
             reasons = health.quarantine_reasons(cur, run_id) if run_id else None
             rows = health.quarantined_rows(cur, run_id) if run_id else None
     except StorageError as exc:
-        return ([], {}, [], [], [], [], [], [], [], [], str(exc), True)
+        return (
+            [],
+            message_figure(views.BATCHES_TITLE, str(exc), 320),
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            str(exc),
+            True,
+        )
     now = time.time()
     fresh = freshness(run, batches, now) if run is not None else None
     quarantined = 0 if reasons is None else int(reasons["rows"].sum())
@@ -134,11 +150,15 @@ def update(run_id: str | None, _: Any) -> tuple:
         ],
         className="g-2 mb-2",
     )
-    figure = views.ingest_batches_figure(
-        [b.finished_at for b in reversed(batches)],
-        [b.rows_kept for b in reversed(batches)],
-        [b.rows_quarantined for b in reversed(batches)],
-        [b.seconds for b in reversed(batches)],
+    figure = (
+        views.no_batches_figure()
+        if not batches
+        else views.ingest_batches_figure(
+            [b.finished_at for b in reversed(batches)],
+            [b.rows_kept for b in reversed(batches)],
+            [b.rows_quarantined for b in reversed(batches)],
+            [b.seconds for b in reversed(batches)],
+        )
     )
     failed_data, failed_columns = _table(
         pd.DataFrame(

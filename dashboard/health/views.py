@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from dashboard.shell.figures import message_figure
 from dashboard.shell.theme import ESTIMATED, MEASURED
 from storage.health import IngestBatch
 from storage.reads import RunInfo
@@ -58,6 +59,19 @@ def utc_text(epoch: float | None) -> str:
     return "-" if epoch is None else datetime.fromtimestamp(epoch, UTC).strftime("%H:%M:%S UTC")
 
 
+BATCHES_TITLE = "Ingest batches (rows per batch, by end time, UTC)"
+
+
+def no_batches_figure() -> go.Figure:
+    """The batches chart before the first batch finished: says so, no empty axes."""
+    return message_figure(
+        BATCHES_TITLE,
+        "No ingest batch has finished yet: the first ingestion is running (or ingestion "
+        "has not been started: mace serve --landing, mace demo).",
+        320,
+    )
+
+
 def ingest_batches_figure(
     finished_at: Sequence[Any],
     kept: Sequence[int],
@@ -84,7 +98,7 @@ def ingest_batches_figure(
         )
     fig.update_layout(
         barmode="stack",
-        title={"text": "Ingest batches (rows per batch, by end time, UTC)", "x": 0.01},
+        title={"text": BATCHES_TITLE, "x": 0.01},
         xaxis_title="batch finished (UTC)",
         yaxis_title="rows",
         hovermode="x unified",

@@ -10,13 +10,25 @@ from dash import Input, Output, Patch, State, ctx, no_update
 
 from dashboard import context
 from dashboard.core import data
-from dashboard.nodes import ids, views
+from dashboard.nodes import figures, ids, views
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
+from dashboard.shell.figures import message_figure
 from dashboard.shell.jobs import background_job
 from storage import scenarios
 
 callbacks = Callbacks()
+
+
+def _no_run_figures(message: str) -> tuple:
+    """The run-wide charts say what is missing (no empty axes)."""
+    return (
+        message_figure(figures.HEATMAP_TITLE, message),
+        message_figure(figures.BOTTLENECK_TITLE, message),
+        no_update,
+        message,
+        True,
+    )
 
 
 @callbacks.callback(
@@ -30,7 +42,7 @@ callbacks = Callbacks()
     Input(ids.ND_REFRESH, "n_intervals"),
     State(ids.ND_NODE, "value"),
 )
-@answers(lambda message: (no_update, no_update, no_update, message, True))
+@answers(_no_run_figures)
 def update_run(run_id: str | None, range_key: str | None, _: Any, node: str | None) -> tuple:
     """The run-wide figures; a node switch does not redraw them (see :func:`update_node`)."""
     run = chosen_run(run_id)
@@ -48,7 +60,13 @@ def update_run(run_id: str | None, range_key: str | None, _: Any, node: str | No
     Input(ids.ND_REFRESH, "n_intervals"),
     prevent_initial_call="initial_duplicate",
 )
-@answers(lambda _: (no_update, no_update, no_update))
+@answers(
+    lambda message: (
+        message_figure(figures.DLTS_TITLE, message),
+        message_figure(figures.BUSY_TITLE, message),
+        no_update,
+    )
+)
 def update_node(run_id: str | None, node: str | None, range_key: str | None, _: Any) -> tuple:
     """The chosen node's figures, and, when the node was switched, its outline on the
     heatmap (a patch: the heatmap itself is not sent again; otherwise :func:`update_run`

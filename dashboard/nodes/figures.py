@@ -9,33 +9,51 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.shell.figures import axes_layout, heat_axis, hover, line_trace, pool_columns
+from dashboard.shell.figures import (
+    axes_layout,
+    category_ticks,
+    cell_edges,
+    heat_axis,
+    hover,
+    line_trace,
+    pool_columns,
+    short_label,
+)
 from dashboard.shell.theme import ESTIMATED, MEASURED, SCENARIO, SELECTED_ROW, node_colors
+
+HEATMAP_TITLE = "Estimated cumulative excess per node (CE/C)"
+BOTTLENECK_TITLE = "Bottleneck node over time (where estimated Mace > 0)"
+DLTS_TITLE = "Load (DLTS) vs capacity"
+BUSY_TITLE = "Utilization vs demand"
 
 
 def ce_heatmap(
     node_ids: Sequence[str],
     times: np.ndarray,
     ce_seconds: np.ndarray,
+    subinterval: float,
     selected: str | None = None,
 ) -> go.Figure:
-    """Estimated CE/C (seconds) per node and subinterval, max-pooled to a readable width;
-    the ``selected`` node's row is outlined."""
-    matrix, times = pool_columns(ce_seconds, times)
+    """Estimated CE/C (seconds) per node and subinterval, max-pooled to a readable width,
+    each cell drawn over its own subintervals (``times`` are their starts, each
+    ``subinterval`` long); the ``selected`` node's row is outlined. Long node names are
+    shortened on the axis, whole in the hover."""
+    starts = np.asarray(times, dtype=float)
+    matrix, pooled = pool_columns(ce_seconds, starts)
+    end = float(starts[-1]) + subinterval if starts.size else 0.0
     fig = go.Figure(
         go.Heatmap(
             z=matrix,
-            x=times,
+            x=cell_edges(pooled, end),
             y=list(node_ids),
+            customdata=np.broadcast_to(pooled, matrix.shape),
             coloraxis="coloraxis",
-            hovertemplate="node %{y} at t = %{x:.1f} s<br>estimated CE/C: %{z:.3f} s"
+            hovertemplate="node %{y} at t = %{customdata:.1f} s<br>estimated CE/C: %{z:.3f} s"
             "<extra></extra>",
         )
     )
-    fig = axes_layout(
-        fig, "Estimated cumulative excess per node (CE/C)", "node", "heatmap", hovermode="closest"
-    )
-    fig.update_yaxes(type="category")
+    fig = axes_layout(fig, HEATMAP_TITLE, "node", "heatmap", hovermode="closest")
+    fig.update_yaxes(type="category", **category_ticks(list(node_ids)))
     fig.update_layout(
         shapes=node_outline(node_ids, selected), **heat_axis({"title": {"text": "CE/C (s)"}})
     )
@@ -67,7 +85,7 @@ def dlts_capacity_figure(
     """A node's measured DLTS per subinterval against what it can serve in one (C*w)."""
     times = np.asarray(times, dtype=float)
     fig = go.Figure()
-    fig.add_trace(line_trace(times, dlts, f"measured DLTS of {node}", ESTIMATED, unit="CPU-s"))
+    fig.add_trace(line_trace(times, dlts, "measured DLTS", ESTIMATED, unit="CPU-s"))
     fig.add_trace(
         go.Scatter(
             x=[float(times[0]) if times.size else 0.0, float(times[-1]) if times.size else 1.0],
@@ -79,7 +97,10 @@ def dlts_capacity_figure(
         )
     )
     return axes_layout(
-        fig, f"Measured load (DLTS) vs capacity on {node}", "CPU-seconds", uirevision="dlts"
+        fig,
+        f"{DLTS_TITLE} on {short_label(node)}",
+        "CPU-seconds",
+        uirevision="dlts",
     )
 
 
@@ -164,10 +185,14 @@ def bottleneck_figure(
                     hovertemplate="bottleneck: %{y}<extra></extra>",
                 )
             )
-    fig = axes_layout(
-        fig, "Bottleneck node over time (where estimated Mace > 0)", "node", "bottleneck"
+    fig = axes_layout(fig, BOTTLENECK_TITLE, "node", "bottleneck")
+    fig.update_yaxes(
+        type="category",
+        categoryorder="array",
+        categoryarray=list(node_ids),
+        range=[-0.5, len(node_ids) - 0.5],  # every node, not only those that were one
+        **category_ticks(list(node_ids)),
     )
-    fig.update_yaxes(type="category", categoryorder="array", categoryarray=list(node_ids))
     return fig
 
 
@@ -185,6 +210,6 @@ def busy_vs_dlts_figure(
     )
     demand = np.asarray(dlts) / (capacity * width)
     fig.add_trace(line_trace(times, demand, "demand (measured DLTS / C·w)", ESTIMATED, **share))
-    fig = axes_layout(fig, f"Utilization vs demand on {node}", "share of capacity", "busy")
+    fig = axes_layout(fig, f"{BUSY_TITLE} on {short_label(node)}", "share of capacity", "busy")
     fig.update_yaxes(tickformat=".0%")
     return fig

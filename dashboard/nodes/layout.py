@@ -8,10 +8,15 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from dashboard import context
-from dashboard.nodes import ids
+from dashboard.nodes import figures, ids
 from dashboard.shell import figures as shell_figures
 from dashboard.shell.glossary import term
 from dashboard.shell.jobs import job_buttons
+
+
+def _loading(title: str) -> Any:
+    """A chart before its first answer: its title and "loading…", no empty axes."""
+    return shell_figures.message_figure(title, "loading…")
 
 
 def layout(**_: Any) -> html.Div:
@@ -49,7 +54,7 @@ def layout(**_: Any) -> html.Div:
                 ],
                 className="text-muted small",
             ),
-            dcc.Graph(id=ids.ND_HEATMAP),
+            dcc.Graph(id=ids.ND_HEATMAP, figure=_loading(figures.HEATMAP_TITLE)),
             html.Div(
                 [
                     "Left: measured ",
@@ -62,11 +67,11 @@ def layout(**_: Any) -> html.Div:
             ),
             dbc.Row(
                 [
-                    dbc.Col(dcc.Graph(id=ids.ND_DLTS), md=6),
-                    dbc.Col(dcc.Graph(id=ids.ND_BUSY), md=6),
+                    dbc.Col(dcc.Graph(id=ids.ND_DLTS, figure=_loading(figures.DLTS_TITLE)), md=6),
+                    dbc.Col(dcc.Graph(id=ids.ND_BUSY, figure=_loading(figures.BUSY_TITLE)), md=6),
                 ]
             ),
-            dcc.Graph(id=ids.ND_BOTTLENECK),
+            dcc.Graph(id=ids.ND_BOTTLENECK, figure=_loading(figures.BOTTLENECK_TITLE)),
             html.Hr(),
             _hosts_section(),
         ]

@@ -54,7 +54,10 @@ def nodes_run_view(
     est = analyses(run).estimated
     times = run.times[part]
     return (
-        _in_flight(run, figures.ce_heatmap(nodes, times, est.ce_seconds[:, part], selected)),
+        _in_flight(
+            run,
+            figures.ce_heatmap(nodes, times, est.ce_seconds[:, part], run.subinterval, selected),
+        ),
         _in_flight(
             run,
             figures.bottleneck_figure(times, est.bottleneck_nodes[part], est.estimate[part], nodes),

@@ -37,6 +37,7 @@ from dashboard.overview.cards import (
 from dashboard.overview.layout import CLOCK_LABELS
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
+from dashboard.shell.figures import message_figure
 from dashboard.shell.graph import panel
 from dashboard.shell.urlquery import merged
 from storage.alerts import list_alerts
@@ -48,6 +49,16 @@ callbacks = Callbacks()
 def _unchanged(_: str) -> Any:
     """Leave the outputs as they are (the page's other callbacks say what is wrong)."""
     raise PreventUpdate
+
+
+def _no_figures(message: str) -> tuple:
+    """The chart says what is missing (no empty axes), the cards a dash, the tables stay."""
+    error = message_figure("Prediction error", message, 260)
+    unchanged = (no_update,) * 5
+    return (
+        message_figure("", message), "-", "-", "-", message, True, *unchanged, error,
+        *unchanged,
+    )  # fmt: skip
 
 
 @callbacks.callback(
@@ -78,7 +89,7 @@ def _unchanged(_: str) -> Any:
     Input(ids.OV_CLOCK, "value"),
     Input(ids.OV_ZONE, "data"),
 )
-@answers(lambda message: (no_update, "-", "-", "-", message, True, *(no_update,) * 11))
+@answers(_no_figures)
 def update(
     run_id: str | None,
     shown: dict[str, Any] | None,

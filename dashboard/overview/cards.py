@@ -14,6 +14,7 @@ from dashboard.core.timeaxis import (
     Clock,
 )
 from dashboard.overview import ids
+from dashboard.shell.figures import message_figure
 from dashboard.shell.glossary import term
 from dashboard.shell.graph import geometry, panel, style
 from estimator.drift import DEFAULT_K
@@ -264,7 +265,11 @@ def drift_card() -> dbc.Card:
                             md=6,
                         ),
                         dbc.Col(
-                            dcc.Graph(id=ids.OV_ERROR_GRAPH, config={"displayModeBar": False}),
+                            dcc.Graph(
+                                id=ids.OV_ERROR_GRAPH,
+                                config={"displayModeBar": False},
+                                figure=message_figure("Prediction error", "loading…", 260),
+                            ),
                             md=6,
                         ),
                     ]

@@ -14,6 +14,8 @@ from dashboard.shell.figures import (
     MAX_HEATMAP_COLUMNS,
     MAX_POINTS,
     Span,
+    category_ticks,
+    cell_edges,
     decimate_max,
     heat_axis,
     hover,
@@ -57,6 +59,7 @@ def overview_panels(
     times: np.ndarray,
     latency: LatencySeries,
     *,
+    subinterval: float,
     node_ids: Sequence[str],
     ce_seconds: np.ndarray,
     bottleneck: Sequence[str],
@@ -78,7 +81,9 @@ def overview_panels(
     whose hover gives query, range and peak; ``busy`` shades the explained busy period;
     ``in_flight`` greys the newest subintervals whose events are not all out yet (their
     latency still grows) across all panels.
-    ``times``, the spans and ``x_range`` are seconds since the start, shown on ``clock``.
+    ``times`` (the starts of subintervals ``subinterval`` long), the spans and ``x_range``
+    are seconds since the start, shown on ``clock``. Long node names are shortened on the
+    axes, whole in the hover.
     A plain figure (a dict): building Plotly objects would cost more than the data."""
     times = np.asarray(times, dtype=float)
     nodes = list(node_ids)
@@ -279,7 +284,8 @@ def overview_panels(
         {
             "type": "heatmap",
             "z": np.round(matrix, DIGITS),
-            "x": x(heat_times),
+            # cell edges: each cell over its own subintervals, as the shapes are
+            "x": x(cell_edges(heat_times, float(times[-1]) + subinterval if times.size else 0.0)),
             "y": nodes,
             "yaxis": "y2",
             "coloraxis": "coloraxis",
@@ -344,7 +350,14 @@ def overview_panels(
                 "font": {"size": 13},
             }
         )
-    node_axis = {"type": "category", "categoryorder": "array", "categoryarray": nodes}
+    node_axis = {
+        "type": "category",
+        "categoryorder": "array",
+        "categoryarray": nodes,
+        # every node, also on the bottleneck panel where only some ever are one
+        "range": [-0.5, len(nodes) - 0.5],
+        **category_ticks(nodes),
+    }
     rate_high = domains[2][1]
     layout: dict[str, Any] = {
         "height": total + top + bottom,

@@ -30,6 +30,7 @@ from dashboard.overview.cards import (
     explanation_card,
     violations_card,
 )
+from dashboard.shell.figures import message_figure
 from dashboard.shell.glossary import GLOSSARY
 
 
@@ -173,7 +174,11 @@ def layout(**query: Any) -> html.Div:
                 ],
                 className="mb-2 g-2",
             ),
-            dcc.Graph(id=ids.OV_LATENCY, config={"doubleClick": "autosize"}),
+            dcc.Graph(
+                id=ids.OV_LATENCY,
+                config={"doubleClick": "autosize"},
+                figure=message_figure("", "loading…"),
+            ),
             violations_card(),
             dcc.Store(id=ids.OV_EXPLAIN_AT),
             dcc.Store(id=ids.OV_EXPLAIN_SHOWN),

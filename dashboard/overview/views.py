@@ -187,6 +187,7 @@ def overview(
             predicted_name=None if training is None else f"predicted {label} (refit)",
             band=estimator_by_name(estimator).band,
         ),
+        subinterval=w,
         node_ids=est.node_ids,
         ce_seconds=est.ce_seconds[:, part],
         bottleneck=est.bottleneck_nodes[part],

@@ -16,6 +16,7 @@ from dashboard.core.timeaxis import WALL, Clock
 from dashboard.reports import ids, views
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, Page, answers, chosen_run
+from dashboard.shell.figures import message_figure
 from dashboard.shell.glossary import term
 from estimator.errors import ScenarioError
 from estimator.whatif import parse_positive
@@ -82,7 +83,7 @@ def layout(**_: Any) -> html.Div:
                 ],
                 className="my-2 no-print",
             ),
-            dcc.Graph(id=ids.RP_FIGURE),
+            dcc.Graph(id=ids.RP_FIGURE, figure=message_figure(views.COMPLIANCE_TITLE, "loading…")),
             html.Div(id=ids.RP_VIOLATIONS),
             html.Div(id=ids.RP_THREADS),
         ]
@@ -133,7 +134,17 @@ def _objectives(run: RunData) -> dict[str, float]:
     Input(ids.RP_OBJ_SAVED, "data"),
     Input(shell_ids.ESTIMATOR, "value"),
 )
-@answers(lambda message: (no_update, no_update, "", [], [], message, True))
+@answers(
+    lambda message: (
+        no_update,
+        message_figure(views.COMPLIANCE_TITLE, message),
+        "",
+        [],
+        [],
+        message,
+        True,
+    )
+)
 def update(run_id: str | None, query: str | None, _: Any, estimator: str | None) -> tuple:
     run = chosen_run(run_id)
     goals = _objectives(run)

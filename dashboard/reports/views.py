@@ -19,6 +19,8 @@ from estimator.pathaware import (
     ESTIMATOR_LABELS,
 )
 
+COMPLIANCE_TITLE = "Latency against the objective"
+
 
 def compliance_figure(
     times: np.ndarray,
@@ -40,7 +42,7 @@ def compliance_figure(
                 x=[], y=[], mode="lines", name=f"objective {objective:g} s", line_color="#2ca02c"
             )
         )
-    return axes_layout(fig, "Latency against the objective", "latency (s)", uirevision="report")
+    return axes_layout(fig, COMPLIANCE_TITLE, "latency (s)", uirevision="report")
 
 
 SHARES = ("compliance", "bound_coverage")

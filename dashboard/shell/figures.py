@@ -3,6 +3,7 @@ message figure."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -145,6 +146,39 @@ class Span:
     text: str
 
 
+LABEL_CHARS = 24
+"""Longest node or operator name shown as a tick label (Flink's thread nodes, such as
+``parse-filter-enrich-sink-probe-threads``, would take half a chart's width)."""
+
+
+def short_label(name: str, limit: int = LABEL_CHARS) -> str:
+    """``name`` cut in the middle to at most ``limit`` characters (its start and its end
+    tell nodes apart); the hover shows the whole name."""
+    if len(name) <= limit:
+        return name
+    head = (limit - 1) // 2
+    return f"{name[:head]}\u2026{name[len(name) - (limit - 1 - head) :]}"
+
+
+def category_ticks(names: list[str]) -> dict[str, Any]:
+    """Axis entries of a category axis of ``names``: every name a tick, shortened
+    (:func:`short_label`), with the margin grown to fit them."""
+    return {
+        "tickmode": "array",
+        "tickvals": list(names),
+        "ticktext": [short_label(n) for n in names],
+        "automargin": True,
+    }
+
+
+def cell_edges(starts: Any, end: float) -> np.ndarray:
+    """The edges of a heatmap's cells that start at ``starts`` (ascending) and whose last
+    one ends at ``end``: one more than the cells, so that Plotly draws each cell over its
+    own time span (given the starts alone, it centres each cell on its start, half a cell
+    off every shape drawn at subinterval boundaries)."""
+    return np.append(np.asarray(starts, dtype=float), float(end))
+
+
 def pool_columns(matrix: Any, times: Any) -> tuple[np.ndarray, np.ndarray]:
     """A (rows x subintervals) matrix max-pooled to at most MAX_HEATMAP_COLUMNS columns,
     with the time of each pooled column's first subinterval."""
@@ -206,16 +240,25 @@ def plain_line(times: np.ndarray, values: np.ndarray, name: str, color: str) -> 
     }
 
 
-def message_figure(title: str, message: str) -> go.Figure:
-    """An empty chart with a title and a line of text in the middle (before data)."""
+MESSAGE_CHARS = 90
+"""Characters per line of a message figure's text."""
+
+
+def message_figure(title: str, message: str, height: int = 380) -> go.Figure:
+    """An empty chart with a title and a line of text in the middle, no axes: what a
+    chart shows before its data (empty axes would look like a run with nothing in it)."""
     fig = go.Figure()
     fig.update_layout(
         title={"text": title, "x": 0.01},
-        height=380,
+        height=height,
         xaxis={"visible": False},
         yaxis={"visible": False},
         annotations=[
-            {"text": message, "showarrow": False, "font": {"size": 14, "color": "#6c757d"}}
+            {
+                "text": "<br>".join(textwrap.wrap(message, MESSAGE_CHARS)),
+                "showarrow": False,
+                "font": {"size": 14, "color": "#6c757d"},
+            }
         ],
     )
     return fig

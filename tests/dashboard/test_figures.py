@@ -48,6 +48,7 @@ def _panels(clock: Clock, **extra: object) -> dict:
         clock,
         times,
         latency,
+        subinterval=1.0,
         node_ids=["n1", "n2"],
         ce_seconds=np.array([[0.0, 0.3, 0.2, 0.1, 0.0], [0.0, 0.1, 0.0, 0.0, 0.0]]),
         bottleneck=["n1", "n1", "n2", "n1", "n1"],
