@@ -37,6 +37,7 @@ WI_MESSAGE = "wi-message"
 WI_ENGINE_NOTE = "wi-engine-note"
 WI_OPT_ALGO = "wi-opt-algorithm"
 WI_OPT_BUDGET = "wi-opt-budget"
+WI_OPT_MAX_MOVES = "wi-opt-max-moves"  # the most operators the optimizer may move
 WI_OPT_START = "wi-opt-start"
 WI_OPT_CANCEL = "wi-opt-cancel"
 WI_OPT_STATUS = "wi-opt-status"
