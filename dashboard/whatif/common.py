@@ -32,7 +32,7 @@ def row(label: str | list[Any], *children: Any) -> dbc.Row:
     """A form row: a small label above its controls, side by side. The label is the
     control's own (``<label for>``) when the row has one control; a row of several
     gives each its own with :func:`field`."""
-    controls = [c for c in children if isinstance(c, CONTROLS)]
+    controls: list[Any] = [c for c in children if isinstance(c, CONTROLS)]
     heading: Any = html.Small(label)
     if len(controls) == 1:
         heading = html.Label(label, htmlFor=controls[0].id, className="small mb-0")
