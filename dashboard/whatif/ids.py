@@ -119,3 +119,6 @@ WI_FL_CONFIRM = "wi-flink-confirm"
 WI_FL_APPLY_NOTE = "wi-flink-apply-note"
 WI_FL_CALL = "wi-flink-call"
 WI_FL_STATUS = "wi-flink-status"
+# what-if: the run's applied placement changes, as each prediction saw them
+WI_CH_CARD = "wi-changes-card"
+WI_CH_TABLE = "wi-changes-table"

@@ -20,6 +20,7 @@ from dashboard.whatif import (
     admit,
     apply,
     baseline,
+    changes,
     editor,
     editor_layout,
     editor_tools,
@@ -56,6 +57,7 @@ def layout(scenario: Any = None, **_: Any) -> html.Div:
             html.H4(id=ids.WI_MACE_WC, className="mb-0"),
             baseline.line(),
             apply.live_apply_block(),
+            changes.card(),
             flink.card(),
             dbc.Tabs(
                 [
@@ -148,7 +150,17 @@ PAGE = Page(
         callbacks,
         *(
             m.callbacks
-            for m in (baseline, editor, editor_tools, admit, provision, plans, apply, flink)
+            for m in (
+                baseline,
+                editor,
+                editor_tools,
+                admit,
+                provision,
+                plans,
+                apply,
+                flink,
+                changes,
+            )
         ),
     ],
 )

@@ -1,10 +1,12 @@
 """What-if numbers a newcomer can trust, in headless Chromium: the headline names each
 query an edit changes (not only the system's worst case, which another query may set),
-Optimize says how many operators it proposes to move and keeps to a cap, and every
-field of the page has a label."""
+Optimize says how many operators it proposes to move and keeps to a cap, every field of
+the page has a label, and a change applied during the run shows its two predictions
+(this page's and the Changes table's) with the reason they differ."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -12,12 +14,22 @@ import pytest
 from dash.testing.wait import until
 
 from dashboard.app import create_app
+from dashboard.core.data import Database, RunCache
+from dashboard.core.report import change_checks
 from tests.dashboard import ids
+from tests.dashboard.builders import write_small_run
 from tests.dashboard.test_browser_whatif_flink import flink_db  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
 SUMMARY = f"#{ids.WI_MACE_WC}"
+SHOTS = os.environ.get("MACE_SCREENSHOTS")  # a folder: keep the screenshots there
+
+
+def _shot(dash_duo, name: str) -> None:
+    if SHOTS:
+        dash_duo.driver.set_window_size(1500, 1200)
+        dash_duo.driver.save_screenshot(str(Path(SHOTS) / f"{name}.png"))
 
 
 def _open(dash_duo, db: Path) -> None:
@@ -40,6 +52,7 @@ def test_the_headline_names_the_query_an_edit_changes(dash_duo, small_db: Path) 
     _type(dash_duo, ids.WI_CAP_VALUE, "4")
     dash_duo.find_element(f"#{ids.WI_SET_CAP}").click()
     dash_duo.wait_for_contains_text(SUMMARY, "per query: q2", timeout=20)
+    _shot(dash_duo, "whatif-headline")
     text = dash_duo.find_element(SUMMARY).text
     assert "no change to the worst case" in text
     assert re.search(r"per query: q2 0\.\d\d s → 0\.\d\d s \(-\d+%\)$", text), text
@@ -111,4 +124,35 @@ def test_every_field_of_the_page_has_a_label(dash_duo, flink_db: Path) -> None: 
         until(lambda tab=tab: dash_duo.find_element(".tab-pane.active").is_displayed(), timeout=10)
         unlabelled += dash_duo.driver.execute_script(LABELLED)
     assert unlabelled == [], "\n".join(unlabelled)
+    assert dash_duo.get_logs() == []
+
+
+def test_an_applied_change_shows_both_predictions_and_why_they_differ(
+    dash_duo, tmp_path: Path
+) -> None:
+    """b moved from n2 to n1 at 2 s. The What-if figure (both placements on the same
+    arrivals) and the Changes table's (before against after, with the model fitted
+    before the change) differ; the page shows both, the Overview's number, and why."""
+    db = tmp_path / "moved.duckdb"
+    write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n1", "c": "n1"})])
+    (check,) = change_checks(RunCache(Database(db)).get("small"))
+    _open(dash_duo, db)
+    dash_duo.wait_for_element(f"#{ids.WI_CH_TABLE} td", timeout=20)
+    cells = [td.text for td in dash_duo.find_elements(f"#{ids.WI_CH_TABLE} tbody td")]
+    at, moved, here, table, measured, why = cells
+    assert (at, moved) == ("0:02", "b: n2 → n1")
+    assert table == f"{check.predicted_change:+.0%}" and measured == f"{check.measured_change:+.0%}"
+    assert here != table
+    assert why.startswith(
+        "different arrivals: here both placements see the same arrivals of 0:00–0:05"
+    )
+    assert "different model: fitted on 0:00–0:05 here, on 0:00–0:02 (before the change only)" in why
+    _shot(dash_duo, "whatif-changes")
+    # the Overview's Changes table shows the same number
+    dash_duo.find_element("a.nav-link[href='/'], a.nav-link[href^='/?']").click()
+    dash_duo.wait_for_element(f"#{ids.OV_CHANGES_TABLE} td", timeout=20)
+    shown = dash_duo.find_element(
+        f"#{ids.OV_CHANGES_TABLE} td[data-dash-column='predicted_change']"
+    ).text
+    assert shown == table
     assert dash_duo.get_logs() == []
