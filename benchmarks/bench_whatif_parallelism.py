@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.fill_store import fill
+from dashboard.core.deployment import figures
 from mace.cli import main as mace
-from mace.whatif_command import figures, load_fitted_run
+from mace.whatif_command import load_fitted_run
 
 WHATIF_TARGET_S = 0.3
 PLAN_TARGET_S = 10.0
@@ -64,8 +65,8 @@ def filled_units(db: Path) -> list[str]:
 def predict_only(db: Path, edit: str, repeat: int) -> float:
     """Median seconds of the estimator's part of ``mace whatif`` (edits resolved,
     resources expanded, Mace, figures) on a run already loaded and fitted."""
+    from dashboard.core.deployment import parse_edits
     from estimator.parallelism import predict, resolve, shape_of
-    from mace.whatif_command import parse_edits
 
     fitted = load_fitted_run(db, None)
     seconds = []

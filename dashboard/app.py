@@ -39,6 +39,7 @@ def create_app(
     jobs: str | Path | None = None,
     credentials: tuple[str, str] | None = None,
     live_run: str | None = None,
+    flink_rest: str | None = None,
     bind: tuple[str, int] | None = None,
     extra_hosts: Sequence[str] = (),
 ) -> dash.Dash:
@@ -50,6 +51,8 @@ def create_app(
     default a fresh temporary one; see :func:`dashboard.shell.jobs.create_manager`).
     ``live_run`` names the run whose live simulator polls the placement requests (set
     by ``mace demo``): only then can the What-if page apply a placement to it.
+    ``flink_rest`` (a Flink REST URL): the What-if page may send a parallelism change to
+    the job of a Flink run there, when the user confirms it; without it, it shows the call.
 
     With ``bind`` (host, port: where the server listens) a request must name in its
     ``Host`` header the bind host, localhost, 127.0.0.1 or [::1] on that port, or one of
@@ -70,7 +73,11 @@ def create_app(
         title="mace — latency",
     )
     app.server.config[CONFIG_KEY] = DashboardContext(
-        database, RunCache(database), refresh_seconds=refresh_seconds, live_run=live_run
+        database,
+        RunCache(database),
+        refresh_seconds=refresh_seconds,
+        live_run=live_run,
+        flink_rest=flink_rest,
     )
     app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     theme.use_light_template()

@@ -20,6 +20,7 @@ class DashboardContext:
     refresh_seconds: float = 5.0
     engine: WhatIfEngine = field(default_factory=WhatIfEngine)
     live_run: str | None = None  # the run a live simulator takes placement requests for
+    flink_rest: str | None = None  # the Flink REST URL the What-if page may rescale a job at
 
 
 def current() -> DashboardContext:

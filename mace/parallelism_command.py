@@ -22,10 +22,7 @@ from mace.errors import UsageError
 from mace.whatif_command import (
     add_run_options,
     add_set_option,
-    deployment_json,
-    figures,
     load_fitted_run,
-    parse_edits,
 )
 
 DEFAULT_MAX_TOTAL = 256
@@ -71,6 +68,7 @@ def register(actions: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dashboard.core.deployment import deployment_json, figures, parse_edits
     from estimator.errors import ScenarioError
     from estimator.parallelism import (
         Edits,

@@ -64,6 +64,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"file holding one line USER:PASSWORD: every request then needs HTTP basic "
         f"authentication (or set {AUTH_ENV}=USER:PASSWORD); use TLS in front of it",
     )
+    serve.add_argument(
+        "--flink-rest",
+        metavar="URL",
+        help="a Flink JobManager's REST URL (e.g. http://127.0.0.1:8081): the What-if page "
+        "may then send a parallelism change of a Flink run's job there when you confirm it "
+        "(without it, the page shows the call)",
+    )
     add_allowed_host(serve)
     add_alert_options(serve)
     serve.set_defaults(run=run)
@@ -97,6 +104,10 @@ def run(args: argparse.Namespace) -> int:
             f"--db: {args.db} does not exist; add --create to start an empty database there"
         )
     credentials = read_credentials(args.auth_file, os.environ.get(AUTH_ENV))
+    if args.flink_rest and not args.flink_rest.startswith(("http://", "https://")):
+        raise UsageError(
+            f"--flink-rest: expected an http:// or https:// URL, got {args.flink_rest}"
+        )
     with sigterm_as_interrupt(), ExitStack() as running:
         jobs = Path(tempfile.mkdtemp(prefix="mace-dash-jobs-"))
         running.callback(shutil.rmtree, jobs, ignore_errors=True)
@@ -107,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             credentials,
             bind=(args.host, args.port),
             extra_hosts=args.allowed_host,
+            flink_rest=args.flink_rest,
         )
         if args.landing:
             scheduler = start_ingestion(
@@ -155,12 +167,14 @@ def open_app(
     live_run: str | None = None,
     bind: tuple[str, int] | None = None,
     extra_hosts: Sequence[str] = (),
+    flink_rest: str | None = None,
 ) -> Any:
     """The app, with its database connection opened (and the schema migrated) before any
     in-process ingestion starts writing; its background jobs (the optimizer) keep their
     state in the folder ``jobs``, which the caller removes. ``live_run``: the run whose
     live simulator applies the What-if page's placement requests (``mace demo``).
-    ``bind`` and ``extra_hosts``: the Host headers answered (see :func:`create_app`)."""
+    ``bind`` and ``extra_hosts``: the Host headers answered; ``flink_rest``: where the
+    What-if page may rescale a Flink job (see :func:`create_app`)."""
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
     from mace.api import register_cli_api
@@ -171,6 +185,7 @@ def open_app(
         jobs=jobs,
         credentials=credentials,
         live_run=live_run,
+        flink_rest=flink_rest,
         bind=bind,
         extra_hosts=extra_hosts,
     )

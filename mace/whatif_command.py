@@ -12,23 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mace.errors import UsageError
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from estimator.model import Topology
-    from estimator.parallelism import Deployment, Edits, Shape
-    from estimator.runs import RunAnalysis
-
-GLOBAL_KEYS = ("taskmanagers", "slots", "cores")
-NODE_KEYS = ("parallelism", "capacity")
+    from dashboard.core.deployment import FittedRun
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -65,26 +55,9 @@ def add_set_option(parser: argparse.ArgumentParser, *, required: bool) -> None:
     )
 
 
-@dataclass(frozen=True)
-class FittedRun:
-    """A stored run ready for what-if: its topology on its last placement with the model
-    fitted on the whole run, the operator DLTS that model gives for the recorded
-    arrivals, and what turns a prediction into the figure shown (pipeline delays)."""
-
-    run_id: str
-    topology: Topology
-    operator_dlts: np.ndarray
-    finish: Callable[[RunAnalysis], RunAnalysis]
-    current: RunAnalysis
-    counters: bool
-
-
 def load_fitted_run(db: Path, run_id: str | None) -> FittedRun:
     """The run ``run_id`` of ``db`` (default the last) with its model fitted on it."""
-    import functools
-
-    from estimator.delays import calibrate
-    from estimator.runs import analyse, fitted_model, node_loads, with_delays
+    from dashboard.core.deployment import fit_run
     from mace.report_command import load_run_data
 
     if not db.exists():
@@ -92,137 +65,16 @@ def load_fitted_run(db: Path, run_id: str | None) -> FittedRun:
     data, _ = load_run_data(db, run_id)
     if data.intervals == 0:
         raise UsageError(f"run '{data.info.run_id}': no arrivals ingested yet")
-    topology = data.topology
-    if data.versions:
-        topology = topology.with_placement(data.versions[-1].placement)
-    counts = data.arrivals.for_topology(topology)
-    fitted, model = fitted_model(topology, data.operator_stats, counts, (0, data.intervals))
-    operator_dlts = model.operator_dlts()
-    placement = [dict(fitted.placement)]
-    loads = node_loads(fitted, operator_dlts, placement, [0])
-    recorded = analyse(fitted, loads, placement, [0])
-    finish: Callable[[RunAnalysis], RunAnalysis] = lambda analysis: analysis  # noqa: E731
-    if data.info.counters:
-        measured = {q: data.latency[q].lat_max for q in recorded.per_query if q in data.latency}
-        delays = calibrate(recorded.per_query, measured, fitted.subinterval)
-        finish = functools.partial(with_delays, delays=delays)
-    return FittedRun(
-        data.info.run_id, fitted, operator_dlts, finish, finish(recorded), data.info.counters
-    )
-
-
-def parse_edits(values: Sequence[str], topology: Topology, shape: Shape) -> Edits:
-    """``--set`` values as :class:`estimator.parallelism.Edits` (names resolved)."""
-    from estimator.parallelism import Edits, unit_of
-
-    parallelism: dict[str, int] = {}
-    capacity: dict[str, float] = {}
-    scalars: dict[str, float] = {}
-    for value in values:
-        key, sep, text = value.partition("=")
-        key = key.strip()
-        if not sep or not key or not text.strip():
-            raise UsageError(f"--set {value}: expected KEY=VALUE")
-        name, dot, attribute = key.rpartition(".")
-        if not dot:
-            if key not in GLOBAL_KEYS:
-                raise UsageError(
-                    f"--set {value}: unknown key '{key}' (expected OPERATOR.parallelism, "
-                    f"NODE.capacity, {', '.join(GLOBAL_KEYS)})"
-                )
-            scalars[key] = _number(value, text, whole=key != "cores")
-            continue
-        if attribute not in NODE_KEYS:
-            raise UsageError(
-                f"--set {value}: unknown attribute '{attribute}' (expected parallelism or capacity)"
-            )
-        unit = unit_of(topology, shape, name)
-        if attribute == "parallelism":
-            count = int(_number(value, text, whole=True))
-            if parallelism.get(unit, count) != count:
-                raise UsageError(f"--set {value}: '{unit}' is set to {parallelism[unit]} already")
-            parallelism[unit] = count
-        else:
-            capacity[unit] = _number(value, text, whole=False)
-    return Edits(
-        parallelism=parallelism,
-        capacity=capacity,
-        slots=_whole(scalars.get("slots")),
-        taskmanagers=_whole(scalars.get("taskmanagers")),
-        cores=scalars.get("cores"),
-    )
-
-
-def _number(value: str, text: str, *, whole: bool) -> float:
-    try:
-        number = float(text)
-    except ValueError:
-        raise UsageError(f"--set {value}: expected a number, got {text.strip()!r}") from None
-    if not math.isfinite(number) or (whole and number != int(number)):
-        kind = "a whole number" if whole else "a finite number"
-        raise UsageError(f"--set {value}: expected {kind}, got {text.strip()!r}")
-    return number
-
-
-def _whole(number: float | None) -> int | None:
-    return None if number is None else int(number)
-
-
-def summary(series: np.ndarray) -> dict[str, float]:
-    """Worst case, p99 and mean of a latency series (seconds)."""
-    import numpy as np
-
-    if series.size == 0:
-        return {"wc": 0.0, "p99": 0.0, "mean": 0.0}
-    return {
-        "wc": float(series.max()),
-        "p99": float(np.quantile(series, 0.99)),
-        "mean": float(series.mean()),
-    }
-
-
-def bottleneck(analysis: RunAnalysis) -> str | None:
-    """The resource whose backlog is the system's worst case (None: nothing waits)."""
-    if analysis.estimate.size == 0 or analysis.estimate.max() <= 0:
-        return None
-    worst = int(analysis.estimate.argmax())
-    return analysis.node_ids[int(analysis.bottleneck[worst])]
-
-
-def figures(analysis: RunAnalysis) -> dict[str, Any]:
-    """Per query and for the system: worst case, p99, mean; and the bottleneck."""
-    return {
-        "queries": {q: summary(s) for q, s in analysis.per_query.items()},
-        "system": summary(analysis.estimate),
-        "bottleneck": bottleneck(analysis),
-    }
-
-
-def deployment_json(deployment: Deployment) -> dict[str, Any]:
-    return {
-        "parallelism": dict(deployment.parallelism),
-        "subtasks": deployment.subtasks,
-        "taskmanagers": deployment.taskmanagers,
-        "slots": deployment.slots if deployment.taskmanagers else None,
-        "cores": list(deployment.cores),
-    }
+    return fit_run(data)
 
 
 def run(args: argparse.Namespace) -> int:
-    from estimator.parallelism import predict, resolve, shape_of
+    from dashboard.core.deployment import parse_edits, whatif_document
+    from estimator.parallelism import shape_of
 
     fitted = load_fitted_run(Path(args.db), args.run_id)
-    shape = shape_of(fitted.topology)
-    edits = parse_edits(args.edits, fitted.topology, shape)
-    recorded = resolve(shape, type(edits)())
-    deployment = resolve(shape, edits)
-    changed = fitted.finish(predict(fitted.topology, shape, deployment, fitted.operator_dlts))
-    document = {
-        "run": fitted.run_id,
-        "delays": fitted.counters,
-        "recorded": {"deployment": deployment_json(recorded), **figures(fitted.current)},
-        "changed": {"deployment": deployment_json(deployment), **figures(changed)},
-    }
+    edits = parse_edits(args.edits, fitted.topology, shape_of(fitted.topology))
+    document = whatif_document(fitted, edits)
     if args.json:
         print(json.dumps(document))
     else:

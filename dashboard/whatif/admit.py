@@ -16,6 +16,7 @@ from dashboard.whatif.common import (
     decided,
     decision_alert,
     decision_outputs,
+    field,
     proposal_button,
     proposal_failed,
     proposal_found,
@@ -66,11 +67,14 @@ def tab() -> html.Div:
                     dbc.Col(
                         [
                             upload(ids.WI_AD_UPLOAD, "Drop a query file here or click"),
-                            dbc.Textarea(
-                                id=ids.WI_AD_TEXT,
-                                placeholder=QUERY_EXAMPLE,
-                                rows=9,
-                                className="font-monospace small mt-2",
+                            field(
+                                "or paste the query (YAML or JSON)",
+                                dbc.Textarea(
+                                    id=ids.WI_AD_TEXT,
+                                    placeholder=QUERY_EXAMPLE,
+                                    rows=9,
+                                    className="font-monospace small mt-2",
+                                ),
                             ),
                         ],
                         md=6,
@@ -82,14 +86,20 @@ def tab() -> html.Div:
                                 dbc.Input(id=ids.WI_AD_OBJECTIVE, placeholder="none", size="sm"),
                             ),
                             row(
-                                "Placement algorithm · time budget (s)",
-                                dcc.Dropdown(
-                                    id=ids.WI_AD_ALGO,
-                                    options=ADMIT_ALGORITHMS,
-                                    value="mace-hc",
-                                    clearable=False,
+                                "Placement search",
+                                field(
+                                    "algorithm",
+                                    dcc.Dropdown(
+                                        id=ids.WI_AD_ALGO,
+                                        options=ADMIT_ALGORITHMS,
+                                        value="mace-hc",
+                                        clearable=False,
+                                    ),
                                 ),
-                                dbc.Input(id=ids.WI_AD_BUDGET, value="1", size="sm"),
+                                field(
+                                    "time budget (s)",
+                                    dbc.Input(id=ids.WI_AD_BUDGET, value="1", size="sm"),
+                                ),
                             ),
                             dbc.Button(
                                 "Check admission", id=ids.WI_AD_START, color="success", size="sm"

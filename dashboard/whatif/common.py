@@ -24,11 +24,28 @@ TAB_EDITOR, TAB_ADMIT, TAB_PROVISION, TAB_PLANS = "editor", "admit", "provision"
 TABLE_STYLE = {"fontSize": 13, "padding": "2px 6px", "textAlign": "left"}
 
 
+CONTROLS = (dbc.Input, dcc.Dropdown, dbc.RadioItems, dbc.Textarea)
+"""The components a user fills in: each needs a label naming what it asks."""
+
+
 def row(label: str | list[Any], *children: Any) -> dbc.Row:
-    """A form row: a small label above its controls, side by side."""
+    """A form row: a small label above its controls, side by side. The label is the
+    control's own (``<label for>``) when the row has one control; a row of several
+    gives each its own with :func:`field`."""
+    controls: list[Any] = [c for c in children if isinstance(c, CONTROLS)]
+    heading: Any = html.Small(label)
+    if len(controls) == 1:
+        heading = html.Label(label, htmlFor=controls[0].id, className="small mb-0")
     return dbc.Row(
-        [dbc.Col(html.Small(label), width=12), *[dbc.Col(c) for c in children]],
+        [dbc.Col(heading, width=12), *[dbc.Col(c) for c in children]],
         className="g-1 mb-2",
+    )
+
+
+def field(label: str, control: Any) -> html.Div:
+    """A control with its own small label above it (a row of several controls)."""
+    return html.Div(
+        [html.Label(label, htmlFor=control.id, className="small text-muted mb-0"), control]
     )
 
 

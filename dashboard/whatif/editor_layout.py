@@ -12,9 +12,7 @@ from dashboard.shell.glossary import term
 from dashboard.shell.graph import geometry, panel, style
 from dashboard.shell.jobs import job_buttons
 from dashboard.whatif import ids
-from dashboard.whatif.common import (
-    row,
-)
+from dashboard.whatif.common import field, row
 from estimator.placement import ALGORITHMS
 
 GRAPH_MODES = (style.NODE, style.UTILISATION, style.CHANGE)
@@ -30,6 +28,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
     ids.WI_FACTOR: ("value", "1"),
     ids.WI_OPT_ALGO: ("value", ["mace-hc"]),
     ids.WI_OPT_BUDGET: ("value", "3"),
+    ids.WI_OPT_MAX_MOVES: ("value", ""),
     ids.WI_OPT_OBJECTIVE: ("value", "system"),
     ids.WI_OPT_MAX_WORSE: ("value", "10"),
     ids.WI_SAVE_NAME: ("value", ""),
@@ -55,54 +54,102 @@ def tab() -> html.Div:
             [
                 row(
                     "Move an operator",
-                    dcc.Dropdown(id=ids.WI_OPERATOR, placeholder="operator"),
-                    dcc.Dropdown(id=ids.WI_TARGET, placeholder="node"),
-                    dbc.Button("Move", id=ids.WI_MOVE, size="sm"),
+                    field("operator", dcc.Dropdown(id=ids.WI_OPERATOR, placeholder="operator")),
+                    field("to node", dcc.Dropdown(id=ids.WI_TARGET, placeholder="node")),
+                    dbc.Button("Move", id=ids.WI_MOVE, size="sm", className="mt-3"),
                 ),
                 row(
-                    "Node capacity (CPU-s/s)",
-                    dcc.Dropdown(id=ids.WI_CAP_NODE, placeholder="node"),
-                    dbc.Input(id=ids.WI_CAP_VALUE, type="text", placeholder="capacity", size="sm"),
-                    dbc.Button("Set", id=ids.WI_SET_CAP, size="sm"),
-                    dbc.Button("Remove node", id=ids.WI_REMOVE_NODE, size="sm", color="danger"),
+                    "Change a node",
+                    field("node", dcc.Dropdown(id=ids.WI_CAP_NODE, placeholder="node")),
+                    field(
+                        "capacity (CPU-s/s)",
+                        dbc.Input(
+                            id=ids.WI_CAP_VALUE, type="text", placeholder="capacity", size="sm"
+                        ),
+                    ),
+                    dbc.Button("Set", id=ids.WI_SET_CAP, size="sm", className="mt-3"),
+                    dbc.Button(
+                        "Remove node",
+                        id=ids.WI_REMOVE_NODE,
+                        size="sm",
+                        color="danger",
+                        className="mt-3",
+                    ),
                 ),
                 row(
                     "Add a node",
-                    dbc.Input(id=ids.WI_ADD_NODE_ID, placeholder="node id", size="sm"),
-                    dbc.Input(id=ids.WI_ADD_NODE_CAP, placeholder="capacity", size="sm"),
-                    dbc.Button("Add", id=ids.WI_ADD_NODE, size="sm"),
-                ),
-                row(
-                    ["Source rate scale · ", term("subinterval factor")],
-                    dbc.Input(id=ids.WI_RATE, value=_default(ids.WI_RATE), size="sm"),
-                    dbc.Input(id=ids.WI_FACTOR, value=_default(ids.WI_FACTOR), size="sm"),
-                    dbc.Button("Apply", id=ids.WI_APPLY_RATE, size="sm"),
-                    dbc.Button("Reset", id=ids.WI_RESET, size="sm", color="secondary"),
-                ),
-                row(
-                    "Optimize placement (algorithms, budget in s)",
-                    dcc.Dropdown(
-                        id=ids.WI_OPT_ALGO,
-                        options=list(ALGORITHMS),
-                        value=_default(ids.WI_OPT_ALGO),
-                        multi=True,
+                    field("node id", dbc.Input(id=ids.WI_ADD_NODE_ID, placeholder="id", size="sm")),
+                    field(
+                        "capacity (CPU-s/s)",
+                        dbc.Input(id=ids.WI_ADD_NODE_CAP, placeholder="capacity", size="sm"),
                     ),
-                    dbc.Input(id=ids.WI_OPT_BUDGET, value=_default(ids.WI_OPT_BUDGET), size="sm"),
-                    *job_buttons("Optimize", ids.WI_OPT_START, ids.WI_OPT_CANCEL),
+                    dbc.Button("Add", id=ids.WI_ADD_NODE, size="sm", className="mt-3"),
                 ),
                 row(
-                    "Objective (X in %)",
-                    dcc.Dropdown(
-                        id=ids.WI_OPT_OBJECTIVE,
-                        options=OBJECTIVES,
-                        value=_default(ids.WI_OPT_OBJECTIVE),
-                        clearable=False,
+                    ["Load · ", term("subinterval factor")],
+                    field(
+                        "source rate scale",
+                        dbc.Input(id=ids.WI_RATE, value=_default(ids.WI_RATE), size="sm"),
                     ),
-                    dbc.Input(
-                        id=ids.WI_OPT_MAX_WORSE,
-                        value=_default(ids.WI_OPT_MAX_WORSE),
-                        size="sm",
-                        placeholder="X %",
+                    field(
+                        "subinterval factor",
+                        dbc.Input(id=ids.WI_FACTOR, value=_default(ids.WI_FACTOR), size="sm"),
+                    ),
+                    dbc.Button("Apply", id=ids.WI_APPLY_RATE, size="sm", className="mt-3"),
+                    dbc.Button(
+                        "Reset", id=ids.WI_RESET, size="sm", color="secondary", className="mt-3"
+                    ),
+                ),
+                row(
+                    "Optimize placement",
+                    field(
+                        "algorithms",
+                        dcc.Dropdown(
+                            id=ids.WI_OPT_ALGO,
+                            options=list(ALGORITHMS),
+                            value=_default(ids.WI_OPT_ALGO),
+                            multi=True,
+                        ),
+                    ),
+                    field(
+                        "time budget (s)",
+                        dbc.Input(
+                            id=ids.WI_OPT_BUDGET, value=_default(ids.WI_OPT_BUDGET), size="sm"
+                        ),
+                    ),
+                    field(
+                        "at most N moves",
+                        dbc.Input(
+                            id=ids.WI_OPT_MAX_MOVES,
+                            value=_default(ids.WI_OPT_MAX_MOVES),
+                            placeholder="any",
+                            size="sm",
+                        ),
+                    ),
+                ),
+                row(
+                    "",
+                    field(
+                        "objective",
+                        dcc.Dropdown(
+                            id=ids.WI_OPT_OBJECTIVE,
+                            options=OBJECTIVES,
+                            value=_default(ids.WI_OPT_OBJECTIVE),
+                            clearable=False,
+                        ),
+                    ),
+                    field(
+                        "X (%)",
+                        dbc.Input(
+                            id=ids.WI_OPT_MAX_WORSE,
+                            value=_default(ids.WI_OPT_MAX_WORSE),
+                            size="sm",
+                            placeholder="X %",
+                        ),
+                    ),
+                    html.Div(
+                        job_buttons("Optimize", ids.WI_OPT_START, ids.WI_OPT_CANCEL),
+                        className="mt-3 d-flex gap-1",
                     ),
                 ),
                 dbc.Progress(id=ids.WI_OPT_PROGRESS, value=0, label="", className="mb-2"),
@@ -125,12 +172,18 @@ def tab() -> html.Div:
                 dcc.Store(id=ids.WI_UNDO_CLICK),
                 row(
                     "Scenarios",
-                    dbc.Input(id=ids.WI_SAVE_NAME, placeholder="name", size="sm"),
-                    dbc.Button("Save", id=ids.WI_SAVE, size="sm"),
+                    field(
+                        "name of this scenario",
+                        dbc.Input(id=ids.WI_SAVE_NAME, placeholder="name", size="sm"),
+                    ),
+                    dbc.Button("Save", id=ids.WI_SAVE, size="sm", className="mt-3"),
                 ),
                 row(
                     "",
-                    dcc.Dropdown(id=ids.WI_SAVED, placeholder="saved scenarios", multi=True),
+                    field(
+                        "saved scenarios",
+                        dcc.Dropdown(id=ids.WI_SAVED, placeholder="saved scenarios", multi=True),
+                    ),
                     dbc.Button("Load", id=ids.WI_LOAD, size="sm"),
                     dbc.Button("Compare", id=ids.WI_COMPARE, size="sm"),
                     dbc.Button("Export YAML", id=ids.WI_EXPORT, size="sm"),

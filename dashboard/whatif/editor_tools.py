@@ -50,6 +50,7 @@ OPTIMIZE_FAILED = {
         **SCENARIO_STATE,
         "algorithms": State(ids.WI_OPT_ALGO, "value"),
         "budget": State(ids.WI_OPT_BUDGET, "value"),
+        "max_moves": State(ids.WI_OPT_MAX_MOVES, "value"),
         "objective": State(ids.WI_OPT_OBJECTIVE, "value"),
         "max_worse": State(ids.WI_OPT_MAX_WORSE, "value"),
     },
@@ -64,6 +65,7 @@ def optimize(
     data: Any,
     algorithms: Any,
     budget: Any,
+    max_moves: Any,
     objective: str | None,
     max_worse: Any,
 ) -> dict[str, Any]:
@@ -71,6 +73,7 @@ def optimize(
     when the page showed the run), never from the database."""
     seconds = parse_positive(budget, "time budget", upper=optimizer.MAX_BUDGET)
     limit = optimizer.parse_limit(objective, max_worse)
+    cap = optimizer.parse_max_moves(max_moves)
     engine, inputs, scenario = cached_scenario(inputs_key, run_id, data)
     evaluator = engine.evaluator(inputs, scenario_from_json(scenario))
     shown: list[tuple[int, str]] = []
@@ -88,6 +91,7 @@ def optimize(
         seconds,
         report,
         max_worse=limit,
+        max_moves=cap,
     )
     return {
         "result": {"placement": outcome.placement, "best_wc": outcome.best_wc},

@@ -16,7 +16,7 @@ import numpy as np
 
 from dashboard.core.errors import OptimizeError
 from estimator.model import Topology
-from estimator.placement import ALGORITHMS
+from estimator.placement import ALGORITHMS, capped, fewest_moves, moves
 from estimator.placement.common import PlacementProblem
 from estimator.placement.objectives import (
     MAX_WORSE_PERCENT,
@@ -60,12 +60,19 @@ class Outcome:
     before_wc: float | None = None
     per_query: dict[str, tuple[float, float]] = field(default_factory=dict)
     max_worse: float | None = None
+    moved: int = 0
+    operators: int = 0
+    max_moves: int | None = None
 
     @property
     def label(self) -> str:
         text = f"done · best {self.best_algorithm} {self.best_wc:.4f} s"
         if self.before_wc is not None:
             text += f" (current {self.before_wc:.4f} s)"
+        text += f" · proposes {self.moved} move{'' if self.moved == 1 else 's'}"
+        text += f" of {self.operators} operators"
+        if self.max_moves is not None:
+            text += f" (at most {self.max_moves})"
         if self.max_worse is not None:
             text += f" · no query worse than {self.max_worse:g}%"
         return text
@@ -120,6 +127,23 @@ def parse_limit(objective: str | None, value: object) -> float | None:
     return number
 
 
+def parse_max_moves(value: object) -> int | None:
+    """The cap on the operators the optimizer may move: None when the field is empty
+    (OptimizeError names a bad value)."""
+    text = str(value if value is not None else "").strip()
+    if not text:
+        return None
+    try:
+        number = int(text)
+    except ValueError:
+        raise OptimizeError(
+            f"optimize: enter the most moves as a whole number, got {value!r}"
+        ) from None
+    if number < 0:
+        raise OptimizeError(f"optimize: the most moves must be 0 or more, got {value!r}")
+    return number
+
+
 def optimize(
     topology: Topology,
     model: LoadModel,
@@ -128,13 +152,18 @@ def optimize(
     report: Callable[[Progress], None] = lambda _: None,
     seed: int = 0,
     max_worse: float | None = None,
+    max_moves: int | None = None,
 ) -> Outcome:
     """Run ``algorithms`` in turn, each with an equal share of ``budget`` seconds, and
     return the best placement found (``report`` gets the progress as it goes).
 
     With ``max_worse`` (percent), the result is the best placement that makes no query
     worse than that (:func:`estimator.placement.objectives.best_within_limit`); the
-    algorithms get half the budget and the search within the limit the other half."""
+    algorithms get half the budget and the search within the limit the other half.
+
+    Every algorithm's result keeps only the moves that lower MaceWC
+    (:func:`estimator.placement.fewest_moves`), and at most ``max_moves`` of them
+    (:func:`estimator.placement.capped`)."""
     check_request(algorithms, budget)
     if max_worse is not None and not 0 <= max_worse <= MAX_WORSE_PERCENT:
         raise OptimizeError(
@@ -154,9 +183,14 @@ def optimize(
             done = (k + min(max(fraction, 0.0), 1.0)) / len(algorithms)
             report(Progress(done, name, best))
 
-        result = ALGORITHMS[name](
-            problem, budget=share, rng=np.random.default_rng(seed), progress=progress
+        result = fewest_moves(
+            problem,
+            ALGORITHMS[name](
+                problem, budget=share, rng=np.random.default_rng(seed), progress=progress
+            ),
         )
+        if max_moves is not None:
+            result = capped(problem, result, max_moves)
         results[name] = float(result.mace_wc)
         placements.append(dict(result.placement))
         if found is None or result.mace_wc < found.best_wc:
@@ -178,4 +212,7 @@ def optimize(
         before_wc=float(problem.full_mace_wc(current)),
         per_query={q: (before[q], after[q]) for q in before},
         max_worse=max_worse,
+        moved=len(moves(problem, found.placement)),
+        operators=len(problem.operator_ids),
+        max_moves=max_moves,
     )

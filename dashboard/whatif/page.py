@@ -20,9 +20,11 @@ from dashboard.whatif import (
     admit,
     apply,
     baseline,
+    changes,
     editor,
     editor_layout,
     editor_tools,
+    flink,
     ids,
     planning,
     plans,
@@ -55,6 +57,8 @@ def layout(scenario: Any = None, **_: Any) -> html.Div:
             html.H4(id=ids.WI_MACE_WC, className="mb-0"),
             baseline.line(),
             apply.live_apply_block(),
+            changes.card(),
+            flink.card(),
             dbc.Tabs(
                 [
                     dbc.Tab(editor_layout.tab(), label="Scenario editor", tab_id=TAB_EDITOR),
@@ -76,8 +80,8 @@ COUNTER_RUN_NOTE = (
     "is a vertex's subtask threads (capacity = its parallelism), inside its TaskManager's "
     "node (capacity = its cores), whose load is the sum of its threads': moving an operator "
     "means giving it its own slot-sharing group or TaskManager. Costs are what a thread "
-    "spends per record while a queue waits for it (mace whatif --set OP.parallelism=N "
-    "predicts a change of parallelism)."
+    "spends per record while a queue waits for it. The Flink deployment card below "
+    "changes parallelism, slots and TaskManagers."
 )
 
 callbacks = Callbacks()
@@ -144,6 +148,19 @@ PAGE = Page(
     layout=layout,
     callbacks=[
         callbacks,
-        *(m.callbacks for m in (baseline, editor, editor_tools, admit, provision, plans, apply)),
+        *(
+            m.callbacks
+            for m in (
+                baseline,
+                editor,
+                editor_tools,
+                admit,
+                provision,
+                plans,
+                apply,
+                flink,
+                changes,
+            )
+        ),
     ],
 )

@@ -54,12 +54,43 @@ class WhatIfView:
 
     @property
     def summary(self) -> str:
+        """The system's worst case, scenario against current, then each query whose
+        worst case the scenario changes: the largest changes first."""
         change = self.scenario_wc - self.current_wc
         head = f"{self.heading}: scenario {self.scenario_wc:.4f} s, current {self.current_wc:.4f} s"
-        if abs(change) <= NO_CHANGE * max(1.0, abs(self.current_wc)):
-            return f"{head}, no change to the worst case"
-        percent = f" ({change / self.current_wc:+.1%})" if self.current_wc > 0 else ""
-        return f"{head}, change {change:+.4f} s{percent}"
+        if _same(self.current_wc, self.scenario_wc):
+            head = f"{head}, no change to the worst case"
+        else:
+            head = f"{head}, change {change:+.4f} s{_percent(self.current_wc, change)}"
+        return f"{head} · {self.query_summary}"
+
+    @property
+    def query_summary(self) -> str:
+        """The queries whose worst case changes, the largest relative change first (at
+        most :data:`SHOWN_QUERIES`, and how many more)."""
+        changed = [(q, a, b) for q, (a, b) in self.per_query.items() if not _same(a, b)]
+        if not changed:
+            return "no query changes"
+        changed.sort(key=lambda c: (-abs(c[2] - c[1]) / max(c[1], 1e-9), c[0]))
+        shown = ", ".join(
+            f"{q} {a:.2f} s → {b:.2f} s{_percent(a, b - a, digits=0)}"
+            for q, a, b in changed[:SHOWN_QUERIES]
+        )
+        more = len(changed) - SHOWN_QUERIES
+        return f"per query: {shown}" + (f" and {more} more" if more > 0 else "")
+
+
+SHOWN_QUERIES = 3
+"""The headline names at most this many changed queries."""
+
+
+def _same(before: float, after: float) -> bool:
+    """Two worst cases that differ by rounding only (:data:`NO_CHANGE`)."""
+    return abs(after - before) <= NO_CHANGE * max(1.0, abs(before))
+
+
+def _percent(before: float, change: float, digits: int = 1) -> str:
+    return f" ({change / before:+.{digits}%})" if before > 0 else ""
 
 
 def _scenario_nodes(inputs: RunInputs, data: Mapping[str, Any]) -> list[str]:

@@ -10,7 +10,7 @@ budget in seconds, a seeded ``numpy.random.Generator`` and an optional
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 import numpy as np
 
@@ -52,8 +52,10 @@ def place(
     rng: np.random.Generator | None = None,
     movable: Collection[str] | None = None,
     progress: Progress | None = None,
+    max_moves: int | None = None,
 ) -> PlacementResult:
-    """Run one named algorithm on a topology and arrival series."""
+    """Run one named algorithm on a topology and arrival series; the result moves no
+    operator for nothing, and at most ``max_moves`` operators when given."""
     if algorithm not in ALGORITHMS:
         raise ModelError(
             f"unknown placement algorithm '{algorithm}' (expected one of {', '.join(ALGORITHMS)})"
@@ -61,7 +63,8 @@ def place(
     problem = PlacementProblem.from_arrivals(topology, arrivals, movable)
     generator = rng if rng is not None else np.random.default_rng()
     found = ALGORITHMS[algorithm](problem, budget=budget, rng=generator, progress=progress)
-    return fewest_moves(problem, found)
+    kept = fewest_moves(problem, found)
+    return kept if max_moves is None else capped(problem, kept, max_moves)
 
 
 def fewest_moves(problem: PlacementProblem, found: PlacementResult) -> PlacementResult:
@@ -94,6 +97,43 @@ def fewest_moves(problem: PlacementProblem, found: PlacementResult) -> Placement
     )  # fmt: skip
 
 
+def moves(problem: PlacementProblem, placement: Mapping[str, str]) -> list[str]:
+    """The operators ``placement`` puts on another node than the current one."""
+    current = problem.topology.placement
+    return [op for op in problem.operator_ids if placement[op] != current[op]]
+
+
+def capped(problem: PlacementProblem, found: PlacementResult, max_moves: int) -> PlacementResult:
+    """``found`` with at most ``max_moves`` operators moved: while more are moved, the
+    move whose undoing leaves the lowest MaceWC is undone (ties: topology order). Greedy,
+    so not proven the best placement of that many moves; never worse than the current
+    placement, which is kept when no capped placement beats it."""
+    if isinstance(max_moves, bool) or not isinstance(max_moves, int) or max_moves < 0:
+        raise ModelError(f"max moves: expected a whole number >= 0, got {max_moves!r}")
+    current = dict(problem.topology.placement)
+    placement = dict(found.placement)
+    moved = moves(problem, placement)
+    if len(moved) <= max_moves:
+        return found
+    while len(moved) > max_moves:
+        trials = [
+            (problem.full_mace_wc({**placement, op: current[op]}), k) for k, op in enumerate(moved)
+        ]
+        _, k = min(trials)
+        operator = moved.pop(k)
+        placement[operator] = current[operator]
+    wc = problem.full_mace_wc(placement)
+    if problem.full_mace_wc(current) <= wc + SAME_MACE_WC:
+        placement, wc = current, problem.full_mace_wc(current)
+    return dataclasses.replace(
+        found,
+        placement=placement,
+        mace_wc=wc,
+        nodes_used=len(set(placement.values())),
+        details={**found.details, "max_moves": max_moves},
+    )
+
+
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_BUDGET",
@@ -101,6 +141,8 @@ __all__ = [
     "PlacementProblem",
     "PlacementResult",
     "Progress",
+    "capped",
     "fewest_moves",
+    "moves",
     "place",
 ]

@@ -105,7 +105,21 @@ def test_subinterval_factor_longer_than_the_run_is_refused(inputs: RunInputs) ->
 
 
 def test_summary_says_no_change() -> None:
-    view = whatif_scenario.WhatIfView({}, {}, [], [], [], [], 0.8, 0.8, {})
-    assert (
-        view.summary == "MaceWC: scenario 0.8000 s, current 0.8000 s, no change to the worst case"
+    view = whatif_scenario.WhatIfView({}, {}, [], [], [], [], 0.8, 0.8, {"q1": (0.8, 0.8)})
+    assert view.summary == (
+        "MaceWC: scenario 0.8000 s, current 0.8000 s, no change to the worst case"
+        " · no query changes"
+    )
+
+
+def test_summary_names_the_queries_an_edit_changes() -> None:
+    """q5 drops from 22 s to 9 s while q1 keeps the system's worst case: the headline
+    says both, the largest relative change first, at most three queries."""
+    per_query = {"q1": (30.0, 30.0), "q5": (22.0, 9.0), "q2": (1.0, 1.5), "q3": (2.0, 2.2),
+                 "q4": (4.0, 3.0)}  # fmt: skip
+    view = whatif_scenario.WhatIfView({}, {}, [], [], [], [], 30.0, 30.0, per_query)
+    assert view.summary == (
+        "MaceWC: scenario 30.0000 s, current 30.0000 s, no change to the worst case · per "
+        "query: q5 22.00 s → 9.00 s (-59%), q2 1.00 s → 1.50 s (+50%), "
+        "q4 4.00 s → 3.00 s (-25%) and 1 more"
     )

@@ -1,0 +1,188 @@
+"""What-if in a Flink job's knobs for a stored run: an operator's parallelism, the slots
+per TaskManager, the number of TaskManagers and their cores.
+
+Written once for ``mace whatif`` and the What-if page, so that both print the same
+numbers for the same edits. The model is fitted on the whole run (costs and
+selectivities from its statistics), driven by the run's recorded arrivals, and
+evaluated twice: as recorded (today's model of the run) and with the edits
+(:mod:`estimator.parallelism`). A run measured by counters (a real engine) gets each
+query's pipeline delay, calibrated on the calm subintervals of the recorded
+prediction, added to both sides (:mod:`estimator.delays`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dashboard.core.data import RunData
+from estimator.delays import calibrate
+from estimator.errors import ScenarioError
+from estimator.model import Topology
+from estimator.parallelism import Deployment, Edits, Shape, predict, resolve, shape_of, unit_of
+from estimator.runs import RunAnalysis, analyse, fitted_model, node_loads, with_delays
+
+GLOBAL_KEYS = ("taskmanagers", "slots", "cores")
+NODE_KEYS = ("parallelism", "capacity")
+
+
+@dataclass(frozen=True)
+class FittedRun:
+    """A stored run ready for what-if: its topology on its last placement with the model
+    fitted on the whole run, the operator DLTS that model gives for the recorded
+    arrivals, and what turns a prediction into the figure shown (pipeline delays)."""
+
+    run_id: str
+    topology: Topology
+    operator_dlts: np.ndarray
+    finish: Callable[[RunAnalysis], RunAnalysis]
+    current: RunAnalysis
+    counters: bool
+
+
+def is_flink(topology: Topology) -> bool:
+    """A run whose topology has TaskManagers: nodes that host others (a Flink run)."""
+    return any(node.host is not None for node in topology.nodes)
+
+
+def fit_run(data: RunData) -> FittedRun:
+    """``data`` with its model fitted on the whole run (computed once per loaded run)."""
+    return data.derived(("deployment-fit",), lambda: _fit(data))
+
+
+def _fit(data: RunData) -> FittedRun:
+    if data.intervals == 0:
+        raise ScenarioError(f"run '{data.info.run_id}': no arrivals ingested yet")
+    topology = data.topology
+    if data.versions:
+        topology = topology.with_placement(data.versions[-1].placement)
+    counts = data.arrivals.for_topology(topology)
+    fitted, model = fitted_model(topology, data.operator_stats, counts, (0, data.intervals))
+    operator_dlts = model.operator_dlts()
+    placement = [dict(fitted.placement)]
+    loads = node_loads(fitted, operator_dlts, placement, [0])
+    recorded = analyse(fitted, loads, placement, [0])
+    finish: Callable[[RunAnalysis], RunAnalysis] = lambda analysis: analysis  # noqa: E731
+    if data.info.counters:
+        measured = {q: data.latency[q].lat_max for q in recorded.per_query if q in data.latency}
+        delays = calibrate(recorded.per_query, measured, fitted.subinterval)
+        finish = functools.partial(with_delays, delays=delays)
+    return FittedRun(
+        data.info.run_id, fitted, operator_dlts, finish, finish(recorded), data.info.counters
+    )
+
+
+def summary(series: np.ndarray) -> dict[str, float]:
+    """Worst case, p99 and mean of a latency series (seconds)."""
+    if series.size == 0:
+        return {"wc": 0.0, "p99": 0.0, "mean": 0.0}
+    return {
+        "wc": float(series.max()),
+        "p99": float(np.quantile(series, 0.99)),
+        "mean": float(series.mean()),
+    }
+
+
+def bottleneck(analysis: RunAnalysis) -> str | None:
+    """The resource whose backlog is the system's worst case (None: nothing waits)."""
+    if analysis.estimate.size == 0 or analysis.estimate.max() <= 0:
+        return None
+    worst = int(analysis.estimate.argmax())
+    return analysis.node_ids[int(analysis.bottleneck[worst])]
+
+
+def figures(analysis: RunAnalysis) -> dict[str, Any]:
+    """Per query and for the system: worst case, p99, mean; and the bottleneck."""
+    return {
+        "queries": {q: summary(s) for q, s in analysis.per_query.items()},
+        "system": summary(analysis.estimate),
+        "bottleneck": bottleneck(analysis),
+    }
+
+
+def deployment_json(deployment: Deployment) -> dict[str, Any]:
+    """A deployment's keys of ``mace whatif --json`` (docs/commands/whatif.md)."""
+    return {
+        "parallelism": dict(deployment.parallelism),
+        "subtasks": deployment.subtasks,
+        "taskmanagers": deployment.taskmanagers,
+        "slots": deployment.slots if deployment.taskmanagers else None,
+        "cores": list(deployment.cores),
+    }
+
+
+def parse_edits(values: Sequence[str], topology: Topology, shape: Shape) -> Edits:
+    """``--set`` values as :class:`estimator.parallelism.Edits` (names resolved)."""
+    parallelism: dict[str, int] = {}
+    capacity: dict[str, float] = {}
+    scalars: dict[str, float] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        key = key.strip()
+        if not sep or not key or not text.strip():
+            raise ScenarioError(f"--set {value}: expected KEY=VALUE")
+        name, dot, attribute = key.rpartition(".")
+        if not dot:
+            if key not in GLOBAL_KEYS:
+                raise ScenarioError(
+                    f"--set {value}: unknown key '{key}' (expected OPERATOR.parallelism, "
+                    f"NODE.capacity, {', '.join(GLOBAL_KEYS)})"
+                )
+            scalars[key] = _number(value, text, whole=key != "cores")
+            continue
+        if attribute not in NODE_KEYS:
+            raise ScenarioError(
+                f"--set {value}: unknown attribute '{attribute}' (expected parallelism or capacity)"
+            )
+        unit = unit_of(topology, shape, name)
+        if attribute == "parallelism":
+            count = int(_number(value, text, whole=True))
+            if parallelism.get(unit, count) != count:
+                raise ScenarioError(
+                    f"--set {value}: '{unit}' is set to {parallelism[unit]} already"
+                )
+            parallelism[unit] = count
+        else:
+            capacity[unit] = _number(value, text, whole=False)
+    return Edits(
+        parallelism=parallelism,
+        capacity=capacity,
+        slots=_whole(scalars.get("slots")),
+        taskmanagers=_whole(scalars.get("taskmanagers")),
+        cores=scalars.get("cores"),
+    )
+
+
+def _number(value: str, text: str, *, whole: bool) -> float:
+    try:
+        number = float(text)
+    except ValueError:
+        raise ScenarioError(f"--set {value}: expected a number, got {text.strip()!r}") from None
+    if not math.isfinite(number) or (whole and number != int(number)):
+        kind = "a whole number" if whole else "a finite number"
+        raise ScenarioError(f"--set {value}: expected {kind}, got {text.strip()!r}")
+    return number
+
+
+def _whole(number: float | None) -> int | None:
+    return None if number is None else int(number)
+
+
+def whatif_document(fitted: FittedRun, edits: Edits) -> dict[str, Any]:
+    """The recorded and the changed deployment of ``edits``, each with its predicted
+    figures: the document ``mace whatif --json`` prints (ScenarioError names a bad edit)."""
+    shape = shape_of(fitted.topology)
+    recorded = resolve(shape, Edits())
+    deployment = resolve(shape, edits)
+    changed = fitted.finish(predict(fitted.topology, shape, deployment, fitted.operator_dlts))
+    return {
+        "run": fitted.run_id,
+        "delays": fitted.counters,
+        "recorded": {"deployment": deployment_json(recorded), **figures(fitted.current)},
+        "changed": {"deployment": deployment_json(deployment), **figures(changed)},
+    }
