@@ -45,26 +45,28 @@ def _time(clock: Clock, prefix: str, column: str) -> dict[str, Any]:
 
 
 def changes_columns(clock: Clock) -> list[Any]:
+    """The Changes table's columns: the verdict (predicted and measured change) first,
+    visible without scrolling, then the worst cases they come from."""
     return [
         _time(clock, "", "time"),
         {"name": "version", "id": "version", "type": "numeric"},
         {"name": "operators moved", "id": "moved", "type": "text"},
-        _seconds("predicted worst case before (s)", "predicted_wc_before"),
-        _seconds("predicted worst case after (s)", "predicted_wc_after"),
         {
             "name": "predicted change",
             "id": "predicted_change",
             "type": "numeric",
             "format": SIGNED_PERCENT,
         },
-        _seconds("measured worst case before (s)", "measured_wc_before"),
-        _seconds("measured worst case after (s)", "measured_wc_after"),
         {
             "name": "measured change",
             "id": "measured_change",
             "type": "numeric",
             "format": SIGNED_PERCENT,
         },
+        _seconds("predicted worst case before (s)", "predicted_wc_before"),
+        _seconds("predicted worst case after (s)", "predicted_wc_after"),
+        _seconds("measured worst case before (s)", "measured_wc_before"),
+        _seconds("measured worst case after (s)", "measured_wc_after"),
     ]
 
 

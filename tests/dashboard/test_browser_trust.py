@@ -55,7 +55,18 @@ def test_placement_change_has_a_marker_and_a_changes_row(dash_duo, tmp_path: Pat
     table = f"#{ids.OV_CHANGES_TABLE}"
     dash_duo.wait_for_contains_text(table, "b: n2 → n1", timeout=20)
     cells = [e.text for e in dash_duo.find_elements(f"{table} td")]
-    assert cells == ["2", "1", "b: n2 → n1", "0.888", "2.000", "+125%", "1.200", "1.000", "−17%"]
+    assert cells == ["2", "1", "b: n2 → n1", "+125%", "−17%", "0.888", "2.000", "1.200", "1.000"]
+    # the verdict is visible without scrolling the table sideways, on a 1024 px window
+    dash_duo.driver.set_window_size(1024, 900)
+    for column in ("predicted_change", "measured_change"):
+        inside = dash_duo.driver.execute_script(
+            "const cell = document.querySelector(arguments[0]);"
+            "const box = cell.closest('.dash-spreadsheet-container').getBoundingClientRect();"
+            "const r = cell.getBoundingClientRect();"
+            "return r.left >= box.left && r.right <= box.right && r.right <= window.innerWidth;",
+            f"{table} td[data-dash-column='{column}']",
+        )
+        assert inside, f"{column} is outside the table's visible width"
     assert dash_duo.get_logs() == []
 
 
