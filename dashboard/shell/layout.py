@@ -157,6 +157,7 @@ def page_shell(**_: Any) -> html.Div:
                 timerange.controls(),
             ],
             fluid=True,
+            style={"flexWrap": "wrap"},  # the time picker on a row of its own
         ),
         color="light",
         className="mb-3 no-print",

@@ -89,7 +89,8 @@ def controls() -> html.Div:
             ),
             dbc.Alert(id=ids.TIME_MESSAGE, is_open=False, color="danger", className="mt-2 mb-0"),
         ],
-        className="w-100 pt-1",
+        className="pt-1",
+        style={"flexBasis": "100%"},
     )
 
 
