@@ -113,8 +113,8 @@ def callback_bodies(port: int, run_id: str) -> dict[str, bytes]:
     values: dict[tuple[str, str], Any] = {
         (shell_ids.RUN, "value"): run_id,
         (shell_ids.ESTIMATOR, "value"): "mace",
-        (overview_ids.OV_RANGE, "value"): "all",
-        (nodes_ids.ND_RANGE, "value"): "all",
+        (shell_ids.TIME_RANGE, "data"): {"preset": "all"},
+        (shell_ids.CLOCK, "value"): "wall",
     }
     bodies = {}
     for page, first_output in PAGE_CALLBACKS.items():

@@ -1,4 +1,4 @@
-"""Time on the Overview: seconds since the run's start, or the wall clock in UTC or in
+"""Time on every page: seconds since the run's start, or the wall clock in UTC or in
 the viewer's local time zone; and the Overview's automatic refresh.
 
 A run's ``origin`` is the time at which its subinterval 0 starts. Live runs (``mace
@@ -37,8 +37,13 @@ CLOCKS = (WALL, LOCAL, SINCE)
 """The clock choices; the wall clock in UTC is the default."""
 ZONE = "UTC"
 _ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+){0,2}$")  # Area/City
-PRESETS: dict[str, float | None] = {"5m": 300.0, "1h": 3600.0, "all": None}
-PRESET_LABELS = {"5m": "last 5 minutes", "1h": "last hour", "all": "all"}
+PRESETS: dict[str, float | None] = {"5m": 300.0, "15m": 900.0, "1h": 3600.0, "all": None}
+PRESET_LABELS = {
+    "5m": "last 5 minutes",
+    "15m": "last 15 minutes",
+    "1h": "last hour",
+    "all": "whole run",
+}
 DEFAULT_PRESET = "all"
 _CLOCK_TEXT = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{1,2}(?:\.\d*)?)$")  # [h:]mm:ss
 _TIME_OF_DAY = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d*)?))?$")  # hh:mm[:ss]
@@ -251,7 +256,7 @@ class Clock:
 
 @dataclass(frozen=True)
 class TimeRange:
-    """The Overview's time range: a preset (the latest ``preset`` seconds, or all) or a
+    """The time range every page shows: a preset (the latest ``preset`` seconds, or all) or a
     fixed ``[start, end]`` in seconds since the run's start."""
 
     preset: str | None = DEFAULT_PRESET
@@ -263,14 +268,14 @@ class TimeRange:
         return self.preset is None
 
     def store(self) -> dict[str, Any]:
-        """The page store's form of the range."""
+        """The shared store's form of the range."""
         if self.custom:
             return {"from": self.start, "to": self.end}
         return {"preset": self.preset}
 
     @classmethod
     def from_store(cls, data: Mapping[str, Any] | None) -> TimeRange:
-        """The range in the page store (anything malformed: the default)."""
+        """The range in the shared store (anything malformed: the default)."""
         if not isinstance(data, Mapping):
             return cls()
         start, end = _finite(data.get("from")), _finite(data.get("to"))
@@ -439,8 +444,3 @@ def time_range(value: TimeRange | str | None) -> TimeRange:
     if value not in PRESETS:
         raise ViewError(f"time range: unknown choice {value!r}")
     return TimeRange(value)
-
-
-def preset_window(range_key: str | None, intervals: int, subinterval: float) -> slice:
-    """The intervals of the preset time range ``range_key`` (the latest ones)."""
-    return window(time_range(range_key), intervals, subinterval)[0]

@@ -10,6 +10,7 @@ from dash import Input, Output, Patch, State, ctx, no_update
 
 from dashboard import context
 from dashboard.core import data
+from dashboard.core.timeaxis import Clock, TimeRange
 from dashboard.nodes import figures, ids, views
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
@@ -38,15 +39,26 @@ def _no_run_figures(message: str) -> tuple:
     Output(ids.ND_MESSAGE, "children"),
     Output(ids.ND_MESSAGE, "is_open"),
     Input(shell_ids.RUN, "value"),
-    Input(ids.ND_RANGE, "value"),
+    Input(shell_ids.TIME_RANGE, "data"),
+    Input(shell_ids.CLOCK, "value"),
+    Input(shell_ids.ZONE, "data"),
     Input(ids.ND_REFRESH, "n_intervals"),
     State(ids.ND_NODE, "value"),
 )
 @answers(_no_run_figures)
-def update_run(run_id: str | None, range_key: str | None, _: Any, node: str | None) -> tuple:
-    """The run-wide figures; a node switch does not redraw them (see :func:`update_node`)."""
+def update_run(
+    run_id: str | None,
+    shown: dict[str, Any] | None,
+    clock: str | None,
+    zone: str | None,
+    _: Any,
+    node: str | None,
+) -> tuple:
+    """The run-wide figures over the shared time range, on the shared clock; a node
+    switch does not redraw them (see :func:`update_node`)."""
     run = chosen_run(run_id)
-    heat, bottleneck = views.nodes_run_view(run, range_key, node)
+    axis = Clock.of(run.info.origin, clock, zone)
+    heat, bottleneck = views.nodes_run_view(run, TimeRange.from_store(shown), node, axis)
     return heat, bottleneck, list(run.topology.node_ids), "", False
 
 
@@ -56,7 +68,9 @@ def update_run(run_id: str | None, range_key: str | None, _: Any, node: str | No
     Output(ids.ND_HEATMAP, "figure", allow_duplicate=True),
     Input(shell_ids.RUN, "value"),
     Input(ids.ND_NODE, "value"),
-    Input(ids.ND_RANGE, "value"),
+    Input(shell_ids.TIME_RANGE, "data"),
+    Input(shell_ids.CLOCK, "value"),
+    Input(shell_ids.ZONE, "data"),
     Input(ids.ND_REFRESH, "n_intervals"),
     prevent_initial_call="initial_duplicate",
 )
@@ -67,11 +81,20 @@ def update_run(run_id: str | None, range_key: str | None, _: Any, node: str | No
         no_update,
     )
 )
-def update_node(run_id: str | None, node: str | None, range_key: str | None, _: Any) -> tuple:
+def update_node(
+    run_id: str | None,
+    node: str | None,
+    shown: dict[str, Any] | None,
+    clock: str | None,
+    zone: str | None,
+    _: Any,
+) -> tuple:
     """The chosen node's figures, and, when the node was switched, its outline on the
     heatmap (a patch: the heatmap itself is not sent again; otherwise :func:`update_run`
     draws the outline with the heatmap, and says what is wrong)."""
-    dlts, busy, shapes = views.node_view(chosen_run(run_id), node, range_key)
+    run = chosen_run(run_id)
+    axis = Clock.of(run.info.origin, clock, zone)
+    dlts, busy, shapes = views.node_view(run, node, TimeRange.from_store(shown), axis)
     if ctx.triggered_id != ids.ND_NODE:
         return dlts, busy, no_update
     outline = Patch()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 # nodes
 ND_NODE = "nd-node"
-ND_RANGE = "nd-range"
 ND_REFRESH = "nd-refresh"
 ND_HEATMAP = "nd-ce-heatmap"
 ND_DLTS = "nd-dlts-graph"

@@ -1,4 +1,5 @@
-"""The Nodes page's layout: the node and range pickers, the figures, the hosts section."""
+"""The Nodes page's layout: the node picker (the time range is in the top bar), the
+figures, the hosts section."""
 
 from __future__ import annotations
 
@@ -27,19 +28,6 @@ def layout(**_: Any) -> html.Div:
             dbc.Row(
                 [
                     dbc.Col(dcc.Dropdown(id=ids.ND_NODE, placeholder="node"), md=3),
-                    dbc.Col(
-                        dbc.RadioItems(
-                            id=ids.ND_RANGE,
-                            options=[
-                                {"label": "last 5 minutes", "value": "5m"},
-                                {"label": "last hour", "value": "1h"},
-                                {"label": "all", "value": "all"},
-                            ],
-                            value="all",
-                            inline=True,
-                        ),
-                        md=6,
-                    ),
                 ],
                 className="mb-2",
             ),

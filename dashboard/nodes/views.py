@@ -16,9 +16,9 @@ from dashboard.core.errors import ViewError
 from dashboard.core.report import (
     analyses,
 )
-from dashboard.core.timeaxis import preset_window
+from dashboard.core.timeaxis import Clock, TimeRange, window
 from dashboard.nodes import figures
-from dashboard.shell.figures import in_flight_shape, mark_in_flight
+from dashboard.shell.figures import in_flight_shape, mark_in_flight, on_clock
 from estimator.errors import ModelError
 from estimator.placement.planning import HostsTimeline, hosts_over_time
 from estimator.whatif import MAX_CAPACITY, RunInputs, parse_positive
@@ -44,31 +44,39 @@ def _node_of(run: RunData, node: str | None) -> tuple[tuple[str, ...], str]:
 
 
 def nodes_run_view(
-    run: RunData, range_key: str | None, selected: str | None
+    run: RunData, shown: TimeRange, selected: str | None, clock: Clock | None = None
 ) -> tuple[go.Figure, go.Figure]:
-    """The Nodes page's run-wide figures: the CE/C heatmap (the ``selected`` node's row
-    outlined, default the first) and the bottleneck over time. They do not depend on the
-    chosen node, so choosing one redraws only :func:`node_view` and the outline."""
+    """The Nodes page's run-wide figures over the ``shown`` range on ``clock`` (default:
+    seconds since the start): the CE/C heatmap (the ``selected`` node's row outlined,
+    default the first) and the bottleneck over time. They do not depend on the chosen
+    node, so choosing one redraws only :func:`node_view` and the outline."""
     nodes, selected = _node_of(run, selected)
-    part = preset_window(range_key, run.intervals, run.subinterval)
+    part, x_range = window(shown, run.intervals, run.subinterval)
     est = analyses(run).estimated
     times = run.times[part]
     return (
-        _in_flight(
+        _on_time(
             run,
             figures.ce_heatmap(nodes, times, est.ce_seconds[:, part], run.subinterval, selected),
+            clock,
+            x_range,
         ),
-        _in_flight(
+        _on_time(
             run,
             figures.bottleneck_figure(times, est.bottleneck_nodes[part], est.estimate[part], nodes),
+            clock,
+            x_range,
         ),
     )
 
 
-def _in_flight(run: RunData, fig: go.Figure) -> go.Figure:
+def _on_time(
+    run: RunData, fig: go.Figure, clock: Clock | None, x_range: tuple[float, float]
+) -> go.Figure:
     """``fig`` (seconds since the start on x) with the run's newest subintervals that
-    are still in flight greyed: their DLTS and CE/C still grow."""
-    return mark_in_flight(fig, *_in_flight_span(run))
+    are still in flight greyed (their DLTS and CE/C still grow), on ``clock`` over
+    ``x_range``."""
+    return on_clock(mark_in_flight(fig, *_in_flight_span(run)), clock or Clock(), x_range)
 
 
 def _in_flight_span(run: RunData) -> tuple[float, float]:
@@ -76,37 +84,45 @@ def _in_flight_span(run: RunData) -> tuple[float, float]:
 
 
 def node_view(
-    run: RunData, node: str | None, range_key: str | None
+    run: RunData, node: str | None, shown: TimeRange, clock: Clock | None = None
 ) -> tuple[go.Figure, go.Figure, list[dict[str, Any]]]:
-    """One node's measured DLTS against capacity, its utilization against demand and its
-    outline on the heatmap (the first node if ``node`` is None)."""
+    """One node's measured DLTS against capacity, its utilization against demand (over
+    the ``shown`` range on ``clock``) and its outline on the heatmap (the first node if
+    ``node`` is None)."""
     nodes, node = _node_of(run, node)
     k = nodes.index(node)
-    part = preset_window(range_key, run.intervals, run.subinterval)
+    part, x_range = window(shown, run.intervals, run.subinterval)
     times = run.times[part]
     capacity = run.topology.capacity_by_node[node]
     return (
-        _in_flight(
+        _on_time(
             run,
             figures.dlts_capacity_figure(
                 times, run.node_dlts[k, part], capacity * run.subinterval, node
             ),
+            clock,
+            x_range,
         ),
-        _in_flight(
+        _on_time(
             run,
             figures.busy_vs_dlts_figure(
                 times, run.busy[k, part], run.node_dlts[k, part], capacity, node
             ),
+            clock,
+            x_range,
         ),
         # the heatmap's shapes are replaced on a node switch: its grey band goes along
-        [*figures.node_outline(nodes, node), *_in_flight_shapes(run)],
+        [*figures.node_outline(nodes, node), *_in_flight_shapes(run, clock or Clock())],
     )
 
 
-def _in_flight_shapes(run: RunData) -> list[dict[str, Any]]:
-    """The grey band :func:`_in_flight` draws, as shapes (none when nothing is in flight)."""
+def _in_flight_shapes(run: RunData, clock: Clock) -> list[dict[str, Any]]:
+    """The grey band :func:`_on_time` draws, as shapes on ``clock`` (none when nothing is
+    in flight)."""
     start, end = _in_flight_span(run)
-    return [in_flight_shape(start, end)] if end > start else []
+    if not end > start:
+        return []
+    return [in_flight_shape(*clock.axis([start, end]).tolist())]
 
 
 HOSTS_BUDGET = 0.3

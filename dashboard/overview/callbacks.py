@@ -1,5 +1,5 @@
-"""The Overview page's callbacks: the chart and its cards, time range and clock,
-refresh, refit, explanation, alerts."""
+"""The Overview page's callbacks: the chart and its cards (over the shared time range,
+on the shared clock), a drag on the chart, refresh, refit, explanation, alerts."""
 
 from __future__ import annotations
 
@@ -9,36 +9,20 @@ from dash import Input, Output, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
 from dashboard import context
-from dashboard.core.timeaxis import (
-    LOCAL,
-    OFF,
-    PRESETS,
-    SINCE,
-    WALL,
-    Clock,
-    Refresh,
-    TimeRange,
-    clock_query,
-    picked_range,
-    relayout_range,
-    time_zone,
-    wall_start,
-    window,
-)
+from dashboard.core.timeaxis import OFF, Clock, Refresh, TimeRange, relayout_range
 from dashboard.overview import explain as overview_explain
 from dashboard.overview import ids, views
 from dashboard.overview.cards import (
-    CUSTOM,
     GRAPH_MODES,
     alert_columns,
     changes_columns,
     drift_columns,
 )
-from dashboard.overview.layout import CLOCK_LABELS
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.shell.figures import message_figure
 from dashboard.shell.graph import panel
+from dashboard.shell.timerange import CUSTOM
 from dashboard.shell.urlquery import merged
 from storage.alerts import list_alerts
 from storage.scenarios import objectives, set_training_window, training_window_of
@@ -80,14 +64,14 @@ def _no_figures(message: str) -> tuple:
     Output(ids.OV_DRIFT_TABLE, "columns"),
     Output(ids.OV_CHANGES_TABLE, "columns"),
     Input(shell_ids.RUN, "value"),
-    Input(ids.OV_TIME_RANGE, "data"),
+    Input(shell_ids.TIME_RANGE, "data"),
     Input(ids.OV_REFRESH, "n_intervals"),
     Input(shell_ids.ESTIMATOR, "value"),
     Input(ids.OV_EXPLAIN_AT, "data"),
     Input(ids.OV_DRIFT_K, "value"),
     Input(ids.OV_REFIT, "data"),
-    Input(ids.OV_CLOCK, "value"),
-    Input(ids.OV_ZONE, "data"),
+    Input(shell_ids.CLOCK, "value"),
+    Input(shell_ids.ZONE, "data"),
 )
 @answers(_no_figures)
 def update(
@@ -141,110 +125,39 @@ def update(
 
 
 @callbacks.callback(
-    Output(ids.OV_TIME_RANGE, "data"),
-    Output(ids.OV_RANGE, "value"),
-    Output(ids.OV_RANGE_MESSAGE, "children"),
-    Output(ids.OV_RANGE_MESSAGE, "is_open"),
-    Input(ids.OV_RANGE, "value"),
-    Input(ids.OV_RANGE_APPLY, "n_clicks"),
-    Input(ids.OV_RANGE_FROM, "n_submit"),
-    Input(ids.OV_RANGE_TO, "n_submit"),
+    Output(shell_ids.TIME_RANGE, "data", allow_duplicate=True),
+    Output(shell_ids.TIME_PRESET, "value", allow_duplicate=True),
     Input(ids.OV_LATENCY, "relayoutData"),
-    State(ids.OV_RANGE_FROM, "value"),
-    State(ids.OV_RANGE_TO, "value"),
-    State(ids.OV_CLOCK, "value"),
-    State(ids.OV_ZONE, "data"),
+    State(shell_ids.CLOCK, "value"),
+    State(shell_ids.ZONE, "data"),
     State(shell_ids.RUN, "value"),
     prevent_initial_call=True,
 )
-@answers(lambda message: (no_update, CUSTOM, message, True))
-def choose_range(
-    preset: str | None,
-    _apply: Any,
-    _submit_from: Any,
-    _submit_to: Any,
-    relayout: dict[str, Any] | None,
-    start: Any,
-    end: Any,
-    clock: str | None,
-    zone: str | None,
-    run_id: str | None,
+@answers(_unchanged)
+def zoom(
+    relayout: dict[str, Any] | None, clock: str | None, zone: str | None, run_id: str | None
 ) -> tuple:
-    """The shown range: a preset, the custom start and end (checked, with a message
-    naming what is wrong), or what a drag on the chart chose (a double-click: all)."""
-    if ctx.triggered_id == ids.OV_RANGE and preset in PRESETS:
-        return TimeRange(preset).store(), no_update, "", False
+    """A drag on the chart sets the shared range (a double-click: the whole run)."""
     if not run_id:
         raise PreventUpdate
-    # the page's message says what a run without statistics waits for, not this one's
     run = chosen_run(run_id, statistics=False)
-    axis = Clock.of(run.info.origin, clock, zone)
-    if ctx.triggered_id == ids.OV_LATENCY:
-        chosen = relayout_range(relayout, axis)
-        if chosen is None:  # a resize, not a zoom
-            raise PreventUpdate
-    else:
-        chosen = picked_range(axis, start, end, run.intervals * run.subinterval)
-    return chosen.store(), CUSTOM if chosen.custom else chosen.preset, "", False
-
-
-@callbacks.callback(
-    Output(ids.OV_RANGE_FROM, "value"),
-    Output(ids.OV_RANGE_TO, "value"),
-    Output(ids.OV_CLOCK, "options"),
-    Input(ids.OV_TIME_RANGE, "data"),
-    Input(ids.OV_CLOCK, "value"),
-    Input(shell_ids.RUN, "value"),
-    Input(ids.OV_ZONE, "data"),
-)
-@answers(_unchanged)
-def show_range(
-    shown: dict[str, Any] | None, clock: str | None, run_id: str | None, zone: str | None
-) -> tuple:
-    """The picker shows the range in the chosen clock (a preset: its bounds now); the
-    wall clocks are offered only for runs with a wall-clock start, the local one with
-    the browser's zone in its label."""
-    run = chosen_run(run_id)
-    axis = Clock.of(run.info.origin, clock, zone)
-    has_wall = wall_start(run.info.origin) is not None
-    local = CLOCK_LABELS[LOCAL] if zone is None else f"local time ({time_zone(zone)})"
-    labels = {**CLOCK_LABELS, LOCAL: local}
-    if not has_wall:
-        labels[SINCE] = "since start (the only clock of this run: it has no wall-clock start)"
-    offered = [
-        {"value": choice, "disabled": choice != SINCE and not has_wall, "label": labels[choice]}
-        for choice in (WALL, LOCAL, SINCE)
-    ]
-    if run.intervals == 0:
-        return no_update, no_update, offered
-    _, (start, end) = window(TimeRange.from_store(shown), run.intervals, run.subinterval)
-    return axis.text(start), axis.text(end), offered
+    chosen = relayout_range(relayout, Clock.of(run.info.origin, clock, zone))
+    if chosen is None:  # a resize, not a zoom
+        raise PreventUpdate
+    return chosen.store(), CUSTOM if chosen.custom else chosen.preset
 
 
 @callbacks.callback(
     Output(shell_ids.URL, "search", allow_duplicate=True),
-    Input(ids.OV_TIME_RANGE, "data"),
-    Input(ids.OV_CLOCK, "value"),
     Input(ids.OV_RATE, "value"),
     Input(ids.OV_PAUSED, "data"),
     State(shell_ids.URL, "search"),
     prevent_initial_call=True,
 )
-def view_to_url(
-    shown: dict[str, Any] | None,
-    clock: str | None,
-    rate: Any,
-    paused: bool | None,
-    search: str | None,
-) -> Any:
-    """The range, the clock and the refresh in the URL (defaults are left out)."""
+def view_to_url(rate: Any, paused: bool | None, search: str | None) -> Any:
+    """The refresh in the URL (defaults are left out; the shell keeps the time range)."""
     default = context.current().refresh_seconds
-    updates = {
-        **TimeRange.from_store(shown).query(),
-        **clock_query(clock),
-        **_refresh(rate, paused).query(default),
-    }
-    query = merged(search, updates)
+    query = merged(search, _refresh(rate, paused).query(default))
     return query if query != (search or "") else no_update
 
 
@@ -313,8 +226,8 @@ def refit(_: Any, __: Any, minutes: Any, run_id: str | None) -> tuple:
     Input(ids.OV_LATENCY, "clickData"),
     Input(ids.OV_EXPLAIN_WORST, "n_clicks"),
     State(shell_ids.RUN, "value"),
-    State(ids.OV_CLOCK, "value"),
-    State(ids.OV_ZONE, "data"),
+    State(shell_ids.CLOCK, "value"),
+    State(shell_ids.ZONE, "data"),
     prevent_initial_call=True,
 )
 @answers(lambda _: None)
@@ -345,8 +258,8 @@ def choose(
     Input(ids.OV_EXPLAIN_AT, "data"),
     Input(shell_ids.ESTIMATOR, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
-    Input(ids.OV_CLOCK, "value"),
-    Input(ids.OV_ZONE, "data"),
+    Input(shell_ids.CLOCK, "value"),
+    Input(shell_ids.ZONE, "data"),
     State(ids.OV_EXPLAIN_SHOWN, "data"),
     State(ids.OV_GRAPH_MODE, "value"),
 )
@@ -396,8 +309,8 @@ panel.wire(
     Output(ids.OV_ALERTS, "columns"),
     Input(shell_ids.RUN, "value"),
     Input(ids.OV_REFRESH, "n_intervals"),
-    Input(ids.OV_CLOCK, "value"),
-    Input(ids.OV_ZONE, "data"),
+    Input(shell_ids.CLOCK, "value"),
+    Input(shell_ids.ZONE, "data"),
 )
 @answers(lambda message: ([], message, no_update))
 def alerts(run_id: str | None, _: Any, clock: str | None, zone: str | None) -> tuple:
@@ -409,14 +322,3 @@ def alerts(run_id: str | None, _: Any, clock: str | None, zone: str | None) -> t
         return [], "No alert stored for this run.", alert_columns(axis)
     rows = views.alert_rows(run, stored, axis)
     return rows, f"{len(stored)} alert(s), newest first.", alert_columns(axis)
-
-
-callbacks.clientside_callback(
-    "function(id) { try { return Intl.DateTimeFormat().resolvedOptions().timeZone || null; }"
-    " catch (e) { return null; } }",
-    Output(ids.OV_ZONE, "data"),
-    Input(ids.OV_ZONE, "id"),
-)
-
-
-"""The browser's time zone (an IANA name) for the local clock: only the browser knows it."""

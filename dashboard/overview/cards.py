@@ -21,7 +21,6 @@ from estimator.drift import DEFAULT_K
 
 DEFAULT_REFIT_MINUTES = 1
 GRAPH_MODES = (style.BLAME, style.NODE, style.UTILISATION)
-CUSTOM = "custom"
 
 TABLE_STYLE: dict[str, Any] = {
     "style_cell": {"fontSize": 13, "padding": "2px 6px"},

@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 # overview
-OV_RANGE = "ov-range"
 OV_REFRESH = "ov-refresh"
 OV_LATENCY = "ov-latency-graph"
 OV_KPI_WC = "ov-kpi-wc"
 OV_KPI_COVERAGE = "ov-kpi-coverage"
 OV_KPI_BOTTLENECK = "ov-kpi-bottleneck"
 OV_MESSAGE = "ov-message"
-OV_TIME_RANGE = "ov-time-range"  # store: {"preset"} or {"from", "to"} (s since the start)
-OV_RANGE_FROM = "ov-range-from"
-OV_RANGE_TO = "ov-range-to"
-OV_RANGE_APPLY = "ov-range-apply"
-OV_RANGE_MESSAGE = "ov-range-message"
-OV_CLOCK = "ov-clock"
-OV_ZONE = "ov-zone"  # store: the browser's IANA time zone (the "local" clock)
 OV_RATE = "ov-refresh-rate"
 OV_PAUSE = "ov-pause"
 OV_PAUSED = "ov-paused"  # store: whether the automatic refresh is paused

@@ -1,4 +1,4 @@
-"""The Overview page's layout: time controls, KPI cards, the latency chart and the cards
+"""The Overview page's layout: live refresh, KPI cards, the latency chart and the cards
 below it."""
 
 from __future__ import annotations
@@ -9,21 +9,9 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from dashboard import context
-from dashboard.core.timeaxis import (
-    LOCAL,
-    OFF,
-    PRESET_LABELS,
-    PRESETS,
-    SINCE,
-    WALL,
-    Refresh,
-    TimeRange,
-    clock_from_query,
-    refresh_rates,
-)
+from dashboard.core.timeaxis import OFF, Refresh, refresh_rates
 from dashboard.overview import ids
 from dashboard.overview.cards import (
-    CUSTOM,
     alerts_card,
     changes_card,
     drift_card,
@@ -53,7 +41,6 @@ def _explain(*terms: str) -> str:
 
 
 ROW = {"display": "flex", "alignItems": "center", "gap": "0.5rem", "flexWrap": "wrap"}
-CLOCK_LABELS = {WALL: "wall clock (UTC)", LOCAL: "local time", SINCE: "since start"}
 
 
 def _rate_options(default: float) -> list[dict[str, Any]]:
@@ -62,37 +49,8 @@ def _rate_options(default: float) -> list[dict[str, Any]]:
     ]
 
 
-def _time_controls(shown: TimeRange, clock: str, refresh: float) -> html.Div:
-    """Time range (presets, or a custom start and end), clock and live refresh."""
-    range_choice = dbc.RadioItems(
-        id=ids.OV_RANGE,
-        options=[
-            *({"label": PRESET_LABELS[k], "value": k} for k in PRESETS),
-            {"label": "custom", "value": CUSTOM},
-        ],
-        value=CUSTOM if shown.custom else shown.preset,
-        inline=True,
-    )
-    field = {"width": "12.5rem"}
-    picker = html.Div(
-        [
-            html.Span("from", className="small text-muted"),
-            dbc.Input(id=ids.OV_RANGE_FROM, type="text", debounce=True, size="sm", style=field),
-            html.Span("to", className="small text-muted"),
-            dbc.Input(id=ids.OV_RANGE_TO, type="text", debounce=True, size="sm", style=field),
-            dbc.Button("Apply", id=ids.OV_RANGE_APPLY, size="sm", color="secondary"),
-        ],
-        style=ROW,
-        title="Seconds since the start (90, or 1:30), or on the wall clock a time of day "
-        "(12:03:04) or date and time (2026-11-22 12:03:04) in the clock's zone. A drag on "
-        "the chart sets the range too; a double-click shows the whole run.",
-    )
-    clock_choice = dbc.RadioItems(
-        id=ids.OV_CLOCK,
-        options=[{"label": CLOCK_LABELS[c], "value": c} for c in (WALL, LOCAL, SINCE)],
-        value=clock,
-        inline=True,
-    )
+def _live_controls(refresh: float) -> html.Div:
+    """The Overview's live refresh (the time range and the clock are in the top bar)."""
     live = html.Div(
         [
             dcc.Dropdown(
@@ -110,24 +68,14 @@ def _time_controls(shown: TimeRange, clock: str, refresh: float) -> html.Div:
         title="How often the Overview reloads the newest data; pause to study a moment "
         "while data keeps arriving.",
     )
-    return html.Div(
-        [
-            html.Div(
-                [range_choice, picker, clock_choice, live],
-                style={**ROW, "gap": "0.6rem 1.6rem"},
-            ),
-            dbc.Alert(id=ids.OV_RANGE_MESSAGE, is_open=False, color="danger", className="mt-2"),
-        ],
-        className="mb-2",
-    )
+    return html.Div(live, className="mb-2")
 
 
 def layout(**query: Any) -> html.Div:
-    """The Overview; ``query`` is the URL's query string (range, from, to, clock,
-    refresh, paused)."""
+    """The Overview; ``query`` is the URL's query string (refresh, paused; the shell
+    reads the time range and the clock)."""
     default = context.current().refresh_seconds
     refresh = Refresh.from_query(query, default)
-    shown = TimeRange.from_query(query)
     return html.Div(
         [
             dcc.Interval(
@@ -135,10 +83,8 @@ def layout(**query: Any) -> html.Div:
                 interval=int((refresh.seconds or default) * 1000),
                 disabled=not refresh.running,
             ),
-            dcc.Store(id=ids.OV_TIME_RANGE, data=shown.store()),
             dcc.Store(id=ids.OV_PAUSED, data=refresh.paused),
-            dcc.Store(id=ids.OV_ZONE),
-            _time_controls(shown, clock_from_query(query), refresh.seconds),
+            _live_controls(refresh.seconds),
             dbc.Alert(id=ids.OV_MESSAGE, is_open=False, color="warning"),
             dbc.Alert(id=ids.OV_DRIFT_BANNER, is_open=False, color="danger"),
             dbc.Row(

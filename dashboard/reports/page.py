@@ -12,7 +12,7 @@ from dashboard import context
 from dashboard.core import violations
 from dashboard.core.data import RunData
 from dashboard.core.report import report_csv
-from dashboard.core.timeaxis import WALL, Clock
+from dashboard.core.timeaxis import Clock, TimeRange
 from dashboard.reports import ids, views
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, Page, answers, chosen_run
@@ -133,6 +133,9 @@ def _objectives(run: RunData) -> dict[str, float]:
     Input(ids.RP_OBJ_QUERY, "value"),
     Input(ids.RP_OBJ_SAVED, "data"),
     Input(shell_ids.ESTIMATOR, "value"),
+    Input(shell_ids.TIME_RANGE, "data"),
+    Input(shell_ids.CLOCK, "value"),
+    Input(shell_ids.ZONE, "data"),
 )
 @answers(
     lambda message: (
@@ -145,13 +148,29 @@ def _objectives(run: RunData) -> dict[str, float]:
         True,
     )
 )
-def update(run_id: str | None, query: str | None, _: Any, estimator: str | None) -> tuple:
+def update(
+    run_id: str | None,
+    query: str | None,
+    _: Any,
+    estimator: str | None,
+    time_range: dict[str, Any] | None,
+    clock_choice: str | None,
+    zone: str | None,
+) -> tuple:
+    """The report, and the compliance figure over the shared time range on the shared
+    clock (which the violations' times use too)."""
     run = chosen_run(run_id)
     goals = _objectives(run)
-    report, fig, violating = views.report_view(run, goals, query, estimator=estimator or "mace")
+    clock = Clock.of(run.info.origin, clock_choice, zone)
+    report, fig, violating = views.report_view(
+        run,
+        goals,
+        query,
+        estimator=estimator or "mace",
+        shown=TimeRange.from_store(time_range),
+        clock=clock,
+    )
     shown = query if query in run.latency else run.topology.queries[0]
-    # wall clock (UTC) where the run has one, else seconds since its start
-    clock = Clock.of(run.info.origin, WALL)
     text = violations.violations_summary(shown, goals.get(shown), violating, clock)
     return (
         views.report_rows(report),

@@ -12,8 +12,9 @@ from dashboard.core.complete import complete_report
 from dashboard.core.data import RunData
 from dashboard.core.errors import ViewError
 from dashboard.core.report import KEYS, analyses
+from dashboard.core.timeaxis import Clock, TimeRange, window
 from dashboard.core.violations import Violation, violations
-from dashboard.shell.figures import axes_layout, line_trace, mark_in_flight
+from dashboard.shell.figures import axes_layout, line_trace, mark_in_flight, on_clock
 from dashboard.shell.theme import ESTIMATED, MEASURED
 from estimator.pathaware import (
     ESTIMATOR_LABELS,
@@ -130,9 +131,13 @@ def report_view(
     query: str | None,
     share: float = 0.1,
     estimator: str = "mace",
+    shown: TimeRange | None = None,
+    clock: Clock | None = None,
 ) -> tuple[dict[str, Any], go.Figure, list[Violation]]:
-    """The report (over the complete subintervals), a compliance figure of one query
-    (the subintervals still in flight greyed) and its objective's violations."""
+    """The report (over the complete subintervals of the whole run), a compliance figure
+    of one query over the ``shown`` range on ``clock`` (default: the whole run, seconds
+    since the start; the subintervals still in flight greyed) and its objective's
+    violations."""
     if run.intervals == 0:
         raise ViewError(f"run '{run.info.run_id}' has no statistics yet")
     computed = analyses(run, share, estimator)
@@ -141,14 +146,16 @@ def report_view(
         query = run.topology.queries[0]
     measured = run.latency[query].lat_max
     objective = objectives.get(query)
+    part, x_range = window(shown or TimeRange(), run.intervals, run.subinterval)
     fig = compliance_figure(
-        run.times,
-        measured,
-        computed.estimated.per_query[query],
+        run.times[part],
+        measured[part],
+        computed.estimated.per_query[query][part],
         objective,
         ESTIMATOR_LABELS[estimator],
     )
     mark_in_flight(
         fig, report["complete_intervals"] * run.subinterval, run.intervals * run.subinterval
     )
+    on_clock(fig, clock or Clock(), x_range)
     return report, fig, violations(run, objectives, query)

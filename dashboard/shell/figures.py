@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from dashboard.core.timeaxis import Clock
 from dashboard.shell.theme import DARK_HEAT, YL_OR_RD
 
 MAX_POINTS = 4000
@@ -134,6 +135,32 @@ def mark_in_flight(fig: go.Figure, start: float, end: float) -> go.Figure:
     if end > start:
         fig.add_shape(in_flight_shape(start, end))
         fig.add_annotation(in_flight_note(start))
+    return fig
+
+
+def on_clock(fig: go.Figure, clock: Clock, x_range: tuple[float, float] | None = None) -> go.Figure:
+    """``fig``, drawn in seconds since the run's start on x, on the shared ``clock``:
+    its traces, bands and labels moved to the wall clock when that is chosen, the axis
+    titled and hovered in that clock, and shown over ``x_range`` (seconds) if given."""
+    if clock.wall:
+        for trace in fig.data:
+            x = getattr(trace, "x", None)
+            if x is not None and len(x):
+                trace.x = clock.axis(x)
+        for item in (*fig.layout.shapes, *fig.layout.annotations):
+            if item.xref == "x":
+                for name in ("x0", "x1", "x"):
+                    value = getattr(item, name, None)
+                    if isinstance(value, int | float):
+                        setattr(item, name, str(clock.axis([value])[0]))
+    axis: dict[str, Any] = {
+        "type": "date" if clock.wall else "linear",
+        "title": {"text": clock.title},
+        "hoverformat": clock.hoverformat,
+    }
+    if x_range is not None:
+        axis["range"] = clock.axis(list(x_range)).tolist()
+    fig.update_xaxes(**axis)
     return fig
 
 

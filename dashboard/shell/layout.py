@@ -1,5 +1,5 @@
-"""The shell every page shares: the top bar (pages, run and estimator pickers), the URL
-and the run list refresh."""
+"""The shell every page shares: the top bar (pages, run and estimator pickers, the time
+picker), the URL and the run list refresh."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from dash import ALL, Input, Output, State, dcc, html, no_update
 
 from dashboard import context as app_context
 from dashboard.context import CONFIG_KEY, DashboardContext
-from dashboard.shell import ids
-from dashboard.shell.callbacks import Callbacks
+from dashboard.shell import ids, timerange
 from dashboard.shell.urlquery import merged
 from estimator.pathaware import ESTIMATOR_LABELS
 from storage import reads
 
-callbacks = Callbacks()
+callbacks = timerange.callbacks
+"""The shell's callbacks (the time picker's among them), given to each app at once."""
 
 
 def _run_options(context: DashboardContext) -> tuple[list[dict[str, str]], str | None, str]:
@@ -79,7 +79,7 @@ def sync_url(
     """Keep the run and the estimator in the URL (``?run=..&estimator=..``) so that a
     copied link reproduces the view: a URL that names them sets the top bar on load, a
     choice in the top bar rewrites the URL, and the page links carry the query along
-    (with the pages' own parameters, e.g. the Overview's time range)."""
+    (with the other parameters, e.g. the shared time range)."""
     from urllib.parse import parse_qs
 
     asked = parse_qs((search or "").lstrip("?"))
@@ -154,8 +154,10 @@ def page_shell(**_: Any) -> html.Div:
                     "may overestimate).",
                     style={"minWidth": "200px"},
                 ),
+                timerange.controls(),
             ],
             fluid=True,
+            style={"flexWrap": "wrap"},  # the time picker on a row of its own
         ),
         color="light",
         className="mb-3 no-print",

@@ -31,7 +31,7 @@ def test_a_run_without_statistics_shows_the_first_ingestion_running(
     )
     assert "no statistics" not in dash_duo.find_element(f"#{ids.OV_MESSAGE}").text
     # said once, by the page's message: the range picker has nothing to complain about
-    assert not dash_duo.find_elements(f"#{ids.OV_RANGE_MESSAGE}")
+    assert not dash_duo.find_elements(f"#{ids.TIME_MESSAGE}")
     dash_duo.wait_for_page(url=dash_duo.server_url + "/nodes")
     dash_duo.wait_for_contains_text("body", "the first ingestion is running", timeout=20)
     assert dash_duo.get_logs() == []

@@ -92,7 +92,8 @@ def test_reports_show_shares_as_percentages_and_the_same_names(dash_duo, small_d
 def test_nodes_hover_has_units(dash_duo, small_db: Path):
     _start(dash_duo, small_db, "/nodes")
     dash_duo.wait_for_element(f"#{ids.ND_BUSY} .legendtext", timeout=20)
-    busy = _hover_text(dash_duo, ids.ND_BUSY)
+    # the axis spans the whole run, [0, 5] s: its middle lies between two subintervals
+    busy = _hover_text(dash_duo, ids.ND_BUSY, offset=-0.1)
     assert "measured utilization: " in busy and "% of capacity" in busy, busy
-    dlts = _hover_text(dash_duo, ids.ND_DLTS)
+    dlts = _hover_text(dash_duo, ids.ND_DLTS, offset=-0.1)
     assert "CPU-s" in dlts, dlts

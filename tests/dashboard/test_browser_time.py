@@ -67,37 +67,37 @@ def test_the_clock_toggle_changes_the_axis(dash_duo, tmp_path: Path) -> None:
     dash_duo.wait_for_element(GRAPH, timeout=20)
     until(lambda: _layout(dash_duo, "xaxis.title.text") == "wall clock (UTC)", timeout=20)
     assert _layout(dash_duo, "xaxis.type") == "date"
-    assert dash_duo.find_element(f"#{ids.OV_RANGE_FROM}").get_attribute("value") == (
+    assert dash_duo.find_element(f"#{ids.TIME_FROM}").get_attribute("value") == (
         "2026-11-18 11:06:40"
     )
-    dash_duo.find_element(f"#{ids.OV_CLOCK} input[value='since']").click()
+    dash_duo.find_element(f"#{ids.CLOCK} input[value='since']").click()
     until(lambda: _layout(dash_duo, "xaxis.title.text") == "time since run start (s)", timeout=20)
     assert _layout(dash_duo, "xaxis.range") == [0, 5]
     until(lambda: "clock=since" in dash_duo.driver.current_url, timeout=10)
-    assert dash_duo.find_element(f"#{ids.OV_RANGE_FROM}").get_attribute("value") == "0"
+    assert dash_duo.find_element(f"#{ids.TIME_FROM}").get_attribute("value") == "0"
     assert dash_duo.get_logs() == []
 
 
 def test_the_range_picker_sets_the_range_and_it_outlives_refreshes(dash_duo, small_db: Path):
     dash_duo.start_server(create_app(small_db, refresh_seconds=1))
     dash_duo.wait_for_element(GRAPH, timeout=20)
-    _type(dash_duo, ids.OV_RANGE_FROM, "abc")
-    dash_duo.find_element(f"#{ids.OV_RANGE_APPLY}").click()
+    _type(dash_duo, ids.TIME_FROM, "abc")
+    dash_duo.find_element(f"#{ids.TIME_APPLY}").click()
     dash_duo.wait_for_contains_text(
-        f"#{ids.OV_RANGE_MESSAGE}", "'abc' is not a time since the start", timeout=10
+        f"#{ids.TIME_MESSAGE}", "'abc' is not a time since the start", timeout=10
     )
-    _type(dash_duo, ids.OV_RANGE_FROM, "1")
-    _type(dash_duo, ids.OV_RANGE_TO, "0:03")
-    dash_duo.find_element(f"#{ids.OV_RANGE_APPLY}").click()
+    _type(dash_duo, ids.TIME_FROM, "1")
+    _type(dash_duo, ids.TIME_TO, "0:03")
+    dash_duo.find_element(f"#{ids.TIME_APPLY}").click()
     until(lambda: _layout(dash_duo, "xaxis.range") == [1, 3], timeout=10)
-    until(lambda: not dash_duo.find_elements(f"#{ids.OV_RANGE_MESSAGE}.show"), timeout=10)
-    assert dash_duo.find_element(f"#{ids.OV_RANGE} input[value='custom']").is_selected()
+    until(lambda: not dash_duo.find_elements(f"#{ids.TIME_MESSAGE}.show"), timeout=10)
+    assert dash_duo.find_element(f"#{ids.TIME_PRESET} input[value='custom']").is_selected()
     until(lambda: "from=1&to=3" in dash_duo.driver.current_url, timeout=10)
     _mark_drawn(dash_duo)
     until(lambda: _redrawn(dash_duo), timeout=10)  # the automatic refresh
     assert _layout(dash_duo, "xaxis.range") == [1, 3]
     # a preset replaces it
-    dash_duo.find_element(f"#{ids.OV_RANGE} input[value='all']").click()
+    dash_duo.find_element(f"#{ids.TIME_PRESET} input[value='all']").click()
     until(lambda: _layout(dash_duo, "xaxis.range") == [0, 5], timeout=10)
     until(lambda: "from=" not in dash_duo.driver.current_url, timeout=10)
     assert dash_duo.get_logs() == []
@@ -156,7 +156,7 @@ def test_a_zoom_on_one_panel_zooms_all(dash_duo, small_db: Path) -> None:
     )
     assert sorted(p[0] for p in ranges) == ["xy", "xy2", "xy3", "xy4"]
     assert all(axis == "x" and shown == zoomed for _, axis, shown in ranges)
-    assert dash_duo.find_element(f"#{ids.OV_RANGE} input[value='custom']").is_selected()
+    assert dash_duo.find_element(f"#{ids.TIME_PRESET} input[value='custom']").is_selected()
     assert dash_duo.get_logs() == []
 
 
@@ -165,10 +165,10 @@ def test_a_url_with_a_range_reproduces_it(dash_duo, small_db: Path) -> None:
     dash_duo.wait_for_page(url=f"{dash_duo.server_url}/?run=small&from=1&to=3.5&clock=since")
     dash_duo.wait_for_element(GRAPH, timeout=20)
     until(lambda: _layout(dash_duo, "xaxis.range") == [1, 3.5], timeout=20)
-    assert dash_duo.find_element(f"#{ids.OV_RANGE} input[value='custom']").is_selected()
-    assert dash_duo.find_element(f"#{ids.OV_CLOCK} input[value='since']").is_selected()
+    assert dash_duo.find_element(f"#{ids.TIME_PRESET} input[value='custom']").is_selected()
+    assert dash_duo.find_element(f"#{ids.CLOCK} input[value='since']").is_selected()
     until(
-        lambda: dash_duo.find_element(f"#{ids.OV_RANGE_TO}").get_attribute("value") == "3.5",
+        lambda: dash_duo.find_element(f"#{ids.TIME_TO}").get_attribute("value") == "3.5",
         timeout=10,
     )
     assert "from=1&to=3.5" in dash_duo.driver.current_url
@@ -200,8 +200,8 @@ def test_the_local_clock_and_the_tables_follow_the_chosen_clock(dash_duo, tmp_pa
     dash_duo.wait_for_contains_text(f"#{ids.OV_EXPLAIN_TEXT}", " UTC (subinterval", timeout=20)
     dash_duo.driver.save_screenshot("/tmp/i14u-overview-clock-utc.png")
     # the local clock names the browser's zone
-    dash_duo.wait_for_contains_text(f"#{ids.OV_CLOCK}", "local time (Asia/Tokyo)", timeout=10)
-    dash_duo.find_element(f"#{ids.OV_CLOCK} input[value='local']").click()
+    dash_duo.wait_for_contains_text(f"#{ids.CLOCK}", "local time (Asia/Tokyo)", timeout=10)
+    dash_duo.find_element(f"#{ids.CLOCK} input[value='local']").click()
     until(lambda: _layout(dash_duo, "xaxis.title.text") == "wall clock (Asia/Tokyo)", 20)
     # the axis shows Tokyo's time of day (read as it is, not shifted by the browser's zone)
     first = dash_duo.driver.execute_script(
@@ -219,7 +219,7 @@ def test_the_local_clock_and_the_tables_follow_the_chosen_clock(dash_duo, tmp_pa
     until(lambda: "clock=local" in dash_duo.driver.current_url, timeout=10)
     until(
         lambda: (
-            dash_duo.find_element(f"#{ids.OV_RANGE_FROM}").get_attribute("value")
+            dash_duo.find_element(f"#{ids.TIME_FROM}").get_attribute("value")
             == "2026-11-18 20:06:40"
         ),
         timeout=10,
@@ -234,9 +234,9 @@ def test_the_local_clock_and_the_tables_follow_the_chosen_clock(dash_duo, tmp_pa
     dash_duo.wait_for_page(url=dash_duo.driver.current_url)
     dash_duo.wait_for_element(GRAPH, timeout=20)
     until(lambda: _layout(dash_duo, "xaxis.title.text") == "wall clock (Asia/Tokyo)", 20)
-    assert dash_duo.find_element(f"#{ids.OV_CLOCK} input[value='local']").is_selected()
+    assert dash_duo.find_element(f"#{ids.CLOCK} input[value='local']").is_selected()
     # since the start: seconds everywhere
-    dash_duo.find_element(f"#{ids.OV_CLOCK} input[value='since']").click()
+    dash_duo.find_element(f"#{ids.CLOCK} input[value='since']").click()
     dash_duo.wait_for_contains_text(changes, "t (s)", timeout=20)
     assert "from t (s)" in _text(dash_duo, ids.OV_DRIFT_TABLE)
     dash_duo.wait_for_contains_text(f"#{ids.OV_EXPLAIN_TEXT}", "At t = ", timeout=10)

@@ -11,7 +11,7 @@ import pytest
 from dashboard.core import data, report, violations
 from dashboard.core.data import Database, RunCache, inputs_for_run
 from dashboard.core.errors import ViewError
-from dashboard.core.timeaxis import Clock, TimeRange, preset_window
+from dashboard.core.timeaxis import Clock, TimeRange, window
 from dashboard.nodes import views as nodes_views
 from dashboard.overview import explain as overview_explain
 from dashboard.overview import views as overview_views
@@ -42,15 +42,15 @@ def test_overview_kpis(cache: RunCache) -> None:
 
 
 def test_nodes_views_reject_unknown_node(cache: RunCache) -> None:
-    heat, _ = nodes_views.nodes_run_view(cache.get("small"), "all", "n2")
-    dlts, _, outline = nodes_views.node_view(cache.get("small"), "n2", "all")
+    heat, _ = nodes_views.nodes_run_view(cache.get("small"), TimeRange("all"), "n2")
+    dlts, _, outline = nodes_views.node_view(cache.get("small"), "n2", TimeRange("all"))
     assert outline == [heat.layout.shapes[0].to_plotly_json()]  # the same outline, patched in
     np.testing.assert_allclose(heat.data[0].z[1], [0, 0.8, 0.55, 0, 0.5], atol=1e-12)
     np.testing.assert_allclose(dlts.data[0].y, [1.75, 3.6, 1.5, 0, 3.0], atol=1e-12)
     with pytest.raises(ViewError, match="unknown node 'zz'"):
-        nodes_views.node_view(cache.get("small"), "zz", "all")
+        nodes_views.node_view(cache.get("small"), "zz", TimeRange("all"))
     with pytest.raises(ViewError, match="unknown node 'zz'"):
-        nodes_views.nodes_run_view(cache.get("small"), "all", "zz")
+        nodes_views.nodes_run_view(cache.get("small"), TimeRange("all"), "zz")
 
 
 def test_report_view_violations(cache: RunCache) -> None:
@@ -248,11 +248,11 @@ def test_time_range_window() -> None:
     from types import SimpleNamespace
 
     run: Any = SimpleNamespace(intervals=4000, subinterval=2.0)
-    assert preset_window("all", run.intervals, run.subinterval) == slice(0, 4000)
-    assert preset_window("5m", run.intervals, run.subinterval) == slice(4000 - 150, 4000)
-    assert preset_window("1h", run.intervals, run.subinterval) == slice(4000 - 1800, 4000)
+    assert window(TimeRange("all"), run.intervals, run.subinterval)[0] == slice(0, 4000)
+    assert window(TimeRange("5m"), run.intervals, run.subinterval)[0] == slice(4000 - 150, 4000)
+    assert window(TimeRange("1h"), run.intervals, run.subinterval)[0] == slice(4000 - 1800, 4000)
     short: Any = SimpleNamespace(intervals=5, subinterval=1.0)
-    assert preset_window("1h", short.intervals, short.subinterval) == slice(0, 5)
+    assert window(TimeRange("1h"), short.intervals, short.subinterval)[0] == slice(0, 5)
 
 
 def test_path_estimator_uses_the_paths_of_each_placement_version(tmp_path: Path) -> None:
@@ -528,7 +528,7 @@ def test_a_click_on_a_heatmap_row_names_its_node() -> None:
 
 def test_nodes_view_outlines_the_chosen_node(cache: RunCache) -> None:
     run = cache.get("small")
-    heat, _ = nodes_views.nodes_run_view(run, "all", "n2")
+    heat, _ = nodes_views.nodes_run_view(run, TimeRange("all"), "n2")
     (outline,) = heat.layout.shapes
     # category rows in node order: n1 is row 0, n2 row 1
     assert (outline.y0, outline.y1, outline.xref) == (0.5, 1.5, "x domain")
@@ -581,7 +581,7 @@ def test_the_ce_heatmaps_have_a_dark_colour_scale(cache: RunCache) -> None:
     from dashboard.shell.theme import DARK_HEAT, DARK_PLOT, YL_OR_RD
 
     run = cache.get("small")
-    heat, _ = nodes_views.nodes_run_view(run, "all", "n2")
+    heat, _ = nodes_views.nodes_run_view(run, TimeRange("all"), "n2")
     panels = overview_views.overview(run, "all").figure
     for layout in (heat.to_plotly_json()["layout"], panels["layout"]):
         assert [list(stop) for stop in layout["coloraxis"]["colorscale"]] == YL_OR_RD
