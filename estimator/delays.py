@@ -13,10 +13,16 @@ before delays) is at most ``CALM_BACKLOG`` of a subinterval there and in the
 subinterval before, with measured outputs. Over the calm subintervals of a window,
 the measured max latency gives three figures per query:
 
-- ``typical``, the median: added to the query's estimate (the max latency of a
-  subinterval is its backlog plus the delay its slowest event met);
-- ``low`` and ``high``, the ``TAIL`` and ``1 - TAIL`` quantiles: added to the lower
-  and upper edge of the band, so the band holds on calm and loaded subintervals alike.
+- ``high``, the ``1 - TAIL`` quantile: added to the query's estimate and to the upper
+  edge of its band. The max latency of a subinterval is its backlog plus the delay its
+  slowest event met, and that delay depends on where the event fell in the engine's
+  cycles (a bundle, a buffer timeout, a discovery interval): over a run, the worst
+  subinterval meets the top of the calm spread, not its median, and the worst case is
+  what the estimate is for;
+- ``low``, the ``TAIL`` quantile: added to the lower edge of the band, so the band holds
+  on calm and loaded subintervals alike;
+- ``typical``, the median: the delay a calm subinterval's slowest event usually meets,
+  shown to the user beside the others.
 
 A query with fewer than ``MIN_CALM`` calm subintervals in the window keeps no delay
 (the estimate is then the backlog alone, as for the simulator) and says so.

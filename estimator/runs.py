@@ -435,15 +435,16 @@ def fitted_model(
 
 
 def with_delays(analysis: RunAnalysis, delays: Mapping[str, QueryDelay]) -> RunAnalysis:
-    """``analysis`` with each query's fixed delay added: the typical delay to its
-    estimate, the least to its lower edge, the greatest to its upper edge. The system's
-    series are the largest of the queries' (its latency is its slowest query's)."""
+    """``analysis`` with each query's fixed delay added: the high one (the top of the calm
+    spread, :mod:`estimator.delays`) to its estimate and its upper edge, the low one to
+    its lower edge. The system's series are the largest of the queries' (its latency is
+    its slowest query's)."""
     if not any(d.calibrated for d in delays.values()):
         return analysis
     per_query, lower, upper = {}, {}, {}
     for query, series in analysis.per_query.items():
         delay = delays.get(query, NO_DELAY)
-        per_query[query] = series + delay.typical
+        per_query[query] = series + delay.high
         own_lower = analysis.per_query_lower.get(query, analysis.lower)
         lower[query] = own_lower + delay.low
         upper[query] = analysis.query_upper(query) + delay.high
