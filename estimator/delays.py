@@ -19,8 +19,9 @@ the measured max latency gives three figures per query:
   cycles (a bundle, a buffer timeout, a discovery interval): over a run, the worst
   subinterval meets the top of the calm spread, not its median, and the worst case is
   what the estimate is for;
-- ``low``, the ``TAIL`` quantile: added to the lower edge of the band, so the band holds
-  on calm and loaded subintervals alike;
+- ``low``, the least: added to the lower edge of the band, which is a lower bound (Mace
+  is one, Theorem 3) and so takes the least delay a calm subinterval met, not a quantile
+  that leaves some calm subintervals below it by construction;
 - ``typical``, the median: the delay a calm subinterval's slowest event usually meets,
   shown to the user beside the others.
 
@@ -40,15 +41,15 @@ CALM_BACKLOG = 0.05
 MIN_CALM = 3
 """Calm subintervals a query needs for its delay to be calibrated."""
 TAIL = 0.05
-"""Share of calm subintervals left out at each end for the band's delays: the band is
-to hold in 95% of subintervals, and a calm subinterval's worst latencies are the
-engine's hiccups (a garbage collection, a worker start), not its pipeline."""
+"""Share of calm subintervals left out at the top for the high delay: a calm
+subinterval's worst latencies are the engine's hiccups (a garbage collection, a worker
+start), not its pipeline."""
 
 
 @dataclass(frozen=True)
 class QueryDelay:
-    """A query's fixed delay in seconds: low quantile, median and high quantile over its
-    calm subintervals (``calm`` of them; 0 and no delay when too few)."""
+    """A query's fixed delay in seconds: the least, the median and the high quantile over
+    its calm subintervals (``calm`` of them; 0 and no delay when too few)."""
 
     low: float
     typical: float
@@ -94,6 +95,6 @@ def calibrate(
         if values.size < MIN_CALM:
             out[query] = QueryDelay(0.0, 0.0, 0.0, int(values.size))
             continue
-        low, typical, high = np.quantile(values, (TAIL, 0.5, 1 - TAIL))
+        low, typical, high = np.quantile(values, (0.0, 0.5, 1 - TAIL))
         out[query] = QueryDelay(float(low), float(typical), float(high), int(values.size))
     return out
