@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from estimator.auto import AUTO
+from estimator.delays import MIN_CALM
 from estimator.pathaware import ESTIMATORS
 from estimator.runs import DEFAULT_TRAINING_SHARE
 from mace.errors import UsageError
@@ -150,6 +151,8 @@ def format_report(report: dict[str, Any]) -> str:
             f"  {'':<14}objective {cell(entry['objective'])} s,"
             f" compliance {cell(entry['compliance'], True)}"
         )
+        if "pipeline_delay" in entry:
+            lines.append(f"  {'':<14}{_delay_line(entry['pipeline_delay'])}")
     lines.append(f"  bound coverage {cell(report['system']['bound_coverage'], True)}")
     for operator, thread in report.get("threads", {}).items():
         lines.append(f"  {_thread_line(operator, thread)}")
@@ -172,6 +175,19 @@ def format_report(report: dict[str, Any]) -> str:
                 f"({_signed(change['measured_change'])})"
             )
     return "\n".join(lines)
+
+
+def _delay_line(delay: dict[str, Any]) -> str:
+    """An engine run's calibrated pipeline delay of a query, as the estimate uses it."""
+    if delay["calm_subintervals"] < MIN_CALM:
+        return (
+            f"engine delay: none in the estimate (only {delay['calm_subintervals']} calm "
+            f"subintervals, {MIN_CALM} needed)"
+        )
+    return (
+        f"engine delay in the estimate {delay['high']:.4f} s (typical {delay['typical']:.4f},"
+        f" least {delay['low']:.4f}, over {delay['calm_subintervals']} calm subintervals)"
+    )
 
 
 def _thread_line(operator: str, thread: dict[str, Any]) -> str:

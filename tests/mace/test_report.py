@@ -272,3 +272,29 @@ def test_cut_keeps_the_first_subintervals_of_every_field(small_db: Path) -> None
     assert part.operator_stats["interval"].max() == 2
     assert all(q.lat_max.size == 3 for q in part.latency.values())
     assert part.node_profile is None or part.node_profile.shape[1] == 3
+
+
+def test_the_readable_report_says_which_engine_delay_the_estimate_holds() -> None:
+    """An engine run's query names the delay its estimate adds, and a query whose delay
+    could not be calibrated says why."""
+    from dashboard.core.report import KEYS
+    from mace.report_command import format_report
+
+    figures = {key: 1.0 for key in KEYS} | {"objective": None, "compliance": None}
+    delay = {"low": 0.5, "typical": 1.25, "high": 2.0, "calm_subintervals": 9}
+    report = {
+        "run": "flink",
+        "estimator_used": {"label": "Mace", "reason": "chosen with --estimator"},
+        "queries": {
+            "sink": figures | {"pipeline_delay": delay},
+            "rare": figures | {"pipeline_delay": delay | {"calm_subintervals": 2}},
+        },
+        "system": figures | {"bound_coverage": 1.0},
+        "changes": [],
+    }
+    lines = format_report(report).splitlines()
+    assert (
+        "engine delay in the estimate 2.0000 s (typical 1.2500, least 0.5000, "
+        "over 9 calm subintervals)" in lines[6]
+    )
+    assert "engine delay: none in the estimate (only 2 calm subintervals, 3 needed)" in lines[12]
