@@ -101,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
         f"best after {result.time_to_best:.2f} s"
     )
     print(f"  nodes used      {result.nodes_used} of {len(topology.nodes)}")
-    moved = sum(topology.placement[op] != node for op, node in result.placement.items())
+    count = sum(topology.placement[op] != node for op, node in result.placement.items())
     cap = "" if args.max_moves is None else f" (at most {args.max_moves})"
-    print(f"  moves           {moved} of {len(result.placement)} operators{cap}")
+    print(f"  moves           {count} of {len(result.placement)} operators{cap}")
     for key, value in result.details.items():
         if key == "max_moves":  # on the moves line
             continue
