@@ -11,6 +11,7 @@ from dash.dash_table.DataTable import DataTable
 from dashboard import context
 from dashboard.core import violations
 from dashboard.core.data import RunData
+from dashboard.core.estimators import shown_estimator
 from dashboard.core.report import report_csv
 from dashboard.core.timeaxis import Clock, TimeRange
 from dashboard.reports import ids, views
@@ -166,7 +167,7 @@ def update(
         run,
         goals,
         query,
-        estimator=estimator or "mace",
+        estimator=shown_estimator(run, estimator).name,
         shown=TimeRange.from_store(time_range),
         clock=clock,
     )
@@ -216,7 +217,8 @@ def save_objective(clicks: Any, run_id: str | None, query: str | None, value: An
 @answers(lambda _: no_update)
 def download(_: Any, run_id: str | None, estimator: str | None) -> Any:
     run = chosen_run(run_id)
-    report, _fig, _v = views.report_view(run, _objectives(run), None, estimator=estimator or "mace")
+    chosen = shown_estimator(run, estimator).name
+    report, _fig, _v = views.report_view(run, _objectives(run), None, estimator=chosen)
     return dict(content=report_csv(report), filename=f"{run_id}-latency-report.csv")
 
 

@@ -17,6 +17,7 @@ from dash import ALL, Input, Output, State, ctx, html, no_update
 
 from dashboard import context
 from dashboard.core.data import RunData
+from dashboard.core.estimators import shown_estimator
 from dashboard.core.timeaxis import DEFAULT_PRESET, Clock, TimeRange, window
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
@@ -324,7 +325,7 @@ def show(
         scenario = scenario_of(inputs, data, run_id)
         shown_at = _shown(run, windows, time)
         view = whatif_scenario.render(
-            app.engine, inputs, scenario, selected, estimator or "mace", shown_at
+            app.engine, inputs, scenario, selected, shown_estimator(run, estimator).name, shown_at
         )
         saved: Any = no_update
         if shown is None or f"{shell_ids.RUN}.value" in ctx.triggered_prop_ids:
