@@ -21,6 +21,7 @@ from dashboard.core.estimators import shown_estimator
 from dashboard.core.timeaxis import DEFAULT_PRESET, Clock, TimeRange, window
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
+from dashboard.shell.figures import message_figure
 from dashboard.shell.graph import elements, panel
 from dashboard.whatif import baseline, ids
 from dashboard.whatif import link as whatif_link
@@ -37,6 +38,7 @@ from dashboard.whatif.common import (
     scenario_of,
 )
 from dashboard.whatif.editor_layout import FIELDS, GRAPH_MODES
+from dashboard.whatif.figures import LATENCY_TITLE, QUERY_TITLE
 from estimator.errors import MaceError
 from estimator.whatif import ScenarioError, scenario_from_json, scenario_to_json
 from storage import scenarios
@@ -332,9 +334,9 @@ def show(
             with app.database.cursor() as cur:
                 saved = saved_options(scenarios.list_scenarios(cur, run.info.run_id))
     except MaceError as exc:
-        empty: dict[str, Any] = {}
         return {
-            "latency": empty, "queries": empty, "elements": [],
+            "latency": message_figure(LATENCY_TITLE, str(exc)),
+            "queries": message_figure(QUERY_TITLE, str(exc)), "elements": [],
             "legend": panel.styled(mode, [], GRAPH_MODES)[1], "table": [], "summary": "",
             "operators": [], "targets": [], "cap_nodes": [], "saved": [], "inputs_key": None,
             "edits": listed_edits(data, run_id),

@@ -8,13 +8,16 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 from dash.dash_table.DataTable import DataTable
 
+from dashboard.shell.figures import message_figure
 from dashboard.shell.glossary import term
 from dashboard.shell.graph import geometry, panel, style
 from dashboard.shell.jobs import job_buttons
 from dashboard.whatif import ids
 from dashboard.whatif.common import field, row
+from dashboard.whatif.figures import LATENCY_TITLE, QUERY_TITLE
 from estimator.placement import ALGORITHMS
 
+LOADING = "loading…"
 GRAPH_MODES = (style.NODE, style.UTILISATION, style.CHANGE)
 
 FIELDS: dict[str, tuple[str, Any]] = {
@@ -212,8 +215,14 @@ def tab() -> html.Div:
             ),
             dbc.Row(
                 [
-                    dbc.Col(dcc.Graph(id=ids.WI_MACE), md=7),
-                    dbc.Col(dcc.Graph(id=ids.WI_QUERIES), md=5),
+                    dbc.Col(
+                        dcc.Graph(id=ids.WI_MACE, figure=message_figure(LATENCY_TITLE, LOADING)),
+                        md=7,
+                    ),
+                    dbc.Col(
+                        dcc.Graph(id=ids.WI_QUERIES, figure=message_figure(QUERY_TITLE, LOADING)),
+                        md=5,
+                    ),
                 ]
             ),
             html.H6("Placement (edit the node column, then apply)"),

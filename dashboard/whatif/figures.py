@@ -11,6 +11,10 @@ from dashboard.core.timeaxis import Clock
 from dashboard.shell.figures import hover, plain_layout, plain_line
 from dashboard.shell.theme import PREDICTED, SCENARIO
 
+LATENCY_TITLE = "Predicted latency: scenario vs current"
+QUERY_TITLE = "Worst-case latency per query"
+"""The charts' titles before the estimator is known (while they wait for data)."""
+
 
 def estimate_comparison_figure(
     times: np.ndarray,
