@@ -38,9 +38,10 @@ def layout(**_: Any) -> html.Div:
             html.P(
                 [
                     term("estimated"),
-                    ": the chosen estimator (",
+                    ": the estimator chosen in the top bar (auto: the most accurate one the "
+                    "run's size allows, the Overview says which; ",
                     term("Mace"),
-                    " by default) applied to the measured load, the ",
+                    ": the lower bound) applied to the measured load, the ",
                     term("DLTS"),
                     " (for a run measured by an engine's counters, such as Flink: each "
                     "operator's measured arrivals times its fitted cost); ",

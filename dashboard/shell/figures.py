@@ -161,7 +161,16 @@ def on_clock(fig: go.Figure, clock: Clock, x_range: tuple[float, float] | None =
     if x_range is not None:
         axis["range"] = clock.axis(list(x_range)).tolist()
     fig.update_xaxes(**axis)
+    legend = fig.layout.legend
+    if clock.wall and legend.orientation == "h" and (legend.y or 0) < 0:
+        # a wall-clock axis has two lines of ticks (time, then date): a legend below
+        # the plot moves down under the axis title instead of over it
+        fig.update_layout(legend_y=WALL_LEGEND_Y)
     return fig
+
+
+WALL_LEGEND_Y = -0.32
+"""Where a legend below a wall-clock chart sits (a share of the plot's height)."""
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,10 @@ def tab() -> html.Div:
                             multi=True,
                         ),
                     ),
+                ),
+                # a dropdown on a row of its own: beside two fields its value was cut off
+                row(
+                    "",
                     field(
                         "time budget (s)",
                         dbc.Input(
@@ -141,6 +145,9 @@ def tab() -> html.Div:
                             clearable=False,
                         ),
                     ),
+                ),
+                row(
+                    "",
                     field(
                         "X (%)",
                         dbc.Input(
@@ -187,6 +194,9 @@ def tab() -> html.Div:
                         "saved scenarios",
                         dcc.Dropdown(id=ids.WI_SAVED, placeholder="saved scenarios", multi=True),
                     ),
+                ),
+                row(
+                    "",
                     dbc.Button("Load", id=ids.WI_LOAD, size="sm"),
                     dbc.Button("Compare", id=ids.WI_COMPARE, size="sm"),
                     dbc.Button("Export YAML", id=ids.WI_EXPORT, size="sm"),
