@@ -12,7 +12,7 @@ from dashboard.shell.figures import hover, plain_layout, plain_line
 from dashboard.shell.theme import PREDICTED, SCENARIO
 
 LATENCY_TITLE = "Predicted latency: scenario vs current"
-QUERY_TITLE = "Worst-case latency per query"
+QUERY_TITLE = "Worst case per query"
 """The charts' titles before the estimator is known (while they wait for data)."""
 
 
@@ -54,7 +54,11 @@ def query_change_figure(
     """Per-query worst case of the estimate (named ``label``), current vs scenario, as
     grouped bars."""
     layout = plain_layout(
-        f"Worst-case latency per query ({label} WC)", "query", f"{label} WC (s)", "q"
+        # short: the chart is narrow and its tool bar covers a long title
+        f"{label} WC per query",
+        "query",
+        f"{label} WC (s)",
+        "q",
     )
     layout["barmode"] = "group"
     return {

@@ -494,7 +494,10 @@ def _in_range(base: Evaluation, result: Evaluation, shown: Shown) -> tuple[Shown
     meet the window."""
     if shown.whole or shown.x_range is None:
         return shown, ""
-    if not shown.inside(base).any() or not shown.inside(result).any():
+    base_in, result_in = shown.inside(base), shown.inside(result)
+    if base_in.all() and result_in.all():  # the range holds the whole window
+        return shown, ""
+    if not base_in.any() or not result_in.any():
         note = "the time range lies outside the baseline window: worst cases over the window"
         return Shown(shown.offset, None, shown.clock), note
     return shown, f"worst cases over {shown.clock.span(*shown.x_range)}"
