@@ -42,6 +42,7 @@ def create_app(
     flink_rest: str | None = None,
     bind: tuple[str, int] | None = None,
     extra_hosts: Sequence[str] = (),
+    estimator: str = "mace",
 ) -> dash.Dash:
     """A Dash app reading (and storing scenarios and objectives in) ``db_path``.
 
@@ -57,6 +58,9 @@ def create_app(
     With ``bind`` (host, port: where the server listens) a request must name in its
     ``Host`` header the bind host, localhost, 127.0.0.1 or [::1] on that port, or one of
     ``extra_hosts`` (``mace serve --allowed-host``); anything else gets a 400.
+
+    ``estimator`` is the top bar's estimator until the user or the URL picks one: a
+    registered estimator or ``auto`` (what ``mace serve`` and ``mace demo`` show).
     """
     # Compile (or load from numba's cache) the estimator's kernels here, before a
     # background job forks a worker from the threaded server: compiling in such a child
@@ -78,6 +82,7 @@ def create_app(
         refresh_seconds=refresh_seconds,
         live_run=live_run,
         flink_rest=flink_rest,
+        estimator=estimator,
     )
     app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     theme.use_light_template()

@@ -21,6 +21,7 @@ class DashboardContext:
     engine: WhatIfEngine = field(default_factory=WhatIfEngine)
     live_run: str | None = None  # the run a live simulator takes placement requests for
     flink_rest: str | None = None  # the Flink REST URL the What-if page may rescale a job at
+    estimator: str = "mace"  # the top bar's estimator until the user or the URL picks one
 
 
 def current() -> DashboardContext:

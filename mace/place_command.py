@@ -39,6 +39,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
     )
     parser.add_argument(
+        "--max-moves",
+        type=int,
+        default=None,
+        metavar="N",
+        help="move at most N operators from the topology's placement (default: no cap); "
+        "the moves whose undoing costs least are undone first",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         help="print {placement, mace_wc, seconds, evaluations} as one JSON object",
@@ -63,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--budget: must be a positive number of seconds, got {args.budget}")
     if args.seed < 0:
         raise UsageError(f"--seed: must not be negative, got {args.seed}")
+    if args.max_moves is not None and args.max_moves < 0:
+        raise UsageError(f"--max-moves: must not be negative, got {args.max_moves}")
     limit = max_intervals(args)
     topology = load_topology(args.topology)
     arrivals = load_arrivals(args.arrivals, topology, max_intervals=limit)
@@ -75,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             budget=args.budget,
             rng=np.random.default_rng(args.seed),
             progress=progress.update if progress else None,
+            max_moves=args.max_moves,
         )
     finally:
         if progress:
@@ -90,7 +101,12 @@ def run(args: argparse.Namespace) -> int:
         f"best after {result.time_to_best:.2f} s"
     )
     print(f"  nodes used      {result.nodes_used} of {len(topology.nodes)}")
+    count = sum(topology.placement[op] != node for op, node in result.placement.items())
+    cap = "" if args.max_moves is None else f" (at most {args.max_moves})"
+    print(f"  moves           {count} of {len(result.placement)} operators{cap}")
     for key, value in result.details.items():
+        if key == "max_moves":  # on the moves line
+            continue
         shown = f"{value:.4f}" if isinstance(value, float) else str(value)
         print(f"  {key.replace('_', ' '):<15} {shown}")
     print("  placement:")

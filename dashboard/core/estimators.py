@@ -36,7 +36,19 @@ def report_with_estimator(
     if estimator != auto.AUTO:
         report = _build(run, goals, training_share, estimator)
         return {**report, "estimator_used": estimator_used(estimator, "chosen with --estimator")}
-    size = auto.run_size(
+    budget = auto.TIME_BUDGET_S if time_budget_s is None else time_budget_s
+    choice, report = auto.run_picked(
+        run_size(run),
+        SUB_BUCKETS,
+        lambda name: _build(run, goals, training_share, name),
+        time_budget_s=budget,
+    )
+    return {**report, "estimator_used": estimator_used(choice.name, f"auto: {choice.reason}")}
+
+
+def run_size(run: RunData) -> auto.RunSize:
+    """What :func:`estimator.auto.pick` knows of ``run`` before running anything."""
+    return auto.run_size(
         run.topology,
         run.intervals,
         run.info.profile_sub_buckets if run.profile is not None else None,
@@ -44,14 +56,27 @@ def report_with_estimator(
         mace_worst_s=float(np.max(estimated_analysis(run, "mace").estimate, initial=0.0)),
         versions=len(run.versions),
     )
-    budget = auto.TIME_BUDGET_S if time_budget_s is None else time_budget_s
-    choice, report = auto.run_picked(
-        size,
-        SUB_BUCKETS,
-        lambda name: _build(run, goals, training_share, name),
-        time_budget_s=budget,
+
+
+def shown_estimator(run: RunData, estimator: str | None) -> auto.Choice:
+    """The registered estimator a page shows for the top bar's ``estimator`` and why:
+    the one chosen, or for ``auto`` the one :func:`estimator.auto.pick` chooses from the
+    run's size (its estimate computed here, once per run data: the fallback's when the
+    per-origin replay refuses the run), as ``mace report`` does."""
+    if estimator != auto.AUTO:
+        name = estimator or "mace"
+        return auto.Choice(name, "chosen in the top bar")
+    if run.intervals == 0:  # nothing to size: the page says what it waits for
+        return auto.Choice("mace", "auto: no statistics yet")
+    choice, _ = auto.run_picked(
+        run_size(run), SUB_BUCKETS, lambda name: estimated_analysis(run, name)
     )
-    return {**report, "estimator_used": estimator_used(choice.name, f"auto: {choice.reason}")}
+    return auto.Choice(choice.name, f"auto: {choice.reason}")
+
+
+def estimate_caption(choice: auto.Choice) -> str:
+    """The line that says which estimate a page shows and why."""
+    return f"Estimate shown: {ESTIMATOR_LABELS[choice.name]} ({choice.reason})."
 
 
 def _build(

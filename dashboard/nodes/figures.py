@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from dashboard.core.timeaxis import Clock
 from dashboard.shell.figures import (
     axes_layout,
     category_ticks,
@@ -33,29 +34,37 @@ def ce_heatmap(
     ce_seconds: np.ndarray,
     subinterval: float,
     selected: str | None = None,
+    clock: Clock | None = None,
 ) -> go.Figure:
     """Estimated CE/C (seconds) per node and subinterval, max-pooled to a readable width,
     each cell drawn over its own subintervals (``times`` are their starts, each
     ``subinterval`` long); the ``selected`` node's row is outlined. Long node names are
-    shortened on the axis, whole in the hover."""
+    shortened on the axis, whole in the hover, which gives the cell's time on ``clock``
+    (default: seconds since the start)."""
     starts = np.asarray(times, dtype=float)
     matrix, pooled = pool_columns(ce_seconds, starts)
     end = float(starts[-1]) + subinterval if starts.size else 0.0
+    clock = clock or Clock()
+    at = "t = %{customdata:.1f} s"
+    shown: Any = pooled
+    if clock.wall:
+        at = f"%{{customdata}} {clock.zone}"
+        shown = np.array([clock.cell(t) for t in pooled], dtype=object)
     fig = go.Figure(
         go.Heatmap(
             z=matrix,
             x=cell_edges(pooled, end),
             y=list(node_ids),
-            customdata=np.broadcast_to(pooled, matrix.shape),
+            customdata=np.broadcast_to(shown, matrix.shape),
             coloraxis="coloraxis",
-            hovertemplate="node %{y} at t = %{customdata:.1f} s<br>estimated CE/C: %{z:.3f} s"
-            "<extra></extra>",
+            hovertemplate=f"node %{{y}} at {at}<br>estimated CE/C: %{{z:.3f}} s<extra></extra>",
         )
     )
     fig = axes_layout(fig, HEATMAP_TITLE, "node", "heatmap", hovermode="closest")
     fig.update_yaxes(type="category", **category_ticks(list(node_ids)))
     fig.update_layout(
-        shapes=node_outline(node_ids, selected), **heat_axis({"title": {"text": "CE/C (s)"}})
+        shapes=node_outline(node_ids, selected),
+        **heat_axis({"title": {"text": "CE/C (s)"}}, matrix),
     )
     return fig
 

@@ -57,7 +57,9 @@ def nodes_run_view(
     return (
         _on_time(
             run,
-            figures.ce_heatmap(nodes, times, est.ce_seconds[:, part], run.subinterval, selected),
+            figures.ce_heatmap(
+                nodes, times, est.ce_seconds[:, part], run.subinterval, selected, clock
+            ),
             clock,
             x_range,
         ),

@@ -9,6 +9,7 @@ from dash import Input, Output, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
 from dashboard import context
+from dashboard.core.estimators import estimate_caption, shown_estimator
 from dashboard.core.timeaxis import OFF, Clock, Refresh, TimeRange, relayout_range
 from dashboard.overview import explain as overview_explain
 from dashboard.overview import ids, views
@@ -92,7 +93,7 @@ def update(
     view = views.overview(
         run,
         TimeRange.from_store(shown),
-        estimator or "mace",
+        shown_estimator(run, estimator).name,
         overview_explain.selected_interval(run, selection),
         k=views.drift_k(k),
         training=training,
@@ -281,11 +282,24 @@ def explain(
     key = f"{run.key}|{interval}|{estimator}|{axis.key}"
     if key == shown:
         raise PreventUpdate
-    view = overview_explain.explanation(run, interval, estimator or "mace", axis)
+    view = overview_explain.explanation(run, interval, shown_estimator(run, estimator).name, axis)
     note = view.coverage_note or ""
     elements = view.graph.elements
     legend = panel.styled(mode, elements, GRAPH_MODES)[1]
     return view.headline, note, bool(note), view.figure, elements, view.source_rows, key, legend
+
+
+@callbacks.callback(
+    Output(ids.OV_ESTIMATE_NOTE, "children"),
+    Input(shell_ids.RUN, "value"),
+    Input(shell_ids.ESTIMATOR, "value"),
+    Input(ids.OV_REFRESH, "n_intervals"),
+)
+@answers(lambda _: "")
+def estimate_note(run_id: str | None, estimator: str | None, _: Any) -> str:
+    """Which estimate the chart and the cards show, and why (``auto``: the reason it
+    picked that one for this run's size)."""
+    return estimate_caption(shown_estimator(chosen_run(run_id, ""), estimator))
 
 
 def _no_explanation(message: str, mode: str | None) -> tuple:

@@ -406,7 +406,7 @@ def overview_panels(
         "shapes": shapes,
         "annotations": annotations,
         # plotly.js's own "YlOrRd" runs from red to yellow: the scales name their colours
-        **heat_axis(heat_bar),
+        **heat_axis(heat_bar, matrix),
     }
     for key in ("yaxis", "yaxis2", "yaxis3", "yaxis4"):
         layout[key]["anchor"] = "x"

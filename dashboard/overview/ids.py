@@ -34,6 +34,7 @@ OV_DRIFT_K = "ov-drift-k"
 OV_DRIFT_TABLE = "ov-drift-table"
 OV_ERROR_GRAPH = "ov-error-graph"
 OV_MODEL_NOTE = "ov-model-note"
+OV_ESTIMATE_NOTE = "ov-estimate-note"  # which estimate the page shows, and why
 OV_REFIT = "ov-refit-store"  # store: the last refit or reset (the window is in storage)
 OV_REFIT_MINUTES = "ov-refit-minutes"
 OV_REFIT_APPLY = "ov-refit-apply"

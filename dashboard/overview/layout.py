@@ -120,6 +120,7 @@ def layout(**query: Any) -> html.Div:
                 ],
                 className="mb-2 g-2",
             ),
+            html.Div(id=ids.OV_ESTIMATE_NOTE, className="small text-muted mb-1"),
             dcc.Graph(
                 id=ids.OV_LATENCY,
                 config={"doubleClick": "autosize"},

@@ -11,6 +11,7 @@ from dash.dash_table.DataTable import DataTable
 from dashboard import context
 from dashboard.core import violations
 from dashboard.core.data import RunData
+from dashboard.core.estimators import shown_estimator
 from dashboard.core.report import report_csv
 from dashboard.core.timeaxis import Clock, TimeRange
 from dashboard.reports import ids, views
@@ -37,9 +38,10 @@ def layout(**_: Any) -> html.Div:
             html.P(
                 [
                     term("estimated"),
-                    ": the chosen estimator (",
+                    ": the estimator chosen in the top bar (auto: the most accurate one the "
+                    "run's size allows, the Overview says which; ",
                     term("Mace"),
-                    " by default) applied to the measured load, the ",
+                    ": the lower bound) applied to the measured load, the ",
                     term("DLTS"),
                     " (for a run measured by an engine's counters, such as Flink: each "
                     "operator's measured arrivals times its fitted cost); ",
@@ -166,7 +168,7 @@ def update(
         run,
         goals,
         query,
-        estimator=estimator or "mace",
+        estimator=shown_estimator(run, estimator).name,
         shown=TimeRange.from_store(time_range),
         clock=clock,
     )
@@ -216,7 +218,8 @@ def save_objective(clicks: Any, run_id: str | None, query: str | None, value: An
 @answers(lambda _: no_update)
 def download(_: Any, run_id: str | None, estimator: str | None) -> Any:
     run = chosen_run(run_id)
-    report, _fig, _v = views.report_view(run, _objectives(run), None, estimator=estimator or "mace")
+    chosen = shown_estimator(run, estimator).name
+    report, _fig, _v = views.report_view(run, _objectives(run), None, estimator=chosen)
     return dict(content=report_csv(report), filename=f"{run_id}-latency-report.csv")
 
 

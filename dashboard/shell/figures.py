@@ -161,7 +161,16 @@ def on_clock(fig: go.Figure, clock: Clock, x_range: tuple[float, float] | None =
     if x_range is not None:
         axis["range"] = clock.axis(list(x_range)).tolist()
     fig.update_xaxes(**axis)
+    legend = fig.layout.legend
+    if clock.wall and legend.orientation == "h" and (legend.y or 0) < 0:
+        # a wall-clock axis has two lines of ticks (time, then date): a legend below
+        # the plot moves down under the axis title instead of over it
+        fig.update_layout(legend_y=WALL_LEGEND_Y)
     return fig
+
+
+WALL_LEGEND_Y = -0.32
+"""Where a legend below a wall-clock chart sits (a share of the plot's height)."""
 
 
 @dataclass(frozen=True)
@@ -221,12 +230,25 @@ def pool_columns(matrix: Any, times: Any) -> tuple[np.ndarray, np.ndarray]:
     return padded.reshape(values.shape[0], -1, size).max(axis=2), times[::size]
 
 
-def heat_axis(colorbar: Mapping[str, Any]) -> dict[str, Any]:
+NO_BACKLOG_SCALE = 1.0
+"""Seconds at the top of a CE/C colour bar whose cells are all 0: the scale starts at 0
+and reads "no backlog" (Plotly would centre a flat scale on 0, from -0.5 to 0.5)."""
+
+
+def heat_axis(colorbar: Mapping[str, Any], values: Any = None) -> dict[str, Any]:
     """Layout entries of a CE/C heatmap (its trace names ``coloraxis``): the light
-    colour scale, and in ``meta.dark`` the layout entries theme.js applies on a dark
-    page (the figure is built once, for both)."""
+    colour scale from 0 to the largest of ``values`` (CE/C is never negative), and in
+    ``meta.dark`` the layout entries theme.js applies on a dark page (the figure is
+    built once, for both)."""
+    peak = float(np.nanmax(values, initial=0.0)) if values is not None else 0.0
+    top = peak if peak > 0 else NO_BACKLOG_SCALE
     return {
-        "coloraxis": {"colorscale": YL_OR_RD, "cmin": 0.0, "colorbar": dict(colorbar)},
+        "coloraxis": {
+            "colorscale": YL_OR_RD,
+            "cmin": 0.0,
+            "cmax": top,
+            "colorbar": dict(colorbar),
+        },
         "meta": {"dark": {"coloraxis.colorscale": DARK_HEAT}},
     }
 

@@ -13,11 +13,15 @@ from dashboard import context as app_context
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.shell import ids, timerange
 from dashboard.shell.urlquery import merged
+from estimator.auto import AUTO
 from estimator.pathaware import ESTIMATOR_LABELS
 from storage import reads
 
 callbacks = timerange.callbacks
 """The shell's callbacks (the time picker's among them), given to each app at once."""
+
+PICKED = {AUTO: "auto", **ESTIMATOR_LABELS}
+"""The top bar's estimators: ``auto`` (resolved per run by each page) and the registered ones."""
 
 
 def _run_options(context: DashboardContext) -> tuple[list[dict[str, str]], str | None, str]:
@@ -91,7 +95,7 @@ def sync_url(
         wanted_estimator = asked.get("estimator", [None])[0]
         if wanted_run in known and wanted_run != run_id:
             run_id = new_run = wanted_run
-        if wanted_estimator in ESTIMATOR_LABELS and wanted_estimator != estimator:
+        if wanted_estimator in PICKED and wanted_estimator != estimator:
             estimator = new_estimator = wanted_estimator
     query = merged(search, {"run": run_id or None, "estimator": estimator or None})
     hrefs = [f"{link['index']}{query}" for link in links]
@@ -143,13 +147,15 @@ def page_shell(**_: Any) -> html.Div:
                         id=ids.ESTIMATOR,
                         options=[
                             {"label": f"estimator: {label}", "value": name}
-                            for name, label in ESTIMATOR_LABELS.items()
+                            for name, label in PICKED.items()
                         ],
-                        value="mace",
+                        value=context.estimator,
                         clearable=False,
                         persistence=True,
                     ),
-                    title="Mace: the paper's estimate, a proven lower bound. Path-aware: "
+                    title="auto: the most accurate estimate the run's size allows "
+                    "(per-origin, else burst-aware, else Mace; the Overview says which and "
+                    "why). Mace: the paper's estimate, a proven lower bound. Path-aware: "
                     "adds up backlogs along each machine path (closer on multi-node runs, "
                     "may overestimate).",
                     style={"minWidth": "200px"},

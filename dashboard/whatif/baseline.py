@@ -24,6 +24,7 @@ from dash import Input, Output, State, ctx, html, no_update
 from dashboard import context
 from dashboard.core import data as core_data
 from dashboard.core.data import RunData
+from dashboard.core.timeaxis import Clock
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.shell.urlquery import merged
@@ -109,12 +110,13 @@ def repinned() -> bool:
     return f"{ids.WI_REPIN}.n_clicks" in ctx.triggered_prop_ids
 
 
-def label(windows: Any, run: RunData) -> str:
-    """Which window the baseline uses, and whether the run has newer data."""
+def label(windows: Any, run: RunData, axis: Clock | None = None) -> str:
+    """Which window the baseline uses, and whether the run has newer data (on the
+    shared clock ``axis``)."""
     window = whatif_link.window_for(windows, run.info.run_id)
     if window is None:
         return ""
-    return whatif_link.Baseline(*window, run.intervals, run.subinterval).label
+    return whatif_link.Baseline(*window, run.intervals, run.subinterval).text(axis)
 
 
 @callbacks.callback(
@@ -122,13 +124,18 @@ def label(windows: Any, run: RunData) -> str:
     Input(shell_ids.RUN_REFRESH, "n_intervals"),
     State(ids.WI_BASELINE, "data"),
     State(shell_ids.RUN, "value"),
+    State(shell_ids.CLOCK, "value"),
+    State(shell_ids.ZONE, "data"),
     prevent_initial_call=True,
 )
 @answers(lambda _: "")
-def baseline_label(_: Any, windows: Any, run_id: str | None) -> str:
+def baseline_label(
+    _: Any, windows: Any, run_id: str | None, clock: str | None, zone: str | None
+) -> str:
     """The label again at each refresh, as new data arrives (the scenario view draws it
     with the scenario)."""
-    return label(windows, chosen_run(run_id))
+    run = chosen_run(run_id)
+    return label(windows, run, Clock.of(run.info.origin, clock, zone))
 
 
 def query(search: str | None, run_id: str | None, data: Any, windows: Any) -> Any:

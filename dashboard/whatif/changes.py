@@ -23,6 +23,7 @@ from dash.dash_table.DataTable import DataTable
 
 from dashboard import context
 from dashboard.core.data import RunData
+from dashboard.core.estimators import shown_estimator
 from dashboard.core.report import change_checks
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
@@ -150,5 +151,6 @@ def show(run_id: str | None, estimator: str | None, windows: Any) -> tuple[Any, 
         return {"display": "none"}, []
     inputs = inputs_of(run, windows)
     start, stop = link.window_for(windows, run.info.run_id) or (0, run.intervals)
-    found = rows(context.current().engine, run, inputs, (start, stop), estimator or "mace")
+    chosen = shown_estimator(run, estimator).name
+    found = rows(context.current().engine, run, inputs, (start, stop), chosen)
     return {}, found

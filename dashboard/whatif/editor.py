@@ -16,10 +16,15 @@ import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, ctx, html, no_update
 
 from dashboard import context
+from dashboard.core.data import RunData
+from dashboard.core.estimators import shown_estimator
+from dashboard.core.timeaxis import DEFAULT_PRESET, Clock, TimeRange, window
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
+from dashboard.shell.figures import message_figure
 from dashboard.shell.graph import elements, panel
 from dashboard.whatif import baseline, ids
+from dashboard.whatif import link as whatif_link
 from dashboard.whatif import scenario as whatif_scenario
 from dashboard.whatif.common import (
     MESSAGE,
@@ -33,6 +38,7 @@ from dashboard.whatif.common import (
     scenario_of,
 )
 from dashboard.whatif.editor_layout import FIELDS, GRAPH_MODES
+from dashboard.whatif.figures import LATENCY_TITLE, QUERY_TITLE
 from estimator.errors import MaceError
 from estimator.whatif import ScenarioError, scenario_from_json, scenario_to_json
 from storage import scenarios
@@ -274,6 +280,11 @@ def reset_fields(reset: Any) -> dict[str, Any]:
         "estimator": Input(shell_ids.ESTIMATOR, "value"),
         "windows": Input(ids.WI_BASELINE, "data"),
         "repin": Input(ids.WI_REPIN, "n_clicks"),
+        "time": {
+            "picked": Input(shell_ids.TIME_RANGE, "data"),
+            "clock": Input(shell_ids.CLOCK, "value"),
+            "zone": Input(shell_ids.ZONE, "data"),
+        },
     },
     state={
         "link": State(ids.WI_LINK, "data"),
@@ -289,6 +300,7 @@ def show(
     estimator: str | None,
     windows: Any,
     repin: Any,
+    time: dict[str, Any],
     link: Any,
     mode: str | None,
     shown: Any,
@@ -313,15 +325,18 @@ def show(
             stores["link"] = None  # taken over: later draws keep the session's edits
         inputs = inputs_of(run, windows)
         scenario = scenario_of(inputs, data, run_id)
-        view = whatif_scenario.render(app.engine, inputs, scenario, selected, estimator or "mace")
+        shown_at = _shown(run, windows, time)
+        view = whatif_scenario.render(
+            app.engine, inputs, scenario, selected, shown_estimator(run, estimator).name, shown_at
+        )
         saved: Any = no_update
         if shown is None or f"{shell_ids.RUN}.value" in ctx.triggered_prop_ids:
             with app.database.cursor() as cur:
                 saved = saved_options(scenarios.list_scenarios(cur, run.info.run_id))
     except MaceError as exc:
-        empty: dict[str, Any] = {}
         return {
-            "latency": empty, "queries": empty, "elements": [],
+            "latency": message_figure(LATENCY_TITLE, str(exc)),
+            "queries": message_figure(QUERY_TITLE, str(exc)), "elements": [],
             "legend": panel.styled(mode, [], GRAPH_MODES)[1], "table": [], "summary": "",
             "operators": [], "targets": [], "cap_nodes": [], "saved": [], "inputs_key": None,
             "edits": listed_edits(data, run_id),
@@ -341,11 +356,25 @@ def show(
         "saved": saved,
         "inputs_key": inputs.key,
         "edits": listed_edits(data, run_id),
-        "label": baseline.label(windows, run),
+        "label": baseline.label(windows, run, shown_at.clock),
         **stores,
         "text": "; ".join(problems) if problems else no_update,
         "open": True if problems else no_update,
     }
+
+
+def _shown(run: RunData, windows: Any, time: dict[str, Any]) -> whatif_scenario.Shown:
+    """Where the figures look: the shared time picker's range and clock (the top bar's
+    ``time`` inputs) on the run's baseline window."""
+    picked = TimeRange.from_store(time.get("picked"))
+    _, x_range = window(picked, run.intervals, run.subinterval)
+    start, _ = whatif_link.window_for(windows, run.info.run_id) or (0, run.intervals)
+    return whatif_scenario.Shown(
+        offset=start * run.subinterval,
+        x_range=x_range,
+        clock=Clock.of(run.info.origin, time.get("clock"), time.get("zone")),
+        whole=picked.preset == DEFAULT_PRESET,
+    )
 
 
 def saved_options(saved: list[scenarios.SavedScenario]) -> list[dict[str, str]]:

@@ -8,13 +8,16 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 from dash.dash_table.DataTable import DataTable
 
+from dashboard.shell.figures import message_figure
 from dashboard.shell.glossary import term
 from dashboard.shell.graph import geometry, panel, style
 from dashboard.shell.jobs import job_buttons
 from dashboard.whatif import ids
 from dashboard.whatif.common import field, row
+from dashboard.whatif.figures import LATENCY_TITLE, QUERY_TITLE
 from estimator.placement import ALGORITHMS
 
+LOADING = "loading…"
 GRAPH_MODES = (style.NODE, style.UTILISATION, style.CHANGE)
 
 FIELDS: dict[str, tuple[str, Any]] = {
@@ -111,6 +114,10 @@ def tab() -> html.Div:
                             multi=True,
                         ),
                     ),
+                ),
+                # a dropdown on a row of its own: beside two fields its value was cut off
+                row(
+                    "",
                     field(
                         "time budget (s)",
                         dbc.Input(
@@ -138,6 +145,9 @@ def tab() -> html.Div:
                             clearable=False,
                         ),
                     ),
+                ),
+                row(
+                    "",
                     field(
                         "X (%)",
                         dbc.Input(
@@ -184,6 +194,9 @@ def tab() -> html.Div:
                         "saved scenarios",
                         dcc.Dropdown(id=ids.WI_SAVED, placeholder="saved scenarios", multi=True),
                     ),
+                ),
+                row(
+                    "",
                     dbc.Button("Load", id=ids.WI_LOAD, size="sm"),
                     dbc.Button("Compare", id=ids.WI_COMPARE, size="sm"),
                     dbc.Button("Export YAML", id=ids.WI_EXPORT, size="sm"),
@@ -212,8 +225,14 @@ def tab() -> html.Div:
             ),
             dbc.Row(
                 [
-                    dbc.Col(dcc.Graph(id=ids.WI_MACE), md=7),
-                    dbc.Col(dcc.Graph(id=ids.WI_QUERIES), md=5),
+                    dbc.Col(
+                        dcc.Graph(id=ids.WI_MACE, figure=message_figure(LATENCY_TITLE, LOADING)),
+                        md=7,
+                    ),
+                    dbc.Col(
+                        dcc.Graph(id=ids.WI_QUERIES, figure=message_figure(QUERY_TITLE, LOADING)),
+                        md=5,
+                    ),
                 ]
             ),
             html.H6("Placement (edit the node column, then apply)"),

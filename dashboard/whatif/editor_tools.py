@@ -9,8 +9,9 @@ from typing import Any
 from dash import Input, Output, State, no_update
 
 from dashboard import context
+from dashboard.core.estimators import shown_estimator
 from dashboard.shell import ids as shell_ids
-from dashboard.shell.callbacks import Callbacks, answers
+from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.shell.jobs import background_job
 from dashboard.whatif import ids, optimizer
 from dashboard.whatif import scenario as whatif_scenario
@@ -21,6 +22,7 @@ from dashboard.whatif.common import (
     SCENARIO_STATE,
     cached_scenario,
     failed,
+    inputs_of,
     notify,
     run_inputs,
     scenario_of,
@@ -149,14 +151,15 @@ def compare(
     saved: list[str] | None,
     estimator: str | None,
 ) -> dict[str, Any]:
-    inputs = run_inputs(run_id, windows)
+    run = chosen_run(run_id)
+    inputs = inputs_of(run, windows)
     named: list[tuple[str, Any]] = [("this scenario", scenario_of(inputs, data, run_id))]
     with context.current().database.cursor() as cur:
         for scenario_id in saved or []:
             stored = scenarios.load_scenario(cur, scenario_id)
             named.append((stored.name, stored.scenario))
     rows = whatif_scenario.compare_rows(
-        context.current().engine, inputs, named, estimator or "mace"
+        context.current().engine, inputs, named, shown_estimator(run, estimator).name
     )
     columns = [{"name": k, "id": k} for k in dict.fromkeys(k for r in rows for k in r)]
     return {"rows": rows, "columns": columns, "text": no_update, "open": no_update}

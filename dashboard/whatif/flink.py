@@ -178,12 +178,18 @@ def summary(doc: Mapping[str, Any]) -> str:
     )
 
 
+def _count(n: int, word: str) -> str:
+    """``1 TaskManager``, ``2 TaskManagers``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _deployment_text(entry: Mapping[str, Any]) -> str:
-    parts = [f"{entry['subtasks']} subtasks"]
+    parts = [_count(entry["subtasks"], "subtask")]
     if entry["taskmanagers"]:
         cores = "/".join(f"{c:g}" for c in sorted(set(entry["cores"])))
         parts.append(
-            f"{entry['taskmanagers']} TaskManagers x {entry['slots']} slots, {cores} cores"
+            f"{_count(entry['taskmanagers'], 'TaskManager')} x {_count(entry['slots'], 'slot')}, "
+            f"{cores} cores"
         )
     scaled = ", ".join(f"{n} {p}" for n, p in entry["parallelism"].items() if p != 1)
     return "; ".join(parts + ([f"parallelism {scaled}"] if scaled else []))
@@ -371,7 +377,7 @@ def _cluster_note(doc: Mapping[str, Any]) -> str:
     if new["slots"] != old["slots"]:
         changes.append(f"taskmanager.numberOfTaskSlots: {new['slots']}")
     if new["taskmanagers"] != old["taskmanagers"]:
-        changes.append(f"{new['taskmanagers']} TaskManagers")
+        changes.append(_count(new["taskmanagers"], "TaskManager"))
     if set(new["cores"]) != set(old["cores"]):
         cores = "/".join(f"{c:g}" for c in sorted(set(new["cores"])))
         changes.append(f"{cores} cores per TaskManager")

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dashboard.core.timeaxis import Clock
 from dashboard.whatif import scenario
 from estimator.errors import MaceError
 from estimator.whatif import RunInputs, ScenarioError
@@ -77,10 +78,20 @@ class Baseline:
     @property
     def label(self) -> str:
         """``baseline: 0:00–10:00 (pinned)``, and the newer data it leaves out."""
+        return self.text()
+
+    def text(self, axis: Clock | None = None) -> str:
+        """:attr:`label` on the shared clock ``axis``: on a wall clock
+        ``baseline: 12:03:04–12:13:04 UTC (pinned)``."""
         w = self.subinterval
-        text = f"baseline: {clock(self.start * w)}–{clock(self.stop * w)} (pinned)"
+        if axis is not None and axis.wall:
+            text = f"baseline: {axis.span(self.start * w, self.stop * w)} (pinned)"
+            newest = axis.point(self.intervals * w)
+        else:
+            text = f"baseline: {clock(self.start * w)}–{clock(self.stop * w)} (pinned)"
+            newest = clock(self.intervals * w)
         if self.intervals > self.stop:
-            text += f"; the run's data now reaches {clock(self.intervals * w)}"
+            text += f"; the run's data now reaches {newest}"
         return text
 
 

@@ -10,9 +10,12 @@ for the user. Numbers come from the estimator; this module only lays them out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from dashboard.core.timeaxis import Clock
 from dashboard.shell.graph import elements, geometry
 from dashboard.whatif import figures
 from estimator.errors import ModelError
@@ -51,6 +54,7 @@ class WhatIfView:
     scenario_wc: float
     per_query: dict[str, tuple[float, float]]
     heading: str = "MaceWC"
+    over: str = ""
 
     @property
     def summary(self) -> str:
@@ -62,7 +66,7 @@ class WhatIfView:
             head = f"{head}, no change to the worst case"
         else:
             head = f"{head}, change {change:+.4f} s{_percent(self.current_wc, change)}"
-        return f"{head} · {self.query_summary}"
+        return f"{head} · {self.query_summary}" + (f" · {self.over}" if self.over else "")
 
     @property
     def query_summary(self) -> str:
@@ -457,26 +461,79 @@ def _utilisation(result: Evaluation) -> elements.Utilisation:
     )
 
 
+@dataclass(frozen=True)
+class Shown:
+    """Where the page looks: the baseline window starts ``offset`` seconds after the
+    run's start; the shared time picker's range (seconds since the start; None: the
+    whole window, ``whole``: the picker shows the whole run) on the shared ``clock``."""
+
+    offset: float = 0.0
+    x_range: tuple[float, float] | None = None
+    clock: Clock = field(default_factory=Clock)
+    whole: bool = True
+
+    def inside(self, evaluation: Evaluation) -> np.ndarray:
+        """Which of ``evaluation``'s subintervals (of its own length) meet the range (all
+        when the picker shows the whole run)."""
+        starts = self.offset + evaluation.times
+        if self.x_range is None or self.whole:
+            return np.ones(starts.size, dtype=bool)
+        lo, hi = self.x_range
+        return (starts + evaluation.topology.subinterval > lo) & (starts < hi)
+
+
+def _worst_in(series: np.ndarray, inside: np.ndarray) -> float:
+    """The worst case of ``series`` over the subintervals ``inside``."""
+    picked = series[inside[: series.size]]
+    return float(picked.max()) if picked.size else 0.0
+
+
+def _in_range(base: Evaluation, result: Evaluation, shown: Shown) -> tuple[Shown, str]:
+    """What the figures cover, and what the headline says about it: the shown range, or
+    the whole baseline window when the picker shows the whole run or its range does not
+    meet the window."""
+    if shown.whole or shown.x_range is None:
+        return shown, ""
+    base_in, result_in = shown.inside(base), shown.inside(result)
+    if base_in.all() and result_in.all():  # the range holds the whole window
+        return shown, ""
+    if not base_in.any() or not result_in.any():
+        note = "the time range lies outside the baseline window: worst cases over the window"
+        return Shown(shown.offset, None, shown.clock), note
+    return shown, f"worst cases over {shown.clock.span(*shown.x_range)}"
+
+
 def render(
     engine: WhatIfEngine,
     inputs: RunInputs,
     data: Mapping[str, Any] | None,
     selected: str | None = None,
     estimator: str = "mace",
+    shown: Shown | None = None,
 ) -> WhatIfView:
     """Evaluate the scenario next to the current deployment with ``estimator`` and build
-    the page's content."""
+    the page's content: the time chart and the worst cases over the ``shown`` range
+    (default: the whole baseline window, in seconds since the run's start)."""
+    shown = shown or Shown()
     scenario = scenario_from_json(data or {})
     base = engine.evaluate(inputs, scenario_from_json({}), estimator)
     result = engine.evaluate(inputs, scenario, estimator)
     label = engine.label(estimator)
     placement = dict(result.topology.placement)
-    current_q = base.per_query_wc()
-    scenario_q = result.per_query_wc()
+    covered, over = _in_range(base, result, shown)
+    base_in, result_in = covered.inside(base), covered.inside(result)
+    current_q = {q: _worst_in(s, base_in) for q, s in base.estimate.per_query.items()}
+    scenario_q = {q: _worst_in(s, result_in) for q, s in result.estimate.per_query.items()}
     queries = list(inputs.topology.queries)
     return WhatIfView(
         latency_figure=figures.estimate_comparison_figure(
-            base.times, base.estimate.series, result.estimate.series, result.times, label
+            shown.offset + base.times[base_in],
+            base.estimate.series[base_in],
+            result.estimate.series[result_in],
+            shown.offset + result.times[result_in],
+            label,
+            covered.clock,
+            covered.x_range,
         ),
         query_figure=figures.query_change_figure(
             queries, [current_q[q] for q in queries], [scenario_q[q] for q in queries], label
@@ -499,10 +556,11 @@ def render(
         ],
         node_options=list(result.topology.node_ids),
         operator_options=list(result.topology.operator_ids),
-        current_wc=base.estimate.worst_case,
-        scenario_wc=result.estimate.worst_case,
+        current_wc=_worst_in(base.estimate.series, base_in),
+        scenario_wc=_worst_in(result.estimate.series, result_in),
         per_query={q: (current_q[q], scenario_q[q]) for q in queries},
         heading=engine.heading(estimator),
+        over=over,
     )
 
 

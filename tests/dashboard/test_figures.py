@@ -108,7 +108,7 @@ def test_estimate_comparison_is_a_plain_figure_with_both_curves() -> None:
     current, scenario = fig["data"]
     np.testing.assert_array_equal(current["y"], [0, 1, 2, 1])
     np.testing.assert_array_equal(scenario["x"], [0.0, 2.0])
-    assert fig["layout"]["uirevision"] == "whatif"
+    assert fig["layout"]["uirevision"] == "whatif-since"  # a new clock: a new zoom
 
 
 def test_bottleneck_figure_only_where_backlog() -> None:
