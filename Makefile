@@ -21,8 +21,9 @@ demo-flink-sql: system-deps $(STAMP) $(FLINK_STAMP)  ## the demo on a Flink SQL 
 
 flink-env: $(FLINK_STAMP)  ## the PyFlink environment for the Flink demo and tests
 
+# --durations: the log ends with the 25 slowest tests, to see where CI's time goes
 test: system-deps $(STAMP) $(FLINK_STAMP)  ## set up, then run the whole test suite
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 
 $(FLINK_STAMP):
 	$(PYTHON) -m venv $(FLINK_VENV)

@@ -36,7 +36,7 @@ def sql_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     if why is not None:
         pytest.fail(f"no real Prometheus: {why}")
     workdir = tmp_path_factory.mktemp("flink-sql-demo")
-    argv = ["demo", "--engine", "flink-sql", "--workdir", str(workdir), "--duration", "60"]
+    argv = ["demo", "--engine", "flink-sql", "--workdir", str(workdir), "--duration", "30"]
     done = subprocess.run(
         [sys.executable, "-m", "mace", *argv, "--port", str(free_port())],
         capture_output=True,

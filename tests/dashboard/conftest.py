@@ -1,11 +1,25 @@
-"""Headless Chromium for dash_duo (the small test databases are in tests/conftest.py)."""
+"""Headless Chromium for dash_duo (the small test databases are in tests/conftest.py).
+
+Starting Chromium takes seconds, so the browser tests share one: ``dash_duo`` is dash's
+fixture (a fresh Dash server per test, the same API) on a session-wide browser that
+each test leaves as a new one would be (a blank page, no storage, no cookies, the first
+window size, no console entries). A test that failed, sent a DevTools command (an
+emulated colour scheme or time zone, a script injected into new pages) or opened
+another window gets a new browser after it: that state cannot be undone reliably."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from dash.testing.application_runners import ThreadedRunner
+from dash.testing.browser import Browser
+from dash.testing.composite import DashComposite
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.remote.webdriver import WebDriver
 
 from simulator.workloads import workload_model
 from tests.dashboard.builders import write_workload_run
@@ -30,6 +44,122 @@ def pytest_setup_options() -> Options:
     ):
         options.add_argument(argument)
     return options
+
+
+class _SharedChromium:
+    """One headless Chromium for many tests, started on first use and started again
+    after a test that left state behind."""
+
+    def __init__(self, config: pytest.Config, download_path: Path) -> None:
+        self._config = config
+        self._download_path = download_path
+        self._browser: Browser | None = None
+        self._size: dict[str, int] = {}
+        self.used_devtools = False
+
+    def driver(self) -> WebDriver:
+        if self._browser is None:
+            self._browser = Browser(
+                browser=self._config.getoption("webdriver"),
+                headless=self._config.getoption("headless"),
+                options=self._config.hook.pytest_setup_options(),
+                download_path=str(self._download_path),
+            )
+            self._size = self._browser.driver.get_window_size()
+            self._record_devtools(self._browser.driver)
+        return self._browser.driver
+
+    def _record_devtools(self, driver: WebDriver) -> None:
+        """Note every DevTools command a test sends: their effects outlive the page."""
+        send = driver.execute_cdp_cmd  # type: ignore[attr-defined]
+
+        def recorded(cmd: str, cmd_args: dict[str, Any]) -> Any:
+            self.used_devtools = True
+            return send(cmd, cmd_args)
+
+        driver.execute_cdp_cmd = recorded  # type: ignore[attr-defined]
+
+    def reset(self, clean: bool) -> None:
+        """Leave the browser as new for the next test, or close it when ``clean`` is
+        false or it cannot be reset."""
+        if self._browser is None:
+            return
+        if clean and not self.used_devtools:
+            driver = self._browser.driver
+            try:
+                if len(driver.window_handles) == 1:
+                    driver.execute_script("localStorage.clear(); sessionStorage.clear();")
+                    driver.delete_all_cookies()
+                    driver.get("about:blank")
+                    driver.set_window_size(self._size["width"], self._size["height"])
+                    driver.get_log("browser")  # what this test's pages logged
+                    return
+            except WebDriverException:
+                pass
+        self.close()
+
+    def close(self) -> None:
+        if self._browser is not None:
+            self._browser.__exit__(None, None, None)
+            self._browser = None
+        self.used_devtools = False
+
+
+class _SharedBrowserComposite(DashComposite):
+    """dash's dash_duo on a browser it does not own: leaving the test keeps it open."""
+
+    def __init__(self, server: ThreadedRunner, driver: WebDriver, **kwargs: Any) -> None:
+        self._shared_driver = driver
+        super().__init__(server, **kwargs)
+
+    def _try_get_webdriver(self) -> WebDriver:
+        return self._shared_driver
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Keep each phase's report on the item: dash_duo's teardown asks whether it failed."""
+    report = yield
+    item.stash.setdefault(_REPORTS, {})[report.when] = report
+    return report
+
+
+@pytest.fixture(scope="session")
+def shared_chromium(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[_SharedChromium]:
+    chromium = _SharedChromium(pytestconfig, tmp_path_factory.mktemp("download"))
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture
+def dash_duo(
+    request: pytest.FixtureRequest,
+    dash_thread_server: ThreadedRunner,
+    shared_chromium: _SharedChromium,
+) -> Iterator[DashComposite]:
+    """dash's dash_duo (a Dash server of its own, the same API) on the shared browser."""
+    driver = shared_chromium.driver()
+    driver.get_log("browser")  # start with an empty console
+    composite = _SharedBrowserComposite(
+        dash_thread_server,
+        driver,
+        browser=request.config.getoption("webdriver"),
+        headless=request.config.getoption("headless"),
+        percy_assets_root=request.config.getoption("percy_assets"),
+        percy_finalize=request.config.getoption("nopercyfinalize"),
+        pause=request.config.getoption("pause"),
+    )
+    yield composite
+    reports = request.node.stash.get(_REPORTS, {})
+    shared_chromium.reset(clean=not any(r.failed for r in reports.values()))
 
 
 @pytest.fixture
