@@ -535,3 +535,47 @@ def test_a_store_is_refused_exactly_when_a_used_block_lies_past_its_end(tmp_path
                 connect_to_read(cut).close()
         else:
             connect_to_read(cut).close()
+
+
+def test_a_batch_of_another_runs_files_keeps_a_cached_run(db: Path) -> None:
+    """A live run ingested every 2 s beside a finished one: the finished run's data version,
+    and so the dashboard's cached run with its analyses, stays as it is; a batch with a file
+    of the run reloads it, also when it adds no row (late rows of stored keys)."""
+    from dashboard.core.data import Database, RunCache
+
+    def stats(run_id: str, cpu: float) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "run_id": run_id, "operator": ["a", "b"], "port": 0, "interval": 0,
+                "events_in": 1, "events_out": 1, "cpu_seconds": cpu,
+            }
+        )  # fmt: skip
+
+    def batch(con: duckdb.DuckDBPyConnection, run_id: str, cpu: float, name: str) -> None:
+        with transaction(con, "test"):
+            writes.merge_operator_stats(con, stats(run_id, cpu))
+            entry = writes.ManifestEntry(f"{run_id}/{name}", run_id, "executions", 1, 0.0, 2, 0)
+            now = pd.Timestamp("2026-01-01").to_pydatetime()
+            writes.record_batch(
+                con, writes.next_batch_id(con), [entry], rows_kept=2, started_at=now,
+                finished_at=now,
+            )  # fmt: skip
+
+    database = Database(db)
+    with database.cursor() as con:
+        with transaction(con, "test"):
+            writes.write_run(con, "done", _topology())
+            writes.write_run(con, "live", _topology())
+        batch(con, "done", 0.1, "part-0")
+        batch(con, "live", 0.1, "part-0")
+    cache = RunCache(database)
+    finished = cache.get("done")
+    with database.cursor() as con:
+        batch(con, "live", 0.2, "part-1")
+    assert cache.get("done") is finished
+    with database.cursor() as con:
+        batch(con, "done", 0.3, "part-1")  # late rows: added to the same keys, no new row
+    reloaded = cache.get("done")
+    assert reloaded is not finished
+    assert reloaded.operator_stats["cpu_seconds"].tolist() == pytest.approx([0.4, 0.4])
+    database.close()
