@@ -19,8 +19,9 @@ scheduler passing it through local Spark every 2 s, into the same store. Each bu
 interaction says which share of its time a Spark pass was running. The reference timed
 in the same run is the idle phase. Prints JSON (medians and maxima), with each
 interaction's time per callback function (``by_callback``: calls, wall and CPU).
-``--estimator`` opens every page with that estimator (default Mace; the estimator switch
-goes to path-aware and back to it); ``--idle-only`` leaves out the phase while ingesting.
+``--estimator`` opens every page with that estimator (default Mace, or ``auto``; the
+estimator switch goes to path-aware and back to it); ``--idle-only`` leaves out the phase
+while ingesting.
 
     .venv/bin/python benchmarks/bench_interactions.py --json [--repeats 5] [--estimator origin]
 """
@@ -52,6 +53,7 @@ from dashboard.nodes import ids as nodes_ids
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.security import CALLBACK_PATH
 from dashboard.whatif import ids as whatif_ids
+from estimator.auto import AUTO
 from estimator.pathaware import ESTIMATORS
 from storage.db import connect
 from storage.reads import list_runs
@@ -354,8 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--estimator",
         default="mace",
-        choices=sorted(ESTIMATORS),
-        help="the estimator the pages show (the top bar's picker offers the registered ones)",
+        choices=[AUTO, *sorted(ESTIMATORS)],
+        help="the top bar's estimator every page opens with (auto: the one the run's size allows)",
     )
     parser.add_argument(
         "--idle-only", action="store_true", help="skip the phase while ingesting (no Spark)"
