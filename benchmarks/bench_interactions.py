@@ -19,8 +19,11 @@ scheduler passing it through local Spark every 2 s, into the same store. Each bu
 interaction says which share of its time a Spark pass was running. The reference timed
 in the same run is the idle phase. Prints JSON (medians and maxima), with each
 interaction's time per callback function (``by_callback``: calls, wall and CPU).
+``--estimator`` opens every page with that estimator (default Mace, or ``auto``; the
+estimator switch goes to path-aware and back to it); ``--idle-only`` leaves out the phase
+while ingesting.
 
-    .venv/bin/python benchmarks/bench_interactions.py --json [--repeats 5]
+    .venv/bin/python benchmarks/bench_interactions.py --json [--repeats 5] [--estimator origin]
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ from dashboard.nodes import ids as nodes_ids
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.security import CALLBACK_PATH
 from dashboard.whatif import ids as whatif_ids
+from estimator.auto import AUTO
+from estimator.pathaware import ESTIMATORS
 from storage.db import connect
 from storage.reads import list_runs
 
@@ -262,8 +267,10 @@ def suite(
     runs: tuple[str, str],
     nodes: list[str],
     repeats: int,
+    estimator: str = "mace",
 ) -> dict[str, list[dict[str, Any]]]:
-    """Every measured interaction, ``repeats`` times each."""
+    """Every measured interaction, ``repeats`` times each, the pages showing ``estimator``
+    (the estimator switch goes to path-aware and back)."""
     first, second = runs
     out: dict[str, list[dict[str, Any]]] = {}
 
@@ -271,12 +278,12 @@ def suite(
         out.setdefault(name, []).append(recorder.measure(act))
 
     def visit(path: str) -> Callable[[], None]:
-        return lambda: driver.get(f"{base}{path}?run={first}&estimator=mace")
+        return lambda: driver.get(f"{base}{path}?run={first}&estimator={estimator}")
 
     for k in range(repeats):
         record("overview_first_paint", visit("/"))
         record("estimator_switch", set_props(driver, shell_ids.ESTIMATOR, {"value": "path"}))
-        record("estimator_switch", set_props(driver, shell_ids.ESTIMATOR, {"value": "mace"}))
+        record("estimator_switch", set_props(driver, shell_ids.ESTIMATOR, {"value": estimator}))
         record("run_switch", set_props(driver, shell_ids.RUN, {"value": second}))
         record("run_switch", set_props(driver, shell_ids.RUN, {"value": first}))
         record("nodes_first_paint", visit("/nodes"))
@@ -346,6 +353,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--intervals", type=int, default=3600)
     parser.add_argument("--nodes", type=int, default=13)
+    parser.add_argument(
+        "--estimator",
+        default="mace",
+        choices=[AUTO, *sorted(ESTIMATORS)],
+        help="the top bar's estimator every page opens with (auto: the one the run's size allows)",
+    )
+    parser.add_argument(
+        "--idle-only", action="store_true", help="skip the phase while ingesting (no Spark)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not (1 <= args.repeats <= 50):
@@ -375,35 +391,36 @@ def main(argv: list[str] | None = None) -> int:
         driver = stack.enter_context(browser())
         nodes = [f"n{k + 1}" for k in range(args.nodes)]
         pair = (runs[0], runs[1])
-        suite(driver, base, recorder, pair, nodes, 1)  # warm: caches, compiled kernels
+        suite(driver, base, recorder, pair, nodes, 1, args.estimator)  # warm: compiled kernels
         lateness.take()
-        idle = suite(driver, base, recorder, pair, nodes, args.repeats)
+        idle = suite(driver, base, recorder, pair, nodes, args.repeats, args.estimator)
         late_idle = lateness.take()
         load.append(os.getloadavg()[0])
-
-        landing = work / "landing"
-        landing.mkdir()
-        stack.callback(start_simulator(landing, "live", 0))
-        scheduler = start_ingestion(landing, db, 2.0, prune_ingested=True)
-        stack.callback(scheduler.shutdown, wait=True)
-        deadline = time.monotonic() + 600
-        while spark.passes_done < 1 and time.monotonic() < deadline:  # Spark's start-up
-            time.sleep(1)
-        lateness.take()
-        busy = suite(driver, base, recorder, pair, nodes, args.repeats)
-        late_busy = lateness.take()
-        load.append(os.getloadavg()[0])
-        result = {
+        result: dict[str, Any] = {
             "store": {k: filled[k] for k in ("intervals", "operators", "nodes", "runs")},
+            "estimator": args.estimator,
             "server_threads": SERVER_THREADS,
             "repeats": args.repeats,
             "idle": summary(idle, None),
-            "ingesting": summary(busy, spark),
-            "spark_passes": spark.passes_done,
-            "wake_up_lateness": {"idle": late_idle, "ingesting": late_busy},
+            "wake_up_lateness": {"idle": late_idle},
             "load_average": load,
             "cpus": os.cpu_count(),
         }
+        if not args.idle_only:
+            landing = work / "landing"
+            landing.mkdir()
+            stack.callback(start_simulator(landing, "live", 0))
+            scheduler = start_ingestion(landing, db, 2.0, prune_ingested=True)
+            stack.callback(scheduler.shutdown, wait=True)
+            deadline = time.monotonic() + 600
+            while spark.passes_done < 1 and time.monotonic() < deadline:  # Spark's start-up
+                time.sleep(1)
+            lateness.take()
+            busy = suite(driver, base, recorder, pair, nodes, args.repeats, args.estimator)
+            result["wake_up_lateness"]["ingesting"] = lateness.take()
+            load.append(os.getloadavg()[0])
+            result["ingesting"] = summary(busy, spark)
+            result["spark_passes"] = spark.passes_done
     print(json.dumps(result, indent=None if args.json else 2))
     return 0
 

@@ -56,7 +56,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from numba import njit
 
 from estimator.errors import ModelError
 from estimator.mace import Estimate
@@ -153,51 +152,15 @@ def peak_backlog(dlts: np.ndarray, service: np.ndarray, profile: BurstProfile) -
     one fused pass over the matrix (a compiled loop; the numpy form needs a dozen
     passes and was 3x Mace's evaluation at 400 nodes x 3600 subintervals).
     """
-    return _peak_pass(
+    from estimator.kernels import peak_pass  # numba loads when a profile is used
+
+    return peak_pass(
         np.ascontiguousarray(dlts, dtype=float),
         np.ascontiguousarray(service, dtype=float),
         np.ascontiguousarray(profile.head, dtype=float),
         np.ascontiguousarray(profile.rise, dtype=float),
         np.ascontiguousarray(profile.tail, dtype=float),
     )
-
-
-@njit(cache=True)
-def _peak_pass(
-    dlts: np.ndarray, service: np.ndarray, head: np.ndarray, rise: np.ndarray, tail: np.ndarray
-) -> np.ndarray:
-    resources, intervals = dlts.shape
-    out = np.empty((resources, intervals))
-    for i in range(resources):
-        end = 0.0
-        for p in range(intervals):
-            out[i, p] = max(end + head[i, p], rise[i, p], 0.0)
-            end = max(end + dlts[i, p] - service[i], tail[i, p], 0.0)
-    return out
-
-
-@njit(cache=True)
-def _column_maxima(
-    peak_seconds: np.ndarray, masks: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per subinterval: the largest value and its row (first on ties, like argmax), and
-    the largest value over the rows of each mask (0 when a mask is empty)."""
-    resources, intervals = peak_seconds.shape
-    best = np.full(intervals, -1.0)
-    row = np.zeros(intervals, dtype=np.int64)
-    per_mask = np.zeros((masks.shape[0], intervals))
-    for i in range(resources):
-        for p in range(intervals):
-            value = peak_seconds[i, p]
-            if value > best[p]:
-                best[p] = value
-                row[p] = i
-        for q in range(masks.shape[0]):
-            if masks[q, i]:
-                for p in range(intervals):
-                    if peak_seconds[i, p] > per_mask[q, p]:
-                        per_mask[q, p] = peak_seconds[i, p]
-    return best, row, per_mask
 
 
 def with_even_rows(profile: BurstProfile, dlts: np.ndarray, service: np.ndarray) -> BurstProfile:
@@ -252,7 +215,9 @@ def burst_from_profile(
     masks = np.zeros((len(names), peak_seconds.shape[0]), dtype=np.bool_)
     for k, name in enumerate(names):
         masks[k] = query_rows[name]
-    series, bottleneck, per_query = _column_maxima(peak_seconds, masks)
+    from estimator.kernels import column_maxima
+
+    series, bottleneck, per_query = column_maxima(peak_seconds, masks)
     upper = path_sum(peak_seconds, paths) if paths else series.copy()
     np.maximum(upper, series, out=upper)
     upper += 2 * base.subinterval / profile.sub_buckets + base.epsilon

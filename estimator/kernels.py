@@ -16,6 +16,10 @@ only the columns whose third place it can no longer vouch for. Every kernel
 computes a row the same way (:func:`_row`), so a trial and the committed state
 agree to the last bit with a full pass over the new coefficients.
 
+The burst-aware estimate's two passes (:func:`peak_pass`, :func:`column_maxima`) live
+here too: :mod:`estimator.burst` is imported wherever its sub-bucket count is (``mace
+report``'s picker among them), and numba should load only when a kernel runs.
+
 Helpers called once per subinterval take and return scalars only: a helper with
 array arguments pays their reference counting on every call, which made a move
 trial about five times slower.
@@ -340,3 +344,43 @@ def warm_up() -> None:
     )
     commit_rows(coef, basis, service, capacity, dlts, ce_seconds, top_values, top_rows, peaks, 0, 1)
     query_maxima(ce_seconds, np.ones((1, 2), dtype=np.bool_))
+
+
+@njit(cache=True)
+def peak_pass(
+    dlts: np.ndarray, service: np.ndarray, head: np.ndarray, rise: np.ndarray, tail: np.ndarray
+) -> np.ndarray:
+    """Per resource and subinterval, the peak backlog inside the subinterval from its
+    burst profile (:func:`estimator.burst.peak_backlog`)."""
+    resources, intervals = dlts.shape
+    out = np.empty((resources, intervals))
+    for i in range(resources):
+        end = 0.0
+        for p in range(intervals):
+            out[i, p] = max(end + head[i, p], rise[i, p], 0.0)
+            end = max(end + dlts[i, p] - service[i], tail[i, p], 0.0)
+    return out
+
+
+@njit(cache=True)
+def column_maxima(
+    peak_seconds: np.ndarray, masks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per subinterval: the largest value and its row (first on ties, like argmax), and
+    the largest value over the rows of each mask (0 when a mask is empty)."""
+    resources, intervals = peak_seconds.shape
+    best = np.full(intervals, -1.0)
+    row = np.zeros(intervals, dtype=np.int64)
+    per_mask = np.zeros((masks.shape[0], intervals))
+    for i in range(resources):
+        for p in range(intervals):
+            value = peak_seconds[i, p]
+            if value > best[p]:
+                best[p] = value
+                row[p] = i
+        for q in range(masks.shape[0]):
+            if masks[q, i]:
+                for p in range(intervals):
+                    if peak_seconds[i, p] > per_mask[q, p]:
+                        per_mask[q, p] = peak_seconds[i, p]
+    return best, row, per_mask

@@ -110,11 +110,22 @@ DUCKDB_HEADER_BYTES = 3 * 4096
 def check_complete(con: duckdb.DuckDBPyConnection, file: Path) -> None:
     """Refuse a file cut short (a full disk, an interrupted copy): one whose tables use a
     block that starts beyond its end. Reading it fails on some tables only, and a read
-    that misses them would look like an empty answer."""
+    that misses them would look like an empty answer.
+
+    Every block in use has an id below the file's block count, so a file that holds all
+    of them is complete at once. A valid file may be shorter (free blocks at its end are
+    not written); only then is each table's last block looked up, which reads the layout
+    of every column segment (0.1 s for the 28.8 M operator rows of the 100-run store)."""
     with storage_errors("reading the storage layout"):
-        block_size = int(
-            con.execute("SELECT block_size FROM pragma_database_size() LIMIT 1").fetchall()[0][0]
+        block_size, blocks = (
+            int(v)
+            for v in con.execute(
+                "SELECT block_size, total_blocks FROM pragma_database_size() LIMIT 1"
+            ).fetchall()[0]
         )
+        size = file.stat().st_size
+        if size >= DUCKDB_HEADER_BYTES + blocks * block_size:
+            return
         tables = con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
         ).fetchall()
@@ -124,7 +135,6 @@ def check_complete(con: duckdb.DuckDBPyConnection, file: Path) -> None:
                 "SELECT max(block_id) FROM pragma_storage_info(?) WHERE persistent", [table]
             ).fetchall()[0][0]
             last = max(last, -1 if used is None else int(used))
-    size = file.stat().st_size
     if last >= 0 and size <= DUCKDB_HEADER_BYTES + last * block_size:
         raise StorageError(
             f"{file}: truncated database file ({size} bytes; its tables use block {last}, "

@@ -18,6 +18,8 @@ eps = 0.1 (n1: 0.1/1) + 0.1 (n2: 0.2/2) = 0.2, upper = Mace + 1.2: the measured
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,6 +132,22 @@ def test_report_estimator_option(
     # q2 runs on n1 alone: its path is one stage, so both estimators give n1's CE/C
     assert q2["estimated_wc"] == pytest.approx(2.65)
     assert q2["estimated_mean"] == pytest.approx((1.25 + 2.65 * 3 + 1.65) / 5)
+
+
+def test_a_mace_report_does_not_load_the_compiled_kernels(small_db: Path) -> None:
+    """Numba's import is a third of the command's start-up: a report by Mace needs none of
+    its kernels, so it does not load it (the other estimators' modules load it when they
+    run)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from mace.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['report', '--db', {str(small_db)!r}, '--estimator', 'mace']) == 0\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numba')[:3])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_report_readable_output_names_the_estimator(

@@ -488,3 +488,94 @@ def test_threads_opening_a_new_file_at_once_all_get_the_schema(tmp_path: Path) -
     con = connect(path)
     assert current_version(con) == SCHEMA_VERSION
     con.close()
+
+
+def _last_used_block(path: Path) -> tuple[int, int]:
+    """The block size and the highest block id any table uses, read from every table's
+    column segments (the exact rule of the truncation check)."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        size = int(con.execute("SELECT block_size FROM pragma_database_size()").fetchall()[0][0])
+        tables = con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+        used = [
+            con.execute(
+                "SELECT max(block_id) FROM pragma_storage_info(?) WHERE persistent", [t]
+            ).fetchall()[0][0]
+            for (t,) in tables
+        ]
+    finally:
+        con.close()
+    return size, max(int(u) for u in used if u is not None)
+
+
+def test_a_store_is_refused_exactly_when_a_used_block_lies_past_its_end(tmp_path: Path) -> None:
+    """The check's quick path (the file holds its whole block count) and its exact one (each
+    table's last block) agree with the rule: refused iff a used block starts past the end."""
+    path = tmp_path / "store.duckdb"
+    con = connect(path)
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", _topology())
+        con.execute("CREATE TABLE filler AS SELECT range AS x FROM range(600000)")
+    con.execute("CHECKPOINT")
+    con.execute("DROP TABLE filler")  # its blocks become free
+    con.execute("CHECKPOINT")
+    con.close()
+    block, last = _last_used_block(path)
+    data = path.read_bytes()
+    end_of_last = 3 * 4096 + (last + 1) * block
+    cuts = {len(data), end_of_last, end_of_last - block, len(data) // 2}
+    for length in sorted(cut for cut in cuts if 0 < cut <= len(data)):
+        cut = tmp_path / f"cut-{length}.duckdb"
+        cut.write_bytes(data[:length])
+        refused = length <= 3 * 4096 + last * block
+        if refused:
+            with pytest.raises(StorageError, match="truncated database file"):
+                connect_to_read(cut).close()
+        else:
+            connect_to_read(cut).close()
+
+
+def test_a_batch_of_another_runs_files_keeps_a_cached_run(db: Path) -> None:
+    """A live run ingested every 2 s beside a finished one: the finished run's data version,
+    and so the dashboard's cached run with its analyses, stays as it is; a batch with a file
+    of the run reloads it, also when it adds no row (late rows of stored keys)."""
+    from dashboard.core.data import Database, RunCache
+
+    def stats(run_id: str, cpu: float) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "run_id": run_id, "operator": ["a", "b"], "port": 0, "interval": 0,
+                "events_in": 1, "events_out": 1, "cpu_seconds": cpu,
+            }
+        )  # fmt: skip
+
+    def batch(con: duckdb.DuckDBPyConnection, run_id: str, cpu: float, name: str) -> None:
+        with transaction(con, "test"):
+            writes.merge_operator_stats(con, stats(run_id, cpu))
+            entry = writes.ManifestEntry(f"{run_id}/{name}", run_id, "executions", 1, 0.0, 2, 0)
+            now = pd.Timestamp("2026-01-01").to_pydatetime()
+            writes.record_batch(
+                con, writes.next_batch_id(con), [entry], rows_kept=2, started_at=now,
+                finished_at=now,
+            )  # fmt: skip
+
+    database = Database(db)
+    with database.cursor() as con:
+        with transaction(con, "test"):
+            writes.write_run(con, "done", _topology())
+            writes.write_run(con, "live", _topology())
+        batch(con, "done", 0.1, "part-0")
+        batch(con, "live", 0.1, "part-0")
+    cache = RunCache(database)
+    finished = cache.get("done")
+    with database.cursor() as con:
+        batch(con, "live", 0.2, "part-1")
+    assert cache.get("done") is finished
+    with database.cursor() as con:
+        batch(con, "done", 0.3, "part-1")  # late rows: added to the same keys, no new row
+    reloaded = cache.get("done")
+    assert reloaded is not finished
+    assert reloaded.operator_stats["cpu_seconds"].tolist() == pytest.approx([0.4, 0.4])
+    database.close()
