@@ -264,3 +264,25 @@ def test_pruning_deletes_ingested_files_in_bucket_folders(spark, tmp_path: Path)
     assert _arrivals(db) == len(ARRIVALS) + 1
     assert prune_ingested(landing, db) == 4
     assert not bucketed.exists()
+
+
+def test_times_in_milliseconds_are_quarantined_as_such(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A job that writes ``System.currentTimeMillis()`` instead of epoch seconds has its
+    rows quarantined with a reason that says so, not only "more than 10 years away"."""
+    landing = tmp_path / "landing"
+    run = write_run(landing)
+    good = {"query": "q", "operator": "b", "stimulus_time": 100.5, "egress_time": 100.7}
+    write_jsonl(
+        run / "outputs" / f"part-{UUID}-0-0",
+        [
+            {**good, "stimulus_time": 1795671701517, "egress_time": 1795671701553},
+            {**good, "egress_time": 1795671701553},
+            good,
+        ],
+    )
+    db = tmp_path / "store.duckdb"
+    ingest_once(landing, db, spark)
+    assert _rows(db, "SELECT row_number, reason FROM quarantine ORDER BY row_number") == [
+        (1, "'stimulus_time' looks like epoch milliseconds: times are epoch seconds"),
+        (2, "'egress_time' looks like epoch milliseconds: times are epoch seconds"),
+    ]
