@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 FLINK_VENV := .venv-flink
 FLINK_STAMP := $(FLINK_VENV)/.installed
 
-.PHONY: demo demo-flink demo-flink-sql flink-env test check docs system-deps clean bench
+.PHONY: demo demo-flink demo-flink-sql example-java flink-env test check docs system-deps clean bench
 
 demo: system-deps $(STAMP)  ## set up, then run the product end to end (simulator)
 	$(VENV)/bin/mace demo
@@ -18,6 +18,12 @@ demo-flink: system-deps $(STAMP) $(FLINK_STAMP)  ## the demo on a real Flink job
 
 demo-flink-sql: system-deps $(STAMP) $(FLINK_STAMP)  ## the demo on a Flink SQL job read through Prometheus
 	$(VENV)/bin/mace demo --engine flink-sql
+
+example-java: system-deps $(STAMP) $(FLINK_STAMP)  ## a Java Flink job with FileSink writes its own outputs/ (examples/java-filesink)
+	rm -rf build/java-filesink/landing build/java-filesink/mace.duckdb
+	examples/java-filesink/run.sh build/java-filesink/landing javarun 60
+	$(VENV)/bin/mace ingest build/java-filesink/landing --db build/java-filesink/mace.duckdb
+	$(VENV)/bin/mace report --db build/java-filesink/mace.duckdb
 
 flink-env: $(FLINK_STAMP)  ## the PyFlink environment for the Flink demo and tests
 

@@ -120,6 +120,27 @@ def is_data_file(name: str) -> bool:
     )
 
 
+def record_files(folder: Path) -> list[Path]:
+    """The data files (:func:`is_data_file`) of a record set folder and of its bucket
+    folders, sorted by path: Flink's file sink writes into bucket folders (hourly ones,
+    ``2026-11-26--05``, by default; ``key=value`` ones for a partitioned SQL table).
+    Hidden folders (starting with ``.`` or ``_``: staging, Spark's ``_temporary``) are
+    not entered; a file or folder that vanishes while listed is left out."""
+    found = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name.startswith(HIDDEN_PREFIXES):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            found += record_files(entry)
+        elif is_data_file(entry.name) and entry.is_file():
+            found.append(entry)
+    return sorted(found)
+
+
 def is_json_file(path: Path) -> bool:
     """Whether a data file holds JSON Lines: by its suffix, or for a Flink part file
     without one, by not starting with Parquet's magic bytes."""
@@ -193,9 +214,7 @@ def _new_files(
         folder = run_dir / record_set
         if not folder.is_dir():
             continue
-        for file in sorted(folder.iterdir()):
-            if not is_data_file(file.name) or not file.is_file():
-                continue
+        for file in record_files(folder):
             relative = file.relative_to(landing).as_posix()
             if relative in already_ingested and relative not in given_up:
                 continue

@@ -25,10 +25,10 @@ from ingest.extract import (
     LandingFile,
     RunFolder,
     discover,
-    is_data_file,
     landing_folder,
     read_failure,
     read_record_set,
+    record_files,
     spark_error_line,
 )
 from ingest.samples import (
@@ -288,9 +288,7 @@ def prune_ingested(landing: str | Path, db_path: str | Path) -> int:
             records = run_dir / record_set
             if not records.is_dir():
                 continue
-            for file in records.iterdir():
-                if not is_data_file(file.name):
-                    continue
+            for file in record_files(records):
                 if file.relative_to(folder).as_posix() in ingested:
                     file.unlink(missing_ok=True)
                     deleted += 1

@@ -79,6 +79,11 @@ NAN_ALLOWED: dict[str, set[str]] = {"samples": {"busy_seconds"}}
 MAX_TIME_SPAN_SECONDS = 10 * 365.25 * 86_400.0
 """A time further than this (10 years) from the run's origin is quarantined: no run
 is that long, and bucketing such a time would overflow the interval number."""
+MILLISECONDS = (1e11, 1e14)
+"""Times in this range (as epoch seconds the years 5138 to 3 million; as epoch
+milliseconds 1973 to 5138) that are also too far from the origin are named as epoch
+milliseconds in their quarantine reason: the contract's times are epoch seconds, and
+Java's ``System.currentTimeMillis()`` is not."""
 MAX_RUN_INTERVALS = MAX_INTERVALS
 """Largest subinterval number of a run (the estimator's limit): a row whose time, or an
 execution whose busy span, lies beyond it is quarantined, so that no later step allocates
@@ -152,13 +157,16 @@ def _range_checks(record_set: str, spec: RunSpec) -> list[tuple[Column, Column |
     from pyspark.sql import functions as F
 
     years = MAX_TIME_SPAN_SECONDS / (365.25 * 86_400)
-    checks: list[tuple[Column, Column | str]] = [
-        (
-            F.abs(F.col(name) - F.lit(spec.origin)) > F.lit(MAX_TIME_SPAN_SECONDS),
-            f"'{name}' more than {years:g} years from the run's origin",
-        )
-        for name in TIME_FIELDS[record_set]
-    ]
+    checks: list[tuple[Column, Column | str]] = []
+    for name in TIME_FIELDS[record_set]:
+        far = F.abs(F.col(name) - F.lit(spec.origin)) > F.lit(MAX_TIME_SPAN_SECONDS)
+        checks += [
+            (
+                far & F.abs(F.col(name)).between(*MILLISECONDS),
+                f"'{name}' looks like epoch milliseconds: times are epoch seconds",
+            ),
+            (far, f"'{name}' more than {years:g} years from the run's origin"),
+        ]
     checks += [
         (
             (F.col(name) - F.lit(spec.origin)) / F.lit(spec.subinterval)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install or check what the project needs outside Python: Java 17+ (Spark),
+# Install or check what the project needs outside Python: Java 17+ (Spark), its
+# compiler javac (the Java Flink example, examples/java-filesink),
 # Debian's chromium + chromium-driver (browser tests) and prometheus (the server and
 # promtool: the Prometheus collector's and /metrics' tests). Installs with apt-get
 # when running as root; otherwise says exactly what is missing.
@@ -13,6 +14,7 @@ java_ok() {
   [[ -n "$major" && "$major" -ge 17 ]]
 }
 java_ok || missing+=("openjdk-17-jre-headless")
+command -v javac >/dev/null 2>&1 || missing+=("openjdk-17-jdk-headless")
 command -v chromium >/dev/null 2>&1 || missing+=("chromium")
 command -v chromedriver >/dev/null 2>&1 || missing+=("chromium-driver")
 { command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || missing+=("prometheus")

@@ -62,4 +62,5 @@ def write_run(landing: Path, run_id: str = "r1", topology: str = TOPOLOGY) -> Pa
 def write_jsonl(path: Path, lines: list[object]) -> None:
     """Write JSON Lines; a str entry is written verbatim (for malformed lines)."""
     text = "\n".join(item if isinstance(item, str) else json.dumps(item) for item in lines)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text + "\n")

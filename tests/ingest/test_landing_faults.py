@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ingest import extract
-from ingest.job import UNREADABLE_GRACE_SECONDS, ingest_once
+from ingest.job import UNREADABLE_GRACE_SECONDS, ingest_once, prune_ingested
 from storage.db import connect
 from tests.ingest.landing import ARRIVALS, write_jsonl, write_run
 
@@ -230,3 +230,59 @@ def test_flink_part_files_are_read_not_in_progress(spark, tmp_path: Path) -> Non
     summary = ingest_once(landing, db, spark)
     assert _quarantined_files(db) == [] and summary.rows_read > 0
     assert _arrivals(db) == len(ARRIVALS) + 2
+
+
+def test_bucket_folders_of_a_record_set_are_read(tmp_path: Path) -> None:
+    """Flink's FileSink puts its part files into bucket folders: hourly ones
+    (``2026-11-26--05``) with its default bucket assigner, ``key=value`` ones for a
+    partitioned SQL table. Those are read; hidden folders (staging, ``_temporary``) are
+    not, nor are in-progress files inside a bucket."""
+    landing = tmp_path / "landing"
+    run = write_run(landing)
+    rows = [{"source": "s", "stimulus_time": 102.5}]
+    write_jsonl(run / "arrivals" / "2026-11-26--05" / f"part-{UUID}-0-0", rows)
+    write_jsonl(run / "arrivals" / "dt=2026-11-26" / "hour=06" / f"part-{UUID}-0-1", rows)
+    write_jsonl(run / "arrivals" / "2026-11-26--05" / f".part-{UUID}-0-1.inprogress.{UUID}", rows)
+    write_jsonl(run / "arrivals" / "_temporary" / "0" / "part-7.jsonl", rows)
+    write_jsonl(run / "arrivals" / ".staging" / "part-8.jsonl", rows)
+    [found] = extract.discover(landing, set())
+    paths = sorted(f.path for f in found.files if f.record_set == "arrivals")
+    assert paths == [
+        f"r1/arrivals/2026-11-26--05/part-{UUID}-0-0",
+        f"r1/arrivals/dt=2026-11-26/hour=06/part-{UUID}-0-1",
+        "r1/arrivals/part-0.parquet",
+    ]
+
+
+def test_pruning_deletes_ingested_files_in_bucket_folders(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    landing = tmp_path / "landing"
+    run = write_run(landing)
+    bucketed = run / "arrivals" / "2026-11-26--05" / f"part-{UUID}-0-0"
+    write_jsonl(bucketed, [{"source": "s", "stimulus_time": 102.5}])
+    db = tmp_path / "store.duckdb"
+    ingest_once(landing, db, spark)
+    assert _arrivals(db) == len(ARRIVALS) + 1
+    assert prune_ingested(landing, db) == 4
+    assert not bucketed.exists()
+
+
+def test_times_in_milliseconds_are_quarantined_as_such(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A job that writes ``System.currentTimeMillis()`` instead of epoch seconds has its
+    rows quarantined with a reason that says so, not only "more than 10 years away"."""
+    landing = tmp_path / "landing"
+    run = write_run(landing)
+    good = {"query": "q", "operator": "b", "stimulus_time": 100.5, "egress_time": 100.7}
+    write_jsonl(
+        run / "outputs" / f"part-{UUID}-0-0",
+        [
+            {**good, "stimulus_time": 1795671701517, "egress_time": 1795671701553},
+            {**good, "egress_time": 1795671701553},
+            good,
+        ],
+    )
+    db = tmp_path / "store.duckdb"
+    ingest_once(landing, db, spark)
+    assert _rows(db, "SELECT row_number, reason FROM quarantine ORDER BY row_number") == [
+        (1, "'stimulus_time' looks like epoch milliseconds: times are epoch seconds"),
+        (2, "'egress_time' looks like epoch milliseconds: times are epoch seconds"),
+    ]
