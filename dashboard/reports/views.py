@@ -149,12 +149,16 @@ def report_view(
     measured = run.latency[query].lat_max
     objective = objectives.get(query)
     part, x_range = window(shown or TimeRange(), run.intervals, run.subinterval)
+    label = ESTIMATOR_LABELS[estimator]
+    delay = computed.estimated.delays.get(query)
+    if delay is not None and delay.calibrated:  # an engine run's series holds its delay
+        label += " + engine delay"
     fig = compliance_figure(
         run.times[part],
         measured[part],
         computed.estimated.per_query[query][part],
         objective,
-        ESTIMATOR_LABELS[estimator],
+        label,
     )
     mark_in_flight(
         fig, report["complete_intervals"] * run.subinterval, run.intervals * run.subinterval
