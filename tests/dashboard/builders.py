@@ -17,6 +17,7 @@ from storage.writes import (
     merge_node_busy,
     merge_operator_stats,
     merge_source_arrivals,
+    Version,
     write_run,
 )
 
@@ -84,7 +85,7 @@ def _merge_counts(
 def write_small_run(
     db: Path,
     run_id: str = "small",
-    versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+    versions: Sequence[Version] = (),
     document: Mapping[str, object] = SMALL_TOPOLOGY,
     measured_cpu: Mapping[tuple[str, int], float] = SMALL_CPU,
     arrivals: Sequence[float] = SMALL_ARRIVALS,
