@@ -2,16 +2,16 @@
 
 Each placement version after the first is a change, starting at subinterval
 ``interval``: operators moved, or nodes given another capacity (a Flink vertex rescaled
-to another parallelism: its threads node's capacity is the parallelism), or both. The model (costs and selectivities, docs/design.md, "Fitting and
-prediction") is fitted on the period of the previous placement only (``training``, by
-default all of it), so it
-knows nothing measured after the change. Applied to the run's arrivals under the
-run's placement versions and their capacities (backlogs carried across the change), it gives the
-predicted latency; its worst case over the period before the change (old
-placement) and over the period after it (new placement, until the next change or
-the end of the run) are set against the measured worst case (``lat_max``) of the
-same periods. The prediction sees the arrivals that really came after the change:
-it checks the model's judgement of the placement, not a forecast of the workload.
+to another parallelism: its threads node's capacity is the parallelism), or both. The
+model (costs and selectivities, docs/design.md, "Fitting and prediction") is fitted on
+the period of the previous placement only (``training``, by default all of it), so it
+knows nothing measured after the change. Applied to the run's arrivals under the run's
+placement versions and their capacities (backlogs carried across the change), it gives
+the predicted latency; its worst case over the period before the change (old placement
+and capacities) and over the period after it (the new ones, until the next change or
+the end of the run) are set against the measured worst case (``lat_max``) of the same
+periods. The prediction sees the arrivals that really came after the change: it checks
+the model's judgement of the deployment, not a forecast of the workload.
 An estimator that reads a node profile (burst-aware, per-origin) gets the one the
 fitted model predicts from the run's arrivals per sub-bucket, as the product's
 predicted figure does (:func:`estimator.runs.predicted_node_profile`).

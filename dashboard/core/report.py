@@ -401,9 +401,7 @@ def change_json(check: ChangeCheck) -> dict[str, Any]:
             )
         },
         "moved": [{"operator": op, "from": old, "to": new} for op, old, new in check.moved],
-        "rescaled": [
-            {"node": node, "from": old, "to": new} for node, old, new in check.rescaled
-        ],
+        "rescaled": [{"node": node, "from": old, "to": new} for node, old, new in check.rescaled],
     }
 
 

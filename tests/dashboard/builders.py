@@ -13,11 +13,11 @@ from estimator.model import Topology, topology_from_dict
 from storage.db import connect, transaction
 from storage.histogram import BUCKETS
 from storage.writes import (
+    Version,
     merge_latency_stats,
     merge_node_busy,
     merge_operator_stats,
     merge_source_arrivals,
-    Version,
     write_run,
 )
 

@@ -56,9 +56,7 @@ def test_capacities_per_version_against_a_plain_loop(
 ) -> None:
     rng = np.random.default_rng(seed)
     starts = [0, *sorted(min(c, intervals) for c in changes)]
-    capacities = [
-        {n: float(rng.choice([0.5, 1.0, 2.0, 3.0])) for n in NODES} for _ in starts
-    ]
+    capacities = [{n: float(rng.choice([0.5, 1.0, 2.0, 3.0])) for n in NODES} for _ in starts]
     placements = [dict(THREE.placement)] * len(starts)
     loads = rng.uniform(0, 3, (len(NODES), intervals))
     caps = np.ones((len(NODES), intervals))
