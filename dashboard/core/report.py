@@ -43,6 +43,7 @@ from dashboard.core.data import RunData
 from estimator.delays import calibrate
 from estimator.drift import refit
 from estimator.fitting import fit_operator_stats, training_window
+from estimator.model import Topology
 from estimator.pathaware import (
     NODE_FINE,
     PORT_WORK,
@@ -403,6 +404,21 @@ def change_json(check: ChangeCheck) -> dict[str, Any]:
         "moved": [{"operator": op, "from": old, "to": new} for op, old, new in check.moved],
         "rescaled": [{"node": node, "from": old, "to": new} for node, old, new in check.rescaled],
     }
+
+
+def change_text(check: ChangeCheck, topology: Topology, separator: str = ": ") -> str:
+    """What a change did, for a table cell or a note: the operators it moved
+    (``b: n2 → n1``) and the nodes it rescaled, a node inside a host (a Flink vertex's
+    threads) by its subtasks (``op-threads: 1 → 2 subtasks``), a machine by its
+    capacity (``n1: capacity 1 → 2``)."""
+    hosted = {n.id for n in topology.nodes if n.host is not None}
+    parts = [f"{op}{separator}{old} \u2192 {new}" for op, old, new in check.moved]
+    for node, old, new in check.rescaled:
+        if node in hosted:
+            parts.append(f"{node}{separator}{old:g} \u2192 {new:g} subtasks")
+        else:
+            parts.append(f"{node}{separator}capacity {old:g} \u2192 {new:g}")
+    return ", ".join(parts)
 
 
 def _finite_or_none(value: float) -> float | None:

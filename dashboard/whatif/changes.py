@@ -24,7 +24,7 @@ from dash.dash_table.DataTable import DataTable
 from dashboard import context
 from dashboard.core.data import RunData
 from dashboard.core.estimators import shown_estimator
-from dashboard.core.report import change_checks
+from dashboard.core.report import change_checks, change_text
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.whatif import ids, link
@@ -39,7 +39,7 @@ SAME = 0.005
 
 COLUMNS = (
     ("change at", "at"),
-    ("operators moved", "moved"),
+    ("what changed", "moved"),
     ("predicted here (What-if)", "whatif"),
     ("predicted in the Changes table", "table"),
     ("measured", "measured"),
@@ -126,7 +126,7 @@ def rows(
         out.append(
             {
                 "at": link.clock(check.interval * w),
-                "moved": ", ".join(f"{op}: {a} → {b}" for op, a, b in check.moved),
+                "moved": change_text(check, run.topology),
                 "whatif": _percent(whatif),
                 "table": _percent(check.predicted_change),
                 "measured": _percent(check.measured_change),
