@@ -102,11 +102,12 @@ def why(check: ChangeCheck, whatif: float, window: tuple[int, int], w: float) ->
 
 
 def _whatif_change(
-    engine: WhatIfEngine, inputs: RunInputs, old: dict[str, str], new: dict[str, str], name: str
+    engine: WhatIfEngine, inputs: RunInputs, old: dict[str, Any], new: dict[str, Any], name: str
 ) -> float:
-    """The worst case's relative change from ``old`` to ``new`` on the baseline."""
-    before = engine.evaluate(inputs, scenario_from_json({"placement": old}), name)
-    after = engine.evaluate(inputs, scenario_from_json({"placement": new}), name)
+    """The worst case's relative change from the ``old`` deployment to the ``new`` one
+    (scenarios: a placement and node capacities) on the baseline."""
+    before = engine.evaluate(inputs, scenario_from_json(old), name)
+    after = engine.evaluate(inputs, scenario_from_json(new), name)
     a, b = before.estimate.worst_case, after.estimate.worst_case
     return b / a - 1.0 if a > 0 else math.nan
 
@@ -115,14 +116,17 @@ def rows(
     engine: WhatIfEngine, run: RunData, inputs: RunInputs, window: tuple[int, int], name: str
 ) -> list[dict[str, str]]:
     """One row per placement change of the run (see the module's docstring)."""
-    placements = {v.version: dict(v.placement) for v in run.versions}
+    deployments = {
+        v.version: {"placement": dict(v.placement), "capacities": dict(v.capacities)}
+        for v in run.versions
+    }
     versions = [v.version for v in run.versions]
     out = []
     w = run.subinterval
     for check in change_checks(run, name):
         k = versions.index(check.version)
-        whatif = _whatif_change(engine, inputs, placements[versions[k - 1]],
-                                placements[check.version], name)  # fmt: skip
+        whatif = _whatif_change(engine, inputs, deployments[versions[k - 1]],
+                                deployments[check.version], name)  # fmt: skip
         out.append(
             {
                 "at": link.clock(check.interval * w),
