@@ -1,7 +1,8 @@
 """Latency of a measured run: estimated (measured DLTS) and predicted (fitted model).
 
-Placements may change during a run, so node loads and the nodes hosting each
-query are computed per interval from the placement versions (which version
+Placements (and node capacities: a rescaled Flink vertex) may change during a run,
+so node loads, capacities and the nodes hosting each query are computed per interval
+from the placement versions (which version
 covers an interval is :func:`estimator.model.version_at`'s rule), and the
 per-query Mace uses a node mask that varies over time. The estimator is any
 entry of :data:`estimator.pathaware.ESTIMATORS`: it refines Mace per placement
