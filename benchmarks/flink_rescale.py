@@ -64,52 +64,66 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     process, url = grid.start_job(
         spec, inputs, landing, run_id, run_dir, args.job, chaining=True, extra=("--adaptive",)
     )
-    rest = FlinkRest(url)
-    collector = FlinkCollector(rest, landing, run_id=run_id, flush_every=2.0)
-    grid.progress(f"{run_id}: job {collector.job_id} running at {url}")
+    producers: list[subprocess.Popen[str]] = []
     stop = threading.Event()
-    collecting = threading.Thread(target=collector.run, args=(stop,), daemon=True)
-    collecting.start()
-    start = time.time() + 1.0
-    producers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "benchmarks.flink_jobs.producer",
-                "--out",
-                str(folder),
-                "--seed",
-                str(args.seed + 1000 * i),
-                "--low-rate",
-                str(low),
-                "--high-rate",
-                str(high),
-                "--duration",
-                str(args.duration),
-                "--start",
-                str(start),
-            ],
-            cwd=grid.REPO,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for i, folder in enumerate(inputs)
-    ]
-    steps = []
-    for at, parallelism in sorted(args.step):
-        time.sleep(max(0.0, start + at - time.time()))
-        rescale(url, collector.job_id, parallelism)
-        steps.append({"at": round(time.time() - start, 1), "parallelism": parallelism})
-        grid.progress(f"{run_id}: asked for parallelism {parallelism}")
-    while any(p.poll() is None for p in producers):
-        time.sleep(0.5)
-    drained = grid.wait_for_drain(collector, time.time() + grid.DRAIN)
-    time.sleep(grid.SETTLE)
-    stop.set()
-    collecting.join(timeout=30)
-    timestamps = rest.job(collector.job_id).get("timestamps", {})
-    stop_process(process)
+    try:  # the job and the producers never outlive a failure
+        rest = FlinkRest(url)
+        collector = FlinkCollector(rest, landing, run_id=run_id, flush_every=2.0)
+        grid.progress(f"{run_id}: job {collector.job_id} running at {url}")
+        failures: list[str] = []
+
+        def collect() -> None:
+            try:
+                collector.run(stop)
+            except Exception as exc:  # recorded with the run: the collector refused the job
+                failures.append(f"{type(exc).__name__}: {exc}")
+
+        collecting = threading.Thread(target=collect, daemon=True)
+        collecting.start()
+        start = time.time() + 1.0
+        producers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmarks.flink_jobs.producer",
+                    "--out",
+                    str(folder),
+                    "--seed",
+                    str(args.seed + 1000 * i),
+                    "--low-rate",
+                    str(low),
+                    "--high-rate",
+                    str(high),
+                    "--duration",
+                    str(args.duration),
+                    "--start",
+                    str(start),
+                ],
+                cwd=grid.REPO,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for i, folder in enumerate(inputs)
+        ]
+        steps = []
+        for at, parallelism in sorted(args.step):
+            time.sleep(max(0.0, start + at - time.time()))
+            rescale(url, collector.job_id, parallelism)
+            steps.append({"at": round(time.time() - start, 1), "parallelism": parallelism})
+            grid.progress(f"{run_id}: asked for parallelism {parallelism}")
+        while any(p.poll() is None for p in producers):
+            time.sleep(0.5)
+        drained = grid.wait_for_drain(collector, time.time() + grid.DRAIN)
+        time.sleep(grid.SETTLE)
+        stop.set()
+        collecting.join(timeout=30)
+        timestamps = rest.job(collector.job_id).get("timestamps", {})
+    finally:
+        stop.set()
+        for producer in producers:
+            producer.terminate()
+        stop_process(process)
     versions = sorted(p.name for p in (landing / run_id).glob("topology-*.yaml"))
     grid.progress(f"{run_id}: stopped, drained={drained}, versions {versions}")
     report = grid.ingest_and_report([{"run": run_id}], landing, args.workdir / "mace.duckdb", None)
@@ -123,6 +137,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "steps": steps,
         "versions": versions,
         "restarting_at": timestamps.get("RESTARTING"),
+        "collector": {
+            "versions": collector.stats.versions,
+            "polls": collector.stats.polls,
+            "failed_polls": collector.stats.failed_polls,
+            "error": failures[0] if failures else None,
+        },
         "drained": drained,
         "loadavg_before": load_before[0],
         "loadavg_after": os.getloadavg()[0],
