@@ -191,16 +191,17 @@ def check_changes(
     periods = segments(starts, intervals)
     numbers = list(versions) if versions is not None else list(range(len(placements)))
     shapes = version_topologies(topology, placements, capacities)
+    complete = [v.capacity_by_node for v in shapes]
     checks: list[ChangeCheck] = []
     for k in range(1, len(placements)):
         before, after = periods[k - 1], periods[k]
         lo, hi = before
         window = (lo if training is None else max(lo, hi - training), hi)
         predicted = _predicted_series(
-            topology,
+            shapes[k - 1],
             operator_stats,
             counts,
-            (placements, starts, capacities),
+            (placements, starts, complete),
             window,
             estimator,
             profile,
@@ -237,9 +238,7 @@ def _predicted_series(
     topology: Topology,
     operator_stats: pd.DataFrame,
     counts: np.ndarray,
-    versions: tuple[
-        Sequence[Mapping[str, str]], Sequence[int], Sequence[Mapping[str, float]] | None
-    ],
+    versions: tuple[Sequence[Mapping[str, str]], Sequence[int], Sequence[Mapping[str, float]]],
     window: tuple[int, int],
     estimator: str,
     profile: np.ndarray | None,
@@ -248,7 +247,9 @@ def _predicted_series(
     """The system latency predicted by the model fitted on ``window`` under the run's
     ``versions`` (placements, their first subintervals, their capacities), with the node
     profile that model predicts from ``profile`` when the estimator uses one; NaN
-    everywhere when the window is empty (no model could be fitted before the change)."""
+    everywhere when the window is empty (no model could be fitted before the change).
+    ``topology`` is the version the window lies in: a thread's cost is read at the
+    capacity it had there (:func:`estimator.fitting.thread_cost`)."""
     placements, starts, capacities = versions
     intervals = counts.shape[1]
     if window[0] >= window[1]:

@@ -250,8 +250,10 @@ def run_topology(
     run: RunInfo | None = None,
     versions: list[PlacementVersion] | None = None,
 ) -> Topology:
-    """Rebuild the run's Topology with the placement and node capacities valid at the
-    start of ``interval`` (None: the latest placement version). A caller holding the run's
+    """Rebuild the run's Topology with the placement valid at the start of ``interval``
+    (None: the latest placement version) and the node capacities of topology.yaml (a
+    version's own are in :func:`placement_versions`: a model fitted on the run's start
+    reads its threads at the capacities they had then). A caller holding the run's
     :func:`get_run` and :func:`placement_versions` passes them to spare reading them
     again."""
     run = run or get_run(con, run_id)
@@ -290,8 +292,7 @@ def run_topology(
         "subinterval": run.subinterval,
         "origin": run.origin,
         "nodes": [
-            {"id": n, "capacity": chosen.capacities.get(n, c), **({"host": h} if h else {})}
-            for n, c, h in nodes
+            {"id": n, "capacity": c, **({"host": h} if h is not None else {})} for n, c, h in nodes
         ],
         "sources": [{"id": s, "event_bytes": b} for s, b in sources],
         "operators": [

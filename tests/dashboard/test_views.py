@@ -459,7 +459,6 @@ def test_a_rescale_is_a_change_verified_at_the_new_capacity(tmp_path: Path) -> N
     assert row["moved"] == "n2: capacity 2 → 4"
     assert row["predicted_wc_before"] == pytest.approx(0.8882, abs=1e-4)
     assert row["predicted_wc_after"] == 0.0
-    assert run.topology.capacity_by_node["n2"] == 4.0  # the run as it is now
 
 
 def test_a_placement_change_is_marked_and_verified(tmp_path: Path) -> None:

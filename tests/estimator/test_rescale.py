@@ -179,3 +179,31 @@ def test_a_prediction_is_finished_with_its_training_window() -> None:
     assert seen == [(0, 3)]
     assert check.predicted_wc_before == pytest.approx(1.75)
     assert check.predicted_wc_after == pytest.approx(0.75)
+
+
+def test_the_model_reads_a_thread_at_the_capacity_it_had_before_the_change() -> None:
+    # 15 records/s offered to one thread that serves 10 (busy all the time): a queue
+    # grows, and the thread's cost is read off it as capacity / rate = 1 / 10 s. The
+    # topology given is the job as it is now (2 subtasks); before the change it had 1,
+    # so the backlog grows 0.5 s per second: 15 s after 30 s. Read at 2 subtasks the
+    # cost would be 0.2 s and the backlog 60 s.
+    now = topology_from_dict(
+        {**VERTEX.to_dict(), "nodes": [{"id": "op-threads", "capacity": 2.0, "host": "tm"},
+                                       {"id": "tm", "capacity": 4.0}]}
+    )  # fmt: skip
+    stats = pd.DataFrame(
+        [("op", 0, p, 10, 10, 1.0) for p in range(30)]
+        + [("op", 0, p, 15, 15, 1.5) for p in range(30, 40)],
+        columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"],
+    )
+    (check,) = check_changes(
+        now,
+        stats,
+        np.full((1, 40), 15.0),
+        [dict(VERTEX.placement)] * 2,
+        (0, 30),
+        np.ones(40),
+        capacities=[{"op-threads": 1.0}, {"op-threads": 2.0}],
+    )
+    assert check.predicted_wc_before == pytest.approx(15.0, rel=0.05)
+    assert check.rescaled == (("op-threads", 1.0, 2.0),)
