@@ -129,9 +129,10 @@ def locked(path: Path) -> Iterator[None]:
 
 def start_job(
     spec: JobSpec, inputs: list[Path], landing: Path, run_id: str, run_dir: Path, job: str,
-    chaining: bool,
+    chaining: bool, extra: tuple[str, ...] = (),
 ) -> tuple[subprocess.Popen[bytes], str]:  # fmt: skip
-    """Start ``spec``'s job; return its process and REST URL once it runs."""
+    """Start ``spec``'s job (with the job options ``extra``); return its process and REST
+    URL once it runs."""
     from connectors.errors import ConnectorError
     from connectors.flink.rest import FlinkRest, FlinkRestError
     from connectors.flink.runtime import START_TIMEOUT, flink_python, free_port, stop_process
@@ -147,6 +148,7 @@ def start_job(
         command += ["--landing", str(landing), "--run-id", run_id]
         if not chaining:
             command.append("--no-chaining")
+    command += extra
     log = run_dir / "job.log"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with log.open("ab") as out:

@@ -91,7 +91,7 @@ class Estimate:
     @property
     def ce(self) -> np.ndarray:
         """CE in resource units (CPU-seconds, or bytes for links)."""
-        return self.ce_seconds * self.capacities[:, None]
+        return self.ce_seconds * _per_interval(self.capacities)
 
     @property
     def worst_case(self) -> float:
@@ -128,6 +128,11 @@ class Estimate:
         }
 
 
+def _per_interval(capacities: np.ndarray) -> np.ndarray:
+    """Capacities broadcast against resources x subintervals (fixed ones as a column)."""
+    return capacities if capacities.ndim == 2 else capacities[:, None]
+
+
 def estimate_from_dlts(
     dlts: np.ndarray,
     capacities: np.ndarray,
@@ -140,14 +145,17 @@ def estimate_from_dlts(
 ) -> Estimate:
     """CE, Mace, bottlenecks, bounds and per-query Mace from a resource DLTS matrix.
 
-    ``capacities`` are per second (CPU-s/s or bytes/s); ``query_rows`` maps a
+    ``capacities`` are per second (CPU-s/s or bytes/s), one per resource or, when they
+    change during the run (a rescaled Flink vertex), one per resource and subinterval
+    (Lindley's recursion then serves C_{i,p} * w in subinterval p, and CE/C divides by
+    the capacity of that subinterval); ``query_rows`` maps a
     query to the boolean mask of resources that host it (see :func:`per_query_max`);
     ``delay_min`` and ``delay_max`` are per-resource propagation delays on source-to-sink paths
     (section VII-B), zero when omitted.
     """
     dlts = np.asarray(dlts, dtype=float)
     caps = np.asarray(capacities, dtype=float)
-    ce_seconds = cumulative_excess(dlts, caps * subinterval) / caps[:, None]
+    ce_seconds = cumulative_excess(dlts, caps * subinterval) / _per_interval(caps)
     mace, bottleneck = mace_series(ce_seconds)
     if delay_min is None or not np.any(delay_min):
         lower = mace.copy()

@@ -1,7 +1,8 @@
 """Latency of a measured run: estimated (measured DLTS) and predicted (fitted model).
 
-Placements may change during a run, so node loads and the nodes hosting each
-query are computed per interval from the placement versions (which version
+Placements (and node capacities: a rescaled Flink vertex) may change during a run,
+so node loads, capacities and the nodes hosting each query are computed per interval
+from the placement versions (which version
 covers an interval is :func:`estimator.model.version_at`'s rule), and the
 per-query Mace uses a node mask that varies over time. The estimator is any
 entry of :data:`estimator.pathaware.ESTIMATORS`: it refines Mace per placement
@@ -20,7 +21,7 @@ from estimator.delays import NO_DELAY, QueryDelay
 from estimator.evaluator import epsilon
 from estimator.fitting import fit_operator_stats, training_window
 from estimator.mace import estimate_from_dlts
-from estimator.model import Topology
+from estimator.model import Topology, replace_capacities
 from estimator.pathaware import Detail, estimator_by_name
 from estimator.propagation import LoadModel, build_load_model, fine_basis, port_load
 
@@ -315,6 +316,39 @@ def predicted_node_profile(
     return topology.with_hosts(out)
 
 
+def version_topologies(
+    topology: Topology,
+    placements: Sequence[Mapping[str, str]],
+    capacities: Sequence[Mapping[str, float]] | None = None,
+) -> list[Topology]:
+    """Per placement version, ``topology`` with that version's placement and node
+    capacities (``capacities[k]``: version k's, e.g. a rescaled Flink vertex's threads
+    node at its new parallelism; a node left out, or no ``capacities``: the
+    topology's). A version equal to ``topology`` is ``topology`` itself."""
+    out = []
+    for k, placement in enumerate(placements):
+        version = topology.with_placement(placement)
+        own = capacities[k] if capacities is not None and k < len(capacities) else {}
+        changed = {n: c for n, c in own.items() if version.capacity_by_node.get(n) != c}
+        out.append(replace_capacities(version, changed) if changed else version)
+    return out
+
+
+def capacity_series(
+    versions: Sequence[Topology], starts: Sequence[int], intervals: int
+) -> np.ndarray:
+    """Node capacities for :func:`estimator.mace.estimate_from_dlts`: one per node
+    (topology order) when every version has the same, else nodes x intervals, each
+    interval with the capacities of its placement version."""
+    rows = [np.array([n.capacity for n in v.nodes], dtype=float) for v in versions]
+    if all(np.array_equal(r, rows[0]) for r in rows[1:]):
+        return rows[0]
+    out = np.empty((rows[0].size, intervals))
+    for row, (lo, hi) in zip(rows, segments(starts, intervals), strict=True):
+        out[:, lo:hi] = row[:, None]
+    return out
+
+
 def analyse(
     topology: Topology,
     node_dlts: np.ndarray,
@@ -322,14 +356,21 @@ def analyse(
     starts: Sequence[int],
     estimator: str = "mace",
     detail: Detail | None = None,
+    capacities: Sequence[Mapping[str, float]] | None = None,
 ) -> RunAnalysis:
     """CE, Mace, bottleneck, bounds and per-query series for node loads of a run, with
     the registered ``estimator`` applied in each placement version's segment (from the
-    finer ``detail`` of the same loads when given: the node profile, the port work)."""
+    finer ``detail`` of the same loads when given: the node profile, the port work).
+
+    ``capacities`` are the node capacities of each version where they change
+    (:func:`version_topologies`): CE carries each node's backlog across a change and
+    serves it at the capacity of the interval; a refinement sees the capacities of the
+    segment it refines, as it sees its placement."""
     chosen = estimator_by_name(estimator)
-    caps = np.array([n.capacity for n in topology.nodes], dtype=float)
     intervals = node_dlts.shape[1]
-    eps = max(epsilon(topology, p) for p in placements)
+    versions = version_topologies(topology, placements, capacities)
+    caps = capacity_series(versions, starts, intervals)
+    eps = max(epsilon(v, v.placement) for v in versions)
     base = estimate_from_dlts(
         node_dlts,
         caps,
@@ -341,10 +382,13 @@ def analyse(
     series = base.series.copy()
     upper = base.upper.copy()
     per_query = {q: s.copy() for q, s in base.per_query.items()}
-    for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
+    for version, (lo, hi) in zip(versions, segments(starts, intervals), strict=True):
         if lo == hi:
             continue
-        refined = chosen.apply(topology.with_placement(placement), base, detail)
+        seen = base
+        if caps.ndim == 2:
+            seen = replace(base, capacities=caps[:, lo])
+        refined = chosen.apply(version, seen, detail)
         series[lo:hi] = refined.series[lo:hi]
         upper[lo:hi] = refined.upper[lo:hi]
         for query in per_query:

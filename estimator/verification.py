@@ -1,16 +1,17 @@
 """Verify each change: what the model fitted before a placement change predicted for it.
 
 Each placement version after the first is a change, starting at subinterval
-``interval``. The model (costs and selectivities, docs/design.md, "Fitting and
-prediction") is fitted on the period of the previous placement only (``training``, by
-default all of it), so it
-knows nothing measured after the change. Applied to the run's arrivals under the
-run's placement versions (backlogs carried across the change), it gives the
-predicted latency; its worst case over the period before the change (old
-placement) and over the period after it (new placement, until the next change or
-the end of the run) are set against the measured worst case (``lat_max``) of the
-same periods. The prediction sees the arrivals that really came after the change:
-it checks the model's judgement of the placement, not a forecast of the workload.
+``interval``: operators moved, or nodes given another capacity (a Flink vertex rescaled
+to another parallelism: its threads node's capacity is the parallelism), or both. The
+model (costs and selectivities, docs/design.md, "Fitting and prediction") is fitted on
+the period of the previous placement only (``training``, by default all of it), so it
+knows nothing measured after the change. Applied to the run's arrivals under the run's
+placement versions and their capacities (backlogs carried across the change), it gives
+the predicted latency; its worst case over the period before the change (old placement
+and capacities) and over the period after it (the new ones, until the next change or
+the end of the run) are set against the measured worst case (``lat_max``) of the same
+periods. The prediction sees the arrivals that really came after the change: it checks
+the model's judgement of the deployment, not a forecast of the workload.
 An estimator that reads a node profile (burst-aware, per-origin) gets the one the
 fitted model predicts from the run's arrivals per sub-bucket, as the product's
 predicted figure does (:func:`estimator.runs.predicted_node_profile`).
@@ -19,7 +20,7 @@ predicted figure does (:func:`estimator.runs.predicted_node_profile`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,7 +32,15 @@ from estimator.errors import ModelError
 from estimator.model import Topology
 from estimator.pathaware import NODE_FINE, PORT_WORK, Detail, estimator_by_name
 from estimator.propagation import port_load
-from estimator.runs import analyse, fitted_model, node_loads, predicted_node_profile, segments
+from estimator.runs import (
+    RunAnalysis,
+    analyse,
+    fitted_model,
+    node_loads,
+    predicted_node_profile,
+    segments,
+    version_topologies,
+)
 
 
 @dataclass(frozen=True)
@@ -41,7 +50,8 @@ class ChangeCheck:
     Latencies are in seconds, NaN where a period has no data (e.g. no measured output
     yet after a change that just happened). ``before`` and ``after`` are the periods
     ([start, stop) subintervals), ``training`` the window the model was fitted on, and
-    ``moved`` the operators the change moved, as (operator, old node, new node)."""
+    ``moved`` the operators the change moved, as (operator, old node, new node), and
+    ``rescaled`` the nodes whose capacity it changed, as (node, old, new)."""
 
     interval: int
     version: int
@@ -53,6 +63,7 @@ class ChangeCheck:
     after: tuple[int, int]
     training: tuple[int, int]
     moved: tuple[tuple[str, str, str], ...]
+    rescaled: tuple[tuple[str, float, float], ...] = ()
 
     @property
     def predicted_change(self) -> float:
@@ -77,6 +88,9 @@ class _Version(Protocol):
 
     @property
     def placement(self) -> Mapping[str, str]: ...
+
+    @property
+    def capacities(self) -> Mapping[str, float]: ...
 
 
 class _Latency(Protocol):
@@ -111,8 +125,17 @@ class MeasuredRun(Protocol):
     def measured_system(self) -> _Latency: ...
 
 
+Finish = Callable[[RunAnalysis, tuple[int, int]], RunAnalysis]
+"""Turns a prediction into the figure compared, given the training window (e.g. adds a
+real engine's pipeline delays calibrated on that window: :mod:`estimator.delays`)."""
+
+
 def verify_changes(
-    run: MeasuredRun, *, estimator: str = "mace", training: int | None = None
+    run: MeasuredRun,
+    *,
+    estimator: str = "mace",
+    training: int | None = None,
+    finish: Finish | None = None,
 ) -> list[ChangeCheck]:
     """One :class:`ChangeCheck` per placement change of ``run`` (empty with one placement).
 
@@ -132,6 +155,8 @@ def verify_changes(
         estimator=estimator,
         training=training,
         profile=profile,
+        capacities=[v.capacities for v in run.versions],
+        finish=finish,
     )
 
 
@@ -147,6 +172,8 @@ def check_changes(
     estimator: str = "mace",
     training: int | None = None,
     profile: np.ndarray | None = None,
+    capacities: Sequence[Mapping[str, float]] | None = None,
+    finish: Finish | None = None,
 ) -> list[ChangeCheck]:
     """:func:`verify_changes` on arrays: ``operator_stats`` rows (columns of
     ``operator_stats``), ``counts`` the arrivals (``topology.source_ids`` rows),
@@ -154,19 +181,31 @@ def check_changes(
     ``measured`` the measured max latency per subinterval (NaN: no outputs).
     ``profile`` is the arrivals per sub-bucket (sources x D x k, topology order: the
     stored source_profile), read by an estimator that uses a node profile; None: that
-    estimator spreads each subinterval evenly (per-origin) or is Mace (burst-aware)."""
+    estimator spreads each subinterval evenly (per-origin) or is Mace (burst-aware).
+    ``capacities`` are each version's node capacities where they differ from the
+    topology's (:func:`estimator.runs.version_topologies`); ``finish`` turns each
+    prediction into the figure compared (:data:`Finish`)."""
     if training is not None and training < 1:
         raise ModelError(f"training must be at least 1 subinterval, got {training}")
     intervals = int(np.asarray(measured).shape[0])
     periods = segments(starts, intervals)
     numbers = list(versions) if versions is not None else list(range(len(placements)))
+    shapes = version_topologies(topology, placements, capacities)
+    complete = [v.capacity_by_node for v in shapes]
     checks: list[ChangeCheck] = []
     for k in range(1, len(placements)):
         before, after = periods[k - 1], periods[k]
         lo, hi = before
         window = (lo if training is None else max(lo, hi - training), hi)
         predicted = _predicted_series(
-            topology, operator_stats, counts, placements, starts, window, estimator, profile
+            shapes[k - 1],
+            operator_stats,
+            counts,
+            (placements, starts, complete),
+            window,
+            estimator,
+            profile,
+            finish,
         )
         checks.append(
             ChangeCheck(
@@ -184,24 +223,34 @@ def check_changes(
                     for op in topology.operator_ids
                     if placements[k - 1][op] != placements[k][op]
                 ),
+                rescaled=_rescaled(shapes[k - 1], shapes[k]),
             )
         )
     return checks
+
+
+def _rescaled(old: Topology, new: Topology) -> tuple[tuple[str, float, float], ...]:
+    before = old.capacity_by_node
+    return tuple((n.id, before[n.id], n.capacity) for n in new.nodes if before[n.id] != n.capacity)
 
 
 def _predicted_series(
     topology: Topology,
     operator_stats: pd.DataFrame,
     counts: np.ndarray,
-    placements: Sequence[Mapping[str, str]],
-    starts: Sequence[int],
+    versions: tuple[Sequence[Mapping[str, str]], Sequence[int], Sequence[Mapping[str, float]]],
     window: tuple[int, int],
     estimator: str,
     profile: np.ndarray | None,
+    finish: Finish | None,
 ) -> np.ndarray:
-    """The system latency predicted by the model fitted on ``window``, with the node
+    """The system latency predicted by the model fitted on ``window`` under the run's
+    ``versions`` (placements, their first subintervals, their capacities), with the node
     profile that model predicts from ``profile`` when the estimator uses one; NaN
-    everywhere when the window is empty (no model could be fitted before the change)."""
+    everywhere when the window is empty (no model could be fitted before the change).
+    ``topology`` is the version the window lies in: a thread's cost is read at the
+    capacity it had there (:func:`estimator.fitting.thread_cost`)."""
+    placements, starts, capacities = versions
     intervals = counts.shape[1]
     if window[0] >= window[1]:
         return np.full(intervals, np.nan)
@@ -213,7 +262,8 @@ def _predicted_series(
     if NODE_FINE in uses and profile is not None:
         fine = predicted_node_profile(fitted, model, profile, placements, starts)
     detail = None if ports is None and fine is None else Detail(node_fine=fine, port_work=ports)
-    return analyse(topology, loads, placements, starts, estimator, detail).estimate
+    analysis = analyse(topology, loads, placements, starts, estimator, detail, capacities)
+    return (analysis if finish is None else finish(analysis, window)).estimate
 
 
 def _worst(series: np.ndarray, period: tuple[int, int]) -> float:

@@ -85,7 +85,8 @@ class RunFolder:
     run_id: str
     topology: Topology | None
     error: str | None
-    versions: list[tuple[float, dict[str, str]]] = field(default_factory=list)
+    versions: list[tuple[float, dict[str, str], dict[str, float]]] = field(default_factory=list)
+    """Later placement versions: (valid_from, placement, node capacities)."""
     warnings: list[str] = field(default_factory=list)
     files: list[LandingFile] = field(default_factory=list)
     stamp: str = ""  # the topology files' names, sizes and modification times
@@ -234,6 +235,10 @@ def _new_files(
 
 
 def _read_versions(run_dir: Path, topology: Topology, run: RunFolder) -> None:
+    """The run's ``topology-<epoch>.yaml`` versions: each one's placement and the
+    capacities of the run's nodes in it (a rescaled vertex's threads node has its new
+    parallelism); a node the version does not list keeps its capacity of topology.yaml,
+    a node topology.yaml does not list cannot be placed on."""
     for file in sorted(run_dir.iterdir()):
         match = _VERSION_FILE.match(file.name)
         if not match:
@@ -247,7 +252,9 @@ def _read_versions(run_dir: Path, topology: Topology, run: RunFolder) -> None:
         except (ValueError, ModelError) as exc:
             run.warnings.append(f"{file.name} ignored: {exc}")
             continue
-        run.versions.append((epoch, placement))
+        own = version.capacity_by_node
+        capacities = {n.id: own.get(n.id, n.capacity) for n in topology.nodes}
+        run.versions.append((epoch, placement, capacities))
     run.versions.sort(key=lambda pair: pair[0])
 
 

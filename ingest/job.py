@@ -152,6 +152,7 @@ def run_spec(run: RunFolder, sub_buckets: int) -> RunSpec:
         sources=topology.source_ids,
         ports_by_operator={o.id: len(o.inputs) for o in topology.operators},
         capacity_by_node=dict(topology.capacity_by_node),
+        capacity_changes=tuple((v[0], v[2]) for v in run.versions),
         queries=topology.queries,
         sub_buckets=sub_buckets,
     )

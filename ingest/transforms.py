@@ -14,8 +14,9 @@ DataFrames and plain scalars and returns a DataFrame; nothing is collected.
 
 ``interval = floor((stimulus_time - origin) / subinterval)`` (docs/design.md, "DuckDB store");
 node_busy buckets the wall-clock span ``[start_time, start_time + cpu_seconds /
-capacity)`` and splits it across interval boundaries (in at most three pieces per
-execution, however long its span).
+capacity)`` (the node's capacity when the execution started: a version may change it)
+and splits it across interval boundaries (in at most three pieces per execution,
+however long its span).
 """
 
 from __future__ import annotations
@@ -114,6 +115,27 @@ class RunSpec:
     capacity_by_node: Mapping[str, float]
     queries: tuple[str, ...]
     sub_buckets: int  # k of the run's node_profile (storage: runs.profile_sub_buckets)
+    capacity_changes: tuple[tuple[float, Mapping[str, float]], ...] = ()
+    """Later versions' (valid_from, node capacities), from ``topology-<epoch>.yaml``."""
+
+
+def capacity_at(spec: RunSpec, time: Column) -> Column:
+    """The capacity of the row's ``node`` at ``time``: that of the last version valid
+    from then or earlier (``capacity_changes``), else topology.yaml's; null for an
+    unknown node. A busy span is divided by the capacity its execution started with."""
+    from pyspark.sql import functions as F
+
+    def lookup(capacities: Mapping[str, float]) -> Column:
+        pairs = [F.lit(x) for node, c in capacities.items() for x in (node, float(c))]
+        return F.element_at(F.create_map(*pairs), F.col("node"))
+
+    column = lookup(spec.capacity_by_node)
+    current = dict(spec.capacity_by_node)
+    for valid_from, capacities in sorted(spec.capacity_changes, key=lambda c: c[0]):
+        if dict(capacities) != current:  # a version that only moves operators adds nothing
+            column = F.when(time >= F.lit(float(valid_from)), lookup(capacities)).otherwise(column)
+            current = dict(capacities)
+    return column
 
 
 def _first_reason(checks: Sequence[tuple[Column, Column | str]]) -> Column:
@@ -215,10 +237,9 @@ def with_reason(parsed: DataFrame, record_set: str, spec: RunSpec) -> DataFrame:
         ports = F.create_map(
             *[F.lit(x) for op, n in spec.ports_by_operator.items() for x in (op, n)]
         )
-        capacity = F.create_map(
-            *[F.lit(x) for node, c in spec.capacity_by_node.items() for x in (node, float(c))]
+        busy_end = F.col("start_time") + F.col("cpu_seconds") / capacity_at(
+            spec, F.col("start_time")
         )
-        busy_end = F.col("start_time") + F.col("cpu_seconds") / F.element_at(capacity, "node")
         checks += [
             (
                 (busy_end - F.lit(spec.origin)) / F.lit(spec.subinterval)
@@ -296,13 +317,10 @@ def execution_aggregates(rows: DataFrame, spec: RunSpec) -> DataFrame:
     from pyspark.sql import functions as F
 
     good = ~_bad()
-    capacity = F.create_map(
-        *[F.lit(x) for node, c in spec.capacity_by_node.items() for x in (node, float(c))]
-    )
     width = F.lit(spec.subinterval)
     # bad rows get null spans: their values may be out of range for the casts below
     start = F.when(good, (F.col("start_time") - F.lit(spec.origin)) / width)
-    busy = F.when(good, F.col("cpu_seconds") / F.element_at(capacity, F.col("node")) / width)
+    busy = F.when(good, F.col("cpu_seconds") / capacity_at(spec, F.col("start_time")) / width)
     first = F.floor(start).cast("long")
     # the tolerance keeps a span ending on a boundary (up to rounding) out of the next interval
     last = F.greatest(first, (F.ceil(start + busy - F.lit(1e-9)) - 1).cast("long"))

@@ -165,7 +165,10 @@ def format_report(report: dict[str, Any]) -> str:
     if report["changes"]:
         lines.append("changes (worst case, predicted by the model fitted before each change):")
         for change in report["changes"]:
-            moved = ", ".join(f"{m['operator']} {m['from']}->{m['to']}" for m in change["moved"])
+            moved = ", ".join(
+                [f"{m['operator']} {m['from']}->{m['to']}" for m in change["moved"]]
+                + [f"{r['node']} {r['from']:g}->{r['to']:g}" for r in change.get("rescaled", [])]
+            )
             lines.append(
                 f"  subinterval {change['interval']} ({moved or 'same placement'}): "
                 f"predicted {cell(change['predicted_wc_before'])} -> "

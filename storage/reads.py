@@ -9,7 +9,7 @@ Reads return rows and frames; what aggregates them lives with its user
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -40,11 +40,14 @@ class RunInfo:
 
 @dataclass(frozen=True)
 class PlacementVersion:
-    """One placement of a run, valid from ``valid_from`` (seconds, the run's clock)."""
+    """One placement of a run, valid from ``valid_from`` (seconds, the run's clock), with
+    every node's capacity in it (a version may rescale a vertex as well as move
+    operators)."""
 
     version: int
     valid_from: float
     placement: dict[str, str]
+    capacities: dict[str, float] = field(default_factory=dict)
 
 
 def _query(con: duckdb.DuckDBPyConnection, what: str, sql: str, params: list[Any]) -> pd.DataFrame:
@@ -206,22 +209,36 @@ def interval_range(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, in
 
 
 def placement_versions(con: duckdb.DuckDBPyConnection, run_id: str) -> list[PlacementVersion]:
-    """The run's placements in version order (version 0 is the one of topology.yaml)."""
+    """The run's placements in version order (version 0 is the one of topology.yaml),
+    each with its node capacities: ``node_capacities``' rows, else (version 0, or a
+    version stored before them) ``nodes.capacity``."""
     with storage_errors(f"reading placements of run '{run_id}'"):
         rows = con.execute(
             "SELECT version, valid_from, operator, node FROM placements WHERE run_id = ?"
             " ORDER BY version, operator",
             [run_id],
         ).fetchall()
+        first = con.execute(
+            "SELECT node, capacity FROM nodes WHERE run_id = ? ORDER BY position", [run_id]
+        ).fetchall()
+        later = con.execute(
+            "SELECT version, node, capacity FROM node_capacities WHERE run_id = ?"
+            " ORDER BY version, node",
+            [run_id],
+        ).fetchall()
     if not rows:
         get_run(con, run_id)
         raise StorageError(f"run '{run_id}' has no placement")
+    base = {str(node): float(capacity) for node, capacity in first}
     versions: dict[int, PlacementVersion] = {}
     for version, valid_from, operator, node in rows:
         entry = versions.setdefault(
-            int(version), PlacementVersion(int(version), float(valid_from), {})
+            int(version), PlacementVersion(int(version), float(valid_from), {}, dict(base))
         )
         entry.placement[str(operator)] = str(node)
+    for version, node, capacity in later:
+        if int(version) in versions and str(node) in base:
+            versions[int(version)].capacities[str(node)] = float(capacity)
     return list(versions.values())
 
 
@@ -234,7 +251,9 @@ def run_topology(
     versions: list[PlacementVersion] | None = None,
 ) -> Topology:
     """Rebuild the run's Topology with the placement valid at the start of ``interval``
-    (None: the latest placement version). A caller holding the run's
+    (None: the latest placement version) and the node capacities of topology.yaml (a
+    version's own are in :func:`placement_versions`: a model fitted on the run's start
+    reads its threads at the capacities they had then). A caller holding the run's
     :func:`get_run` and :func:`placement_versions` passes them to spare reading them
     again."""
     run = run or get_run(con, run_id)

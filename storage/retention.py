@@ -44,6 +44,7 @@ PER_RUN_TABLES = (
     "edges",
     "links",
     "placements",
+    "node_capacities",
     "run_keys",
     "runs",
 )

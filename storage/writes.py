@@ -65,22 +65,37 @@ class ManifestEntry:
     rows_quarantined: int
 
 
+Version = tuple[float, Mapping[str, str]] | tuple[float, Mapping[str, str], Mapping[str, float]]
+"""A later placement version: (valid_from, placement) or (valid_from, placement, node
+capacities), e.g. from ``topology-<epoch>.yaml``."""
+
+
 def write_run(
     con: duckdb.DuckDBPyConnection,
     run_id: str,
     topology: Topology,
-    versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+    versions: Sequence[Version] = (),
     profile_sub_buckets: int | None = None,
 ) -> None:
     """Replace a run's description: the topology and its placement versions.
 
-    Version 0 is ``topology.placement``, valid from the run's origin; ``versions``
-    are later (valid_from, placement) pairs, e.g. from ``topology-<epoch>.yaml``.
+    Version 0 is ``topology.placement``, valid from the run's origin, with the
+    topology's node capacities; ``versions`` are later ones (:data:`Version`), each
+    with the capacities of its nodes (a node it leaves out, or a version without
+    capacities: the topology's).
     ``profile_sub_buckets`` is the k of its node_profile rows; a k already stored
     stays (the rows merged later must share the grid of the stored ones).
     """
     with storage_errors(f"writing run '{run_id}'"):
-        for table in ("nodes", "sources", "operators", "edges", "links", "placements"):
+        for table in (
+            "nodes",
+            "sources",
+            "operators",
+            "edges",
+            "links",
+            "placements",
+            "node_capacities",
+        ):
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
         # an upsert, not delete + insert: created_at and last_ingested_at stay
         con.execute(
@@ -131,7 +146,8 @@ def write_run(
                 "INSERT INTO links VALUES (?, ?, ?, ?, ?)",
                 [[run_id, lk.src, lk.dst, lk.delay, lk.bandwidth] for lk in topology.links],
             )
-        all_versions = [(topology.origin, topology.placement), *sorted(versions, key=_first)]
+        later = sorted(versions, key=_first)
+        all_versions = [(topology.origin, topology.placement), *[(v[0], v[1]) for v in later]]
         con.executemany(
             "INSERT INTO placements VALUES (?, ?, ?, ?, ?)",
             [
@@ -140,10 +156,20 @@ def write_run(
                 for op, node in placement.items()
             ],
         )
+        capacities = [v[2] if len(v) > 2 else {} for v in later]
+        if capacities:
+            con.executemany(
+                "INSERT INTO node_capacities VALUES (?, ?, ?, ?)",
+                [
+                    [run_id, version, n.id, float(own.get(n.id, n.capacity))]
+                    for version, own in enumerate(capacities, start=1)
+                    for n in topology.nodes
+                ],
+            )
 
 
-def _first(pair: tuple[float, Mapping[str, str]]) -> float:
-    return pair[0]
+def _first(version: Version) -> float:
+    return version[0]
 
 
 def _register(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> str:

@@ -20,6 +20,15 @@ from typing import Any
 from connectors.flink.local import local_cluster_config
 
 DISCOVERY_MS = 100
+ADAPTIVE = {
+    "jobmanager.scheduler": "adaptive",
+    "execution.checkpointing.interval": "1s",
+    "jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling": "0s",
+    "jobmanager.adaptive-scheduler.executing.resource-stabilization-timeout": "1s",
+    "jobmanager.adaptive-scheduler.rescale-trigger.max-delay": "3s",
+}
+"""Flink 2.x's adaptive scheduler, rescaling at the next checkpoint after new resource
+requirements arrive (a rescale restarts the job from that checkpoint)."""
 
 
 def burn(seconds: float) -> None:
@@ -59,6 +68,12 @@ def arguments(description: str, inputs: int = 1) -> argparse.ArgumentParser:
     parser.add_argument(
         "--cost-scale", type=float, default=1.0, help="multiplies every configured CPU cost"
     )
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="the adaptive scheduler with checkpoints every second and no rescale cooldown, "
+        "so that PUT /jobs/<id>/resource-requirements rescales the job within seconds",
+    )
     parser.set_defaults(inputs_needed=inputs)
     return parser
 
@@ -73,6 +88,8 @@ def configuration(args: argparse.Namespace) -> dict[str, str]:
         config["python.fn-execution.bundle.size"] = str(args.bundle_size)
     if args.bundle_ms is not None:
         config["python.fn-execution.bundle.time"] = str(args.bundle_ms)
+    if args.adaptive:
+        config.update(ADAPTIVE)
     return config
 
 

@@ -11,8 +11,12 @@ one Parquet file, written under a hidden name and renamed.
 It survives REST hiccups (a failed poll is retried at the next tick, and the
 collector gives up only after ``give_up`` seconds without an answer) and job
 restarts (counters that restart from zero are the ingestion's to detect). A
-placement change (subtasks moved to other TaskManagers) is written as a new
-topology version ``topology-<epoch>.yaml``. It stops when the job ends, when
+placement change (subtasks moved to other TaskManagers) or a rescale (a vertex with
+another parallelism: its threads node's capacity) is written as a new topology
+version ``topology-<epoch>.yaml``. The job is re-read every ``REDISCOVER_EVERY``
+seconds, and at once when its answer shows a vertex at another parallelism; a rescaled
+job's version is written once it runs again, valid from the time it did (Flink's
+``RUNNING`` timestamp of the job). It stops when the job ends, when
 ``stop`` is set (Ctrl-C, SIGTERM), or after ``duration`` seconds, and writes
 every sample it took before returning.
 """
@@ -197,6 +201,9 @@ class FlinkCollector:
         self._document = topology_document(self.graph, mode, subinterval)
         self._pending: list[dict[str, Any]] = []
         self._latest: dict[str, tuple[float, float]] = {}
+        self._rescaled = False  # the job's answer shows another parallelism than the graph
+        self._running_since: float | None = None  # the job's last switch to RUNNING
+        self._last_version = self.graph.start_time  # valid_from of the newest version
 
     @property
     def pending_rows(self) -> int:
@@ -274,16 +281,27 @@ class FlinkCollector:
             self.stats.last_write_error = exc.strerror or str(exc)
 
     def rediscover(self) -> None:
-        """Re-read the job; a placement change becomes a new topology version."""
+        """Re-read the job; a placement change or a rescale becomes a new topology
+        version, once the job runs (a restarting job's subtasks have no TaskManager)."""
         graph, self.state = read_graph(self.rest, self.job_id)
-        document = topology_document(graph, self.mode, self.subinterval)
         if graph.ids != self.graph.ids:
             raise ConnectorError(f"job {self.job_id}: its graph changed; start a new run")
+        if self.state != "RUNNING":
+            return
+        document = topology_document(graph, self.mode, self.subinterval)
         self.graph = graph
-        if document["placement"] != self._document["placement"]:
+        self._rescaled = False
+        if (document["placement"], document["nodes"]) != (
+            self._document["placement"],
+            self._document["nodes"],
+        ):
             self._document = {**document, "origin": self._document["origin"]}
             self.stats.versions += 1
-            write_topology(self.run_dir, self._document, f"topology-{self.clock():.3f}.yaml")
+            now = self.clock()
+            since = self._running_since
+            valid_from = since if since is not None and self._last_version < since <= now else now
+            self._last_version = valid_from
+            write_topology(self.run_dir, self._document, f"topology-{valid_from:.3f}.yaml")
 
     def run(self, stop: threading.Event, duration: float | None = None) -> CollectStats:
         """Poll until the job ends, ``stop`` is set or ``duration`` has passed."""
@@ -294,7 +312,7 @@ class FlinkCollector:
             while True:
                 tick = self.clock()
                 try:
-                    if tick - last_discovery >= REDISCOVER_EVERY:
+                    if self._rescaled or tick - last_discovery >= REDISCOVER_EVERY:
                         self.rediscover()
                         last_discovery = tick
                     self.poll()
@@ -332,13 +350,25 @@ class FlinkCollector:
         return self.stats
 
     def _job_ended(self) -> bool:
+        """Read the job's state (and whether a vertex's parallelism changed, and since
+        when it runs); whether it ended."""
         try:
-            self.state = next(
-                (j.state for j in self.rest.jobs() if j.job_id == self.job_id), "GONE"
-            )
+            job = self.rest.job(self.job_id)
+        except JobNotFound:
+            self.state = "GONE"
+            return True
         except FlinkRestError:
             return False
-        return self.state in TERMINAL_STATES or self.state == "GONE"
+        self.state = str(job.get("state", "UNKNOWN"))
+        known = {v.vertex_id: v.parallelism for v in self.graph.vertices}
+        try:
+            now = {str(v["id"]): int(v["parallelism"]) for v in job.get("vertices", [])}
+            running = job.get("timestamps", {}).get("RUNNING")
+            self._running_since = float(running) / 1000.0 if running else None
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return False  # an answer of the wrong shape: the next rediscovery says why
+        self._rescaled = self._rescaled or any(known.get(v, p) != p for v, p in now.items())
+        return self.state in TERMINAL_STATES
 
     def poll_quietly(self) -> None:
         """One last sample after the job ended, if the endpoint still answers."""

@@ -181,6 +181,12 @@ class RunData:
         the estimator's functions take for a run whose placement changed)."""
         return [v.placement for v in self.versions]
 
+    @property
+    def capacities(self) -> list[dict[str, float]]:
+        """The node capacities of each version, in order (a rescaled Flink vertex's
+        threads node changes with its parallelism)."""
+        return [v.capacities for v in self.versions]
+
     @functools.cached_property
     def counts(self) -> np.ndarray:
         """Arrivals per source of the topology and interval, computed once per loaded run

@@ -4,7 +4,8 @@ per TaskManager, the number of TaskManagers and their cores.
 Written once for ``mace whatif`` and the What-if page, so that both print the same
 numbers for the same edits. The model is fitted on the whole run (costs and
 selectivities from its statistics), driven by the run's recorded arrivals, and
-evaluated twice: as recorded (today's model of the run) and with the edits
+evaluated twice: as recorded (today's model of the run, at its last placement and node
+capacities: a rescaled vertex at its parallelism now) and with the edits
 (:mod:`estimator.parallelism`). A run measured by counters (a real engine) gets each
 query's pipeline delay, calibrated on the calm subintervals of the recorded
 prediction, added to both sides (:mod:`estimator.delays`).
@@ -25,7 +26,14 @@ from estimator.delays import calibrate
 from estimator.errors import ScenarioError
 from estimator.model import Topology
 from estimator.parallelism import Deployment, Edits, Shape, predict, resolve, shape_of, unit_of
-from estimator.runs import RunAnalysis, analyse, fitted_model, node_loads, with_delays
+from estimator.runs import (
+    RunAnalysis,
+    analyse,
+    fitted_model,
+    node_loads,
+    version_topologies,
+    with_delays,
+)
 
 GLOBAL_KEYS = ("taskmanagers", "slots", "cores")
 NODE_KEYS = ("parallelism", "capacity")
@@ -63,6 +71,8 @@ def _fit(data: RunData) -> FittedRun:
         topology = topology.with_placement(data.versions[-1].placement)
     counts = data.arrivals.for_topology(topology)
     fitted, model = fitted_model(topology, data.operator_stats, counts, (0, data.intervals))
+    if data.versions:  # the deployment as it is now: a rescaled vertex at its parallelism
+        fitted = version_topologies(fitted, [fitted.placement], [data.versions[-1].capacities])[0]
     operator_dlts = model.operator_dlts()
     placement = [dict(fitted.placement)]
     loads = node_loads(fitted, operator_dlts, placement, [0])

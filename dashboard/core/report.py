@@ -43,6 +43,7 @@ from dashboard.core.data import RunData
 from estimator.delays import calibrate
 from estimator.drift import refit
 from estimator.fitting import fit_operator_stats, training_window
+from estimator.model import Topology
 from estimator.pathaware import (
     NODE_FINE,
     PORT_WORK,
@@ -98,7 +99,15 @@ def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
         detail = run.detail(chosen.uses) if chosen.detailed is not None else None
         return engine_delays(
             run,
-            analyse(run.topology, run.node_dlts, placements, run.version_starts, estimator, detail),
+            analyse(
+                run.topology,
+                run.node_dlts,
+                placements,
+                run.version_starts,
+                estimator,
+                detail,
+                run.capacities,
+            ),
             None,
         )
 
@@ -148,7 +157,9 @@ def predicted_analysis(
         if NODE_FINE in uses:
             fine = predicted_profile(run, window())
         detail = None if ports is None and fine is None else Detail(node_fine=fine, port_work=ports)
-        computed = analyse(run.topology, loads, placements, run.version_starts, estimator, detail)
+        computed = analyse(
+            run.topology, loads, placements, run.version_starts, estimator, detail, run.capacities
+        )
         return engine_delays(run, computed, window())
 
     return run.derived(("predicted", share, estimator, training), compute)
@@ -191,9 +202,16 @@ def predicted_profile(run: RunData, window: tuple[int, int] | None) -> np.ndarra
 
 def change_checks(run: RunData, estimator: str = "mace") -> tuple[ChangeCheck, ...]:
     """Every placement change of the run verified with ``estimator``
-    (:func:`estimator.verification.verify_changes`), once per loaded run."""
+    (:func:`estimator.verification.verify_changes`), once per loaded run. A real
+    engine's prediction gets the pipeline delays calibrated on the training window
+    before the change, as the predicted figure does (:func:`engine_delays`)."""
+
+    def finish(analysis: RunAnalysis, window: tuple[int, int]) -> RunAnalysis:
+        return engine_delays(run, analysis, window)
+
     return run.derived(
-        ("changes", estimator), lambda: tuple(verify_changes(run, estimator=estimator))
+        ("changes", estimator),
+        lambda: tuple(verify_changes(run, estimator=estimator, finish=finish)),
     )
 
 
@@ -384,7 +402,23 @@ def change_json(check: ChangeCheck) -> dict[str, Any]:
             )
         },
         "moved": [{"operator": op, "from": old, "to": new} for op, old, new in check.moved],
+        "rescaled": [{"node": node, "from": old, "to": new} for node, old, new in check.rescaled],
     }
+
+
+def change_text(check: ChangeCheck, topology: Topology, separator: str = ": ") -> str:
+    """What a change did, for a table cell or a note: the operators it moved
+    (``b: n2 → n1``) and the nodes it rescaled, a node inside a host (a Flink vertex's
+    threads) by its subtasks (``op-threads: 1 → 2 subtasks``), a machine by its
+    capacity (``n1: capacity 1 → 2``)."""
+    hosted = {n.id for n in topology.nodes if n.host is not None}
+    parts = [f"{op}{separator}{old} \u2192 {new}" for op, old, new in check.moved]
+    for node, old, new in check.rescaled:
+        if node in hosted:
+            parts.append(f"{node}{separator}{old:g} \u2192 {new:g} subtasks")
+        else:
+            parts.append(f"{node}{separator}capacity {old:g} \u2192 {new:g}")
+    return ", ".join(parts)
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -442,7 +476,9 @@ def refit_analyses(run: RunData, estimator: str, training: tuple[int, int]) -> R
     )
     return RunAnalyses(
         estimated_analysis(run, estimator),
-        analyse(run.topology, loads, placements, run.version_starts, estimator, detail),
+        analyse(
+            run.topology, loads, placements, run.version_starts, estimator, detail, run.capacities
+        ),
     )
 
 

@@ -49,7 +49,7 @@ def changes_columns(clock: Clock) -> list[Any]:
     return [
         _time(clock, "", "time"),
         {"name": "version", "id": "version", "type": "numeric"},
-        {"name": "operators moved", "id": "moved", "type": "text"},
+        {"name": "what changed", "id": "moved", "type": "text"},
         {
             "name": "predicted change",
             "id": "predicted_change",

@@ -19,6 +19,7 @@ from dashboard.core.report import (
     analyses,
     bound_coverage,
     change_checks,
+    change_text,
     refit_analyses,
     system_lower,
 )
@@ -34,6 +35,7 @@ from estimator.drift import (
     rolling_error,
 )
 from estimator.fitting import training_window
+from estimator.model import Topology
 from estimator.pathaware import (
     ESTIMATOR_LABELS,
     estimator_by_name,
@@ -198,7 +200,7 @@ def overview(
             shell_figures.Span(
                 float(run.times[c.interval]),
                 float(run.times[c.interval]),
-                f"at {axis.point(float(run.times[c.interval]))} {change_note(c)}",
+                f"at {axis.point(float(run.times[c.interval]))} {change_note(c, run.topology)}",
             )
             for c in shown_checks
         ],
@@ -274,9 +276,9 @@ def _signed_percent(change: float) -> str:
     return f"{change:+.0%}".replace("-", "\u2212")
 
 
-def change_note(check: ChangeCheck) -> str:
+def change_note(check: ChangeCheck, topology: Topology) -> str:
     """The hover text of a change marker, e.g. "predicted −35% worst case, measured −31%"."""
-    moved = ", ".join(f"{op} {old} \u2192 {new}" for op, old, new in check.moved)
+    moved = change_text(check, topology, " ")
     predicted = (
         "no prediction (no data before the change)"
         if not np.isfinite(check.predicted_change)
@@ -307,7 +309,7 @@ def change_rows(
             "time": clock.cell(c.interval * run.subinterval),
             "interval": c.interval,
             "version": c.version,
-            "moved": ", ".join(f"{op}: {old} \u2192 {new}" for op, old, new in c.moved),
+            "moved": change_text(c, run.topology),
             "predicted_wc_before": _number(c.predicted_wc_before),
             "predicted_wc_after": _number(c.predicted_wc_after),
             "predicted_change": _number(c.predicted_change),

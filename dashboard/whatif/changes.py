@@ -24,7 +24,7 @@ from dash.dash_table.DataTable import DataTable
 from dashboard import context
 from dashboard.core.data import RunData
 from dashboard.core.estimators import shown_estimator
-from dashboard.core.report import change_checks
+from dashboard.core.report import change_checks, change_text
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.whatif import ids, link
@@ -39,7 +39,7 @@ SAME = 0.005
 
 COLUMNS = (
     ("change at", "at"),
-    ("operators moved", "moved"),
+    ("what changed", "moved"),
     ("predicted here (What-if)", "whatif"),
     ("predicted in the Changes table", "table"),
     ("measured", "measured"),
@@ -102,11 +102,12 @@ def why(check: ChangeCheck, whatif: float, window: tuple[int, int], w: float) ->
 
 
 def _whatif_change(
-    engine: WhatIfEngine, inputs: RunInputs, old: dict[str, str], new: dict[str, str], name: str
+    engine: WhatIfEngine, inputs: RunInputs, old: dict[str, Any], new: dict[str, Any], name: str
 ) -> float:
-    """The worst case's relative change from ``old`` to ``new`` on the baseline."""
-    before = engine.evaluate(inputs, scenario_from_json({"placement": old}), name)
-    after = engine.evaluate(inputs, scenario_from_json({"placement": new}), name)
+    """The worst case's relative change from the ``old`` deployment to the ``new`` one
+    (scenarios: a placement and node capacities) on the baseline."""
+    before = engine.evaluate(inputs, scenario_from_json(old), name)
+    after = engine.evaluate(inputs, scenario_from_json(new), name)
     a, b = before.estimate.worst_case, after.estimate.worst_case
     return b / a - 1.0 if a > 0 else math.nan
 
@@ -115,18 +116,21 @@ def rows(
     engine: WhatIfEngine, run: RunData, inputs: RunInputs, window: tuple[int, int], name: str
 ) -> list[dict[str, str]]:
     """One row per placement change of the run (see the module's docstring)."""
-    placements = {v.version: dict(v.placement) for v in run.versions}
+    deployments = {
+        v.version: {"placement": dict(v.placement), "capacities": dict(v.capacities)}
+        for v in run.versions
+    }
     versions = [v.version for v in run.versions]
     out = []
     w = run.subinterval
     for check in change_checks(run, name):
         k = versions.index(check.version)
-        whatif = _whatif_change(engine, inputs, placements[versions[k - 1]],
-                                placements[check.version], name)  # fmt: skip
+        whatif = _whatif_change(engine, inputs, deployments[versions[k - 1]],
+                                deployments[check.version], name)  # fmt: skip
         out.append(
             {
                 "at": link.clock(check.interval * w),
-                "moved": ", ".join(f"{op}: {a} → {b}" for op, a, b in check.moved),
+                "moved": change_text(check, run.topology),
                 "whatif": _percent(whatif),
                 "table": _percent(check.predicted_change),
                 "measured": _percent(check.measured_change),

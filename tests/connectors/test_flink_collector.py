@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -248,6 +249,38 @@ def test_collector_writes_topology_and_samples_until_the_job_ends(tmp_path: Path
     enrich = table[table["operator"] == "enrich"].sort_values("time")
     assert enrich["records_in"].is_monotonic_increasing
     assert enrich["records_in"].iloc[-1] > enrich["records_in"].iloc[0]
+
+
+def test_a_rescaled_vertex_becomes_a_topology_version(tmp_path: Path) -> None:
+    """The job's answer shows enrich at parallelism 2 (as after the adaptive scheduler's
+    rescale): the collector re-reads the job at once and writes a version whose enrich
+    threads have capacity 2, valid from the time the job runs again."""
+    fake = FakeFlink()
+    vertex = next(v for v in fake.job["vertices"] if v["name"] == "enrich")
+    running_again: list[float] = []
+
+    def rescale() -> None:
+        detail = fake.vertices[vertex["id"]]
+        detail["subtasks"] = [detail["subtasks"][0], {**detail["subtasks"][0], "subtask": 1}]
+        running_again.append(round(time.time() - 0.2, 3))
+        fake.job["timestamps"] = {**fake.job["timestamps"], "RUNNING": running_again[0] * 1000}
+        vertex["parallelism"] = 2
+
+    stop = threading.Event()
+    with serve(fake) as url:
+        collector = FlinkCollector(FlinkRest(url), tmp_path, run_id="r", every=0.05)
+        timers = [threading.Timer(0.3, rescale), threading.Timer(1.0, stop.set)]
+        for timer in timers:
+            timer.start()
+        stats = collector.run(stop)
+    run = tmp_path / "r"
+    (version,) = run.glob("topology-*.yaml")
+    assert version.name == f"topology-{running_again[0]:.3f}.yaml"
+    assert stats.versions == 1
+    first, later = load_topology(run / "topology.yaml"), load_topology(version)
+    assert first.capacity_by_node["enrich-threads"] == 1.0
+    assert later.capacity_by_node["enrich-threads"] == 2.0
+    assert later.placement == first.placement
 
 
 def test_collector_survives_hiccups_and_stops_on_request(tmp_path: Path) -> None:

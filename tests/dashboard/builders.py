@@ -13,6 +13,7 @@ from estimator.model import Topology, topology_from_dict
 from storage.db import connect, transaction
 from storage.histogram import BUCKETS
 from storage.writes import (
+    Version,
     merge_latency_stats,
     merge_node_busy,
     merge_operator_stats,
@@ -84,7 +85,7 @@ def _merge_counts(
 def write_small_run(
     db: Path,
     run_id: str = "small",
-    versions: Sequence[tuple[float, Mapping[str, str]]] = (),
+    versions: Sequence[Version] = (),
     document: Mapping[str, object] = SMALL_TOPOLOGY,
     measured_cpu: Mapping[tuple[str, int], float] = SMALL_CPU,
     arrivals: Sequence[float] = SMALL_ARRIVALS,

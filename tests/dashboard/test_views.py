@@ -446,6 +446,21 @@ def test_a_click_selects_the_subinterval_of_its_run(shifting_db: Path) -> None:
     assert [(s["x0"], s["x1"]) for s in shapes if s["type"] == "rect"] == [(4.0, 5.0)]
 
 
+def test_a_rescale_is_a_change_verified_at_the_new_capacity(tmp_path: Path) -> None:
+    from tests.dashboard.builders import write_small_run
+
+    db = tmp_path / "rescaled.duckdb"
+    write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n2", "c": "n1"}, {"n2": 4.0})])
+    run = RunCache(Database(db)).get("small")
+    # costs fitted on [0, 2): a 1.95/17, b 0.2: n2 (a + b) peaks at CE/C 0.888 s in
+    # interval 1 at capacity 2; from interval 2 its capacity 4 serves every load at once
+    # (n1 has no backlog there either). At capacity 2 interval 4 would have 0.57 s.
+    (row,) = overview_views.change_rows(run, overview_views.overview(run, "all").changes)
+    assert row["moved"] == "n2: capacity 2 → 4"
+    assert row["predicted_wc_before"] == pytest.approx(0.8882, abs=1e-4)
+    assert row["predicted_wc_after"] == 0.0
+
+
 def test_a_placement_change_is_marked_and_verified(tmp_path: Path) -> None:
     from tests.dashboard.builders import write_small_run
 

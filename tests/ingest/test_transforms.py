@@ -114,6 +114,45 @@ def test_execution_aggregates_split_busy_time_across_wall_intervals(spark) -> No
     assertDataFrameEqual(actual, expected, checkRowOrder=False, atol=1e-9)
 
 
+def test_busy_spans_use_the_capacity_of_the_version_they_start_in(spark) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.testing import assertDataFrameEqual
+
+    # n1 has capacity 0.5 until 12.0, 1.0 from then on (a version rescales it); n2
+    # keeps 2.0. cpu 0.25: busy 0.5 s on n1 at 11.0, 0.25 s at 12.5 and at 12.0 (the
+    # boundary belongs to the new version), 0.125 s on n2.
+    spec = dataclasses.replace(
+        SPEC,
+        capacity_by_node={"n1": 0.5, "n2": 2.0},
+        capacity_changes=((12.0, {"n1": 1.0, "n2": 2.0}),),
+    )
+    rows = [
+        _execution(0),
+        _execution(1, start_time=12.5),
+        _execution(2, start_time=12.0),
+        _execution(3, node="n2", start_time=12.5),
+    ]
+    frame = with_reason(spark.createDataFrame(rows, EXEC_COLUMNS), "executions", spec)
+    actual = execution_aggregates(frame, spec).select("node", "wall_interval", "busy_seconds")
+    expected = spark.createDataFrame(
+        [("n1", 0, 0.5), ("n1", 1, 0.5), ("n2", 1, 0.125)],
+        "node string, wall_interval long, busy_seconds double",
+    )
+    assertDataFrameEqual(actual, expected, checkRowOrder=False, atol=1e-9)
+
+
+def test_a_version_that_only_moves_operators_keeps_the_capacities(spark) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.testing import assertDataFrameEqual
+
+    spec = dataclasses.replace(SPEC, capacity_changes=((12.0, {"n1": 0.5}),))
+    frame = with_reason(
+        spark.createDataFrame([_execution(0, start_time=12.5)], EXEC_COLUMNS), "executions", spec
+    )
+    actual = execution_aggregates(frame, spec).select("wall_interval", "busy_seconds")
+    assertDataFrameEqual(
+        actual, spark.createDataFrame([(1, 0.5)], "wall_interval long, busy_seconds double")
+    )
+
+
 def _plain_node_busy(executions: list[tuple[float, float]], spec: RunSpec) -> dict[int, float]:
     """Busy seconds of node n1 per wall interval: each execution (start_time,
     cpu_seconds) walked interval by interval, its overlap with each added."""

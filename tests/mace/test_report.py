@@ -196,6 +196,7 @@ def test_report_changes_of_a_run_with_a_placement_change(
         "predicted_change": pytest.approx(2.0 / before - 1),
         "measured_change": pytest.approx(1.0 / 1.2 - 1),
         "moved": [{"operator": "b", "from": "n2", "to": "n1"}],
+        "rescaled": [],
     }
     assert main(["report", "--db", str(db), "--estimator", "mace"]) == 0
     text = capsys.readouterr().out
@@ -316,3 +317,18 @@ def test_the_readable_report_says_which_engine_delay_the_estimate_holds() -> Non
         "over 9 calm subintervals)" in lines[6]
     )
     assert "engine delay: none in the estimate (only 2 calm subintervals, 3 needed)" in lines[12]
+
+
+def test_report_changes_of_a_rescaled_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # n2 (a and b) doubles its capacity at t = 2: by hand in tests/dashboard/test_views.py
+    db = tmp_path / "rescaled.duckdb"
+    write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n2", "c": "n1"}, {"n2": 4.0})])
+    assert main(["report", "--db", str(db), "--estimator", "mace", "--json"]) == 0
+    (change,) = json.loads(capsys.readouterr().out)["changes"]
+    assert change["moved"] == []
+    assert change["rescaled"] == [{"node": "n2", "from": 2.0, "to": 4.0}]
+    assert change["predicted_wc_after"] == 0.0
+    assert main(["report", "--db", str(db), "--estimator", "mace"]) == 0
+    assert "subinterval 2 (n2 2->4): predicted 0.8882 -> 0.0000 s" in capsys.readouterr().out

@@ -116,6 +116,18 @@ def test_whatif_on_a_flink_shaped_run_adds_taskmanagers(
     assert deployment["parallelism"] == {"work-threads": 3}
 
 
+def test_whatif_starts_from_the_parallelism_a_rescale_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the run's last version has work at 2 subtasks: that is what "recorded" means now
+    db = tmp_path / "rescaled.duckdb"
+    write_small_run(db, "rescaled", [(50.0, {"work": "work-threads"}, {"work-threads": 2.0})],
+                    bursty_document(True), measured_cpu={}, arrivals=BURSTY * 10)  # fmt: skip
+    document = run_json(capsys, "whatif", "--db", str(db), "--set", "work.parallelism=3", "--json")
+    assert document["recorded"]["deployment"]["parallelism"] == {"work-threads": 2}
+    assert document["changed"]["deployment"]["parallelism"] == {"work-threads": 3}
+
+
 def test_plan_parallelism_beats_the_utilisation_rule(
     bursty_db: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

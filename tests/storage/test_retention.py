@@ -19,10 +19,12 @@ NOW = datetime(2026, 1, 31, 12, 0)
 
 
 def _store(tmp_path: Path) -> Path:
-    """Runs old (40 days), mid (10 days), new (1 hour) and busy (40 days, a pending file)."""
+    """Runs old (40 days), mid (10 days), new (1 hour) and busy (40 days, a pending file),
+    each with a second version that rescales n1."""
     db = tmp_path / "store.duckdb"
+    rescaled = (2.0, {"a": "n2", "b": "n2", "c": "n1"}, {"n1": 2.0})
     for run_id in ("old", "mid", "new", "busy"):
-        write_small_run(db, run_id)
+        write_small_run(db, run_id, [rescaled])
     con = connect(db)
     try:
         for run_id in ("old", "mid", "new", "busy"):

@@ -126,6 +126,24 @@ def test_topology_round_trip_and_placement_versions(db: Path) -> None:
         reads.run_topology(con, "nope")
 
 
+def test_each_version_keeps_its_node_capacities(db: Path) -> None:
+    topology = _topology()  # n1 1.0, n2 2.0
+    same = {"a": "n1", "b": "n2"}
+    con = connect(db)
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", topology, [(102.0, same, {"n2": 4.0}), (104.0, same)])
+    versions = reads.placement_versions(con, "r1")
+    assert [v.capacities for v in versions] == [
+        {"n1": 1.0, "n2": 2.0},
+        {"n1": 1.0, "n2": 4.0},
+        {"n1": 1.0, "n2": 2.0},  # a version without capacities has the topology's
+    ]
+    assert reads.run_topology(con, "r1", interval=3) == topology  # topology.yaml's capacities
+    with transaction(con, "test"):  # written again (the next ingestion): replaced, not added
+        writes.write_run(con, "r1", topology, [(102.0, same, {"n2": 4.0})])
+    assert [v.capacities["n2"] for v in reads.placement_versions(con, "r1")] == [2.0, 4.0]
+
+
 def test_sample_state_keeps_the_newest_sample_and_marks_a_counter_run(db: Path) -> None:
     con = connect(db)
     with transaction(con, "test"):
