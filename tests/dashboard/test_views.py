@@ -67,6 +67,17 @@ def test_report_view_violations(cache: RunCache) -> None:
     assert violations.violations_summary("q2", None, none, Clock()) == "q2: no objective set"
 
 
+def test_the_report_chart_draws_the_estimate_where_the_query_had_outputs(
+    cache: RunCache,
+) -> None:
+    """q1 has no output in subinterval 3 (no arrivals): a gap in both lines, as the
+    table's figures leave it out (the estimate there is 0)."""
+    _, fig, _ = reports_views.report_view(cache.get("small"), {}, "q1")
+    estimated, measured = (np.asarray(t.y, dtype=float) for t in fig.data[:2])
+    np.testing.assert_allclose(estimated, [0, 0.8, 0.55, np.nan, 0.5], atol=1e-12)
+    np.testing.assert_array_equal(np.isnan(measured), np.isnan(estimated))
+
+
 def test_violations_of_every_query_in_time_order(cache: RunCache) -> None:
     run = cache.get("small")
     # q2 [0.1, 0.5, 0.2, -, 0.15] above 0.12 in 1-2 and in 4
