@@ -4,8 +4,9 @@ For each run that received data, the pass raises the run's alerts
 (:func:`dashboard.core.monitoring.run_alerts`: objectives breached, measured and
 predicted, and drift; the predictive model is the run's refit one if a training
 window is stored, :func:`storage.scenarios.set_training_window`) over its complete
-subintervals (:mod:`dashboard.core.complete`: a measured breach waits for them; drift waits for a
-default training window of ``MIN_DRIFT_TRAINING`` seconds) and records them
+subintervals (:mod:`dashboard.core.complete`: a measured breach waits for them; drift, as
+on the Overview, waits for them and for a default training window of
+:data:`dashboard.core.monitoring.MIN_DRIFT_TRAINING` seconds) and records them
 (:func:`storage.alerts.record_alerts`, which never duplicates one). With a webhook
 URL it then POSTs every undelivered alert as one JSON object, oldest first; an alert
 is marked delivered on a 2xx answer. An alert that widens later (its stretch goes
@@ -54,16 +55,6 @@ DELIVERY_DEADLINE = 15.0
 """Seconds the deliveries of one pass may take in all; the rest wait for the next pass."""
 MAX_DELIVERIES_PER_PASS = 100
 """At most this many POSTs per pass, so that a backlog cannot stall ingestion."""
-MIN_DRIFT_TRAINING = 60.0
-"""Seconds of training before the alert pass raises drift (with the default window, the
-run's first 10%: from 600 s of run on). In a 600 s ``mace demo``, the passes 140 to 280 s
-into the run fitted the model on its first 14 to 28 s of bursty arrivals, and the measured
-latency stayed below the predicted band for minutes (two drift alerts). In a 150 s demo
-fitted on 15 s, a source operator's cost came out 9 % high and the predicted backlog of a
-25 s burst 20 % high. Fitted on the
-first 60 s, the same run has no drift. (Chosen from that run: not an out-of-sample
-figure.)"""
-
 log = logging.getLogger("mace.alerts")
 
 
@@ -155,16 +146,6 @@ def describe_json(alert: dict[str, Any]) -> str:
     )
 
 
-def fitted_on_enough(intervals: int, subinterval: float) -> bool:
-    """Does the default training window (the run's first share) hold at least
-    ``MIN_DRIFT_TRAINING`` seconds? A model fitted on less is not checked for drift."""
-    from estimator.fitting import training_window
-    from estimator.runs import DEFAULT_TRAINING_SHARE
-
-    start, stop = training_window(intervals, DEFAULT_TRAINING_SHARE)
-    return (stop - start) * subinterval >= MIN_DRIFT_TRAINING
-
-
 def evaluate_runs(
     con: duckdb.DuckDBPyConnection, run_ids: Iterable[str] | None, k: int = DEFAULT_K
 ) -> PassResult:
@@ -173,7 +154,7 @@ def evaluate_runs(
     from dashboard.core.complete import complete_count
     from dashboard.core.data import load_run
     from dashboard.core.monitoring import run_alerts
-    from estimator.alerts import DEFAULT_GAP, DRIFT
+    from estimator.alerts import DEFAULT_GAP
     from mace.complete import complete_alerts
     from storage import reads
     from storage.alerts import record_alerts
@@ -190,8 +171,6 @@ def evaluate_runs(
             window = training_window_of(con, run_id)
             alerts = run_alerts(run, objectives(con, run_id), training=window, k=k)
             alerts = complete_alerts(run, alerts, complete_count(run))
-            if window is None and not fitted_on_enough(run.intervals, run.subinterval):
-                alerts = [a for a in alerts if a.kind != DRIFT]
             with transaction(con, f"recording alerts of run '{run_id}'"):
                 result.new += record_alerts(con, run_id, alerts, gap=DEFAULT_GAP)
         except MaceError as exc:

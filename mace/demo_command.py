@@ -22,6 +22,7 @@ import argparse
 import dataclasses
 import functools
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -178,6 +179,11 @@ def start_spark_first() -> None:
         ready_spark(DEFAULT_MASTER)
     except MaceError as exc:  # the scheduled passes retry with back-off and say why
         print(f"demo: Spark is not ready yet: {exc}", file=sys.stderr, flush=True)
+    if threading.current_thread() is threading.main_thread():
+        # pyspark's own Ctrl+C handler cancels every running Spark job: the pass in
+        # progress failed with a Java stack trace instead of completing (the shutdown
+        # waits for it). Ctrl+C is Python's again: KeyboardInterrupt, then the cleanup.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _final_report(landing: Path, db: Path, run_id: str) -> None:

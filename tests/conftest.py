@@ -28,6 +28,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.fixture
+def short_drift_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drift looked for with the default model however short its window: the drift test
+    runs last 40 s, whose first 10% fall far short of ``MIN_DRIFT_TRAINING`` (that rule
+    has tests of its own)."""
+    from dashboard.core import monitoring
+
+    monkeypatch.setattr(monitoring, "MIN_DRIFT_TRAINING", 0.0)
+
+
 @pytest.fixture(scope="session")
 def spark():  # type: ignore[no-untyped-def]
     """One local SparkSession for the whole test session (quiet, UI off, 2 shuffle partitions)."""

@@ -11,6 +11,11 @@ For each query and for the whole system, across the run's intervals:
 - *measured*: the measured maximum latency per interval (``lat_max``), over
   the intervals that had outputs.
 
+The three of a row cover the same intervals: those in which it had outputs (all of
+them if it has no measured latency at all). Where a query has no output, there is
+nothing to compare with, and the per-origin estimate, the latency of the query's
+outputs, is 0.
+
 ``changes`` verifies each placement change (:mod:`estimator.verification`): the
 worst case predicted by the model fitted before the change, for the periods before
 and after it (from the stored arrivals per sub-bucket too, as *predicted*, for the
@@ -263,9 +268,14 @@ def _entry(
     objective: float | None,
     compliance: float | None,
 ) -> dict[str, Any]:
+    # the three kinds over the same subintervals, those with outputs: where a query has
+    # none, nothing is measured, and the per-origin estimate (the latency of outputs) is 0
+    had = np.isfinite(measured)
+    if not had.any():  # nothing measured (a counters-only run): the estimates over all
+        had[:] = True
     parts = {
-        "estimated": _summary(estimated),
-        "predicted": _summary(predicted),
+        "estimated": _summary(estimated[had]),
+        "predicted": _summary(predicted[had]),
         "measured": _summary(measured),
     }
     out: dict[str, Any] = {f"{k}_{f}": parts[k][f] for f in FIGURES for k in KINDS}

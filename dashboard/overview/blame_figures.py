@@ -9,6 +9,11 @@ from dashboard.shell.figures import plain_layout
 from dashboard.shell.theme import DRAINED, share_color
 from estimator.pathblame import PathBlame
 
+CONTRIBUTION_TITLE = "Share of the backlog per operator"
+"""The contribution chart's title before it explains a point (no resource chosen yet)."""
+CONTRIBUTION_HEIGHT = 220
+"""The contribution chart's least height, in pixels."""
+
 
 def contribution_figure(
     contributions: Mapping[str, float], total: float, resource: str
@@ -28,7 +33,7 @@ def contribution_figure(
     layout.update(
         {
             "margin": {"l": 80, "r": 20, "t": 45, "b": 45},
-            "height": max(220, 110 + 32 * len(names)),
+            "height": max(CONTRIBUTION_HEIGHT, 110 + 32 * len(names)),
             "showlegend": False,
             "hovermode": "closest",
         }

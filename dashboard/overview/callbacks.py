@@ -13,6 +13,7 @@ from dashboard.core.estimators import estimate_caption, shown_estimator
 from dashboard.core.timeaxis import OFF, Clock, Refresh, TimeRange, relayout_range
 from dashboard.overview import explain as overview_explain
 from dashboard.overview import ids, views
+from dashboard.overview.blame_figures import CONTRIBUTION_HEIGHT, CONTRIBUTION_TITLE
 from dashboard.overview.cards import (
     GRAPH_MODES,
     alert_columns,
@@ -303,8 +304,10 @@ def estimate_note(run_id: str | None, estimator: str | None, _: Any) -> str:
 
 
 def _no_explanation(message: str, mode: str | None) -> tuple:
-    """The explanation panel empty, with ``message`` in place of the headline."""
-    return message, "", False, no_update, [], [], None, panel.styled(mode, [], GRAPH_MODES)[1]
+    """The explanation panel empty, with ``message`` in place of the headline and on the
+    contribution chart (not empty axes)."""
+    bars = message_figure(CONTRIBUTION_TITLE, message, CONTRIBUTION_HEIGHT)
+    return message, "", False, bars, [], [], None, panel.styled(mode, [], GRAPH_MODES)[1]
 
 
 panel.wire(

@@ -14,6 +14,7 @@ from dashboard.core.timeaxis import (
     Clock,
 )
 from dashboard.overview import ids
+from dashboard.overview.blame_figures import CONTRIBUTION_HEIGHT, CONTRIBUTION_TITLE
 from dashboard.shell.figures import message_figure
 from dashboard.shell.glossary import term
 from dashboard.shell.graph import geometry, panel, style
@@ -322,7 +323,14 @@ def explanation_card() -> dbc.Card:
                 dbc.Row(
                     [
                         dbc.Col(
-                            dcc.Graph(id=ids.OV_BLAME_BARS, config={"displayModeBar": False}), md=7
+                            dcc.Graph(
+                                id=ids.OV_BLAME_BARS,
+                                config={"displayModeBar": False},
+                                figure=message_figure(
+                                    CONTRIBUTION_TITLE, "loading…", CONTRIBUTION_HEIGHT
+                                ),
+                            ),
+                            md=7,
                         ),
                         dbc.Col(
                             [

@@ -414,12 +414,17 @@ def overview_panels(
 
 
 def rolling_error_figure(
-    times: np.ndarray, error: np.ndarray, window: int, clock: Clock | None = None
+    times: np.ndarray,
+    error: np.ndarray,
+    window: int,
+    clock: Clock | None = None,
+    in_flight: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """The predicted latency's relative error against the measured one, over the trailing
     ``window`` subintervals at each time, as a percentage, on the Overview's ``clock``
     (a plain figure: it is redrawn at every refresh, and a template costs tens of
-    milliseconds)."""
+    milliseconds). ``in_flight`` (seconds [start, end)) is greyed: there the measured
+    latency is not final, so neither is the error."""
     clock = clock or Clock()
     line = plain_line(times, error, "prediction error", MODEL_LINE)
     line["x"] = clock.axis(line["x"])
@@ -436,4 +441,8 @@ def rolling_error_figure(
     layout["yaxis"].update({"tickformat": ".0%", "rangemode": "tozero"})
     layout.update({"height": 260, "showlegend": False})
     layout["title"]["font"] = {"size": 14}
+    if in_flight is not None and in_flight[1] > in_flight[0]:
+        start, end = clock.axis(list(in_flight)).tolist()
+        layout["shapes"] = [in_flight_shape(start, end)]
+        layout["annotations"] = [in_flight_note(start)]
     return {"data": [line], "layout": layout}

@@ -13,7 +13,7 @@ from dashboard.core import timeaxis
 from dashboard.core.complete import complete_count
 from dashboard.core.data import RunData
 from dashboard.core.errors import ViewError
-from dashboard.core.monitoring import run_drift
+from dashboard.core.monitoring import MIN_DRIFT_TRAINING, fitted_on_enough, run_drift
 from dashboard.core.report import (
     RunAnalysis,
     analyses,
@@ -221,7 +221,13 @@ def overview(
     )
     drift = tuple(run_drift(run, k, training=training))
     rolling = rolling_error(result.predicted.estimate, measured.lat_max, DEFAULT_ERROR_WINDOW)
-    error_figure = figures.rolling_error_figure(times, rolling[part], DEFAULT_ERROR_WINDOW, axis)
+    error_figure = figures.rolling_error_figure(
+        times,
+        rolling[part],
+        DEFAULT_ERROR_WINDOW,
+        axis,
+        in_flight=(complete * w, run.intervals * w),
+    )
     # headline figures: the shown subintervals whose events are all out
     head = slice(part.start, max(part.start, min(part.stop, complete)))
     finite = measured.lat_max[head][np.isfinite(measured.lat_max[head])]
@@ -398,9 +404,16 @@ def model_note(run: RunData, view: OverviewView, refit: bool) -> str:
     w = run.subinterval
     fitted = view.clock.span(lo * w, hi * w)
     if not refit:
-        return (
+        note = (
             f"Predicted line: model fitted on {fitted} (the first "
             f"{DEFAULT_TRAINING_SHARE:.0%} of the run)."
+        )
+        if fitted_on_enough(run.intervals, w):
+            return note
+        return (
+            f"{note} Drift is looked for once that window holds {MIN_DRIFT_TRAINING:g} s "
+            f"(now {(hi - lo) * w:g} s): a model fitted on less is not trusted, here and in "
+            "the alerts. To look for it sooner, refit on a recent window."
         )
     return (
         f"Predicted line: model refit on {fitted}, predicting from "

@@ -153,13 +153,12 @@ def report_view(
     delay = computed.estimated.delays.get(query)
     if delay is not None and delay.calibrated:  # an engine run's series holds its delay
         label += " + engine delay"
-    fig = compliance_figure(
-        run.times[part],
-        measured[part],
-        computed.estimated.per_query[query][part],
-        objective,
-        label,
-    )
+    # as in the table, the estimate where the query had outputs (a gap where a complete
+    # subinterval had none: the per-origin estimate is 0 there, under the query's Mace)
+    estimated = computed.estimated.per_query[query].copy()
+    complete = report["complete_intervals"]
+    estimated[:complete][~np.isfinite(measured[:complete])] = np.nan
+    fig = compliance_figure(run.times[part], measured[part], estimated[part], objective, label)
     mark_in_flight(
         fig, report["complete_intervals"] * run.subinterval, run.intervals * run.subinterval
     )

@@ -186,7 +186,7 @@ def test_no_page_shows_empty_axes_during_the_first_ingestion(dash_duo, tmp_path:
     con.close()
     dash_duo.start_server(create_app(db, refresh_seconds=60))
     for path, graphs in (
-        ("/", (ids.OV_LATENCY, ids.OV_ERROR_GRAPH)),
+        ("/", (ids.OV_LATENCY, ids.OV_ERROR_GRAPH, ids.OV_BLAME_BARS)),
         ("/nodes", (ids.ND_HEATMAP, ids.ND_DLTS, ids.ND_BUSY, ids.ND_BOTTLENECK)),
         ("/reports", (ids.RP_FIGURE,)),
         ("/health", (ids.HL_BATCHES,)),

@@ -1,6 +1,6 @@
 """The newest subintervals of a live run, whose events are not all out yet, in headless
-Chromium: greyed "in flight" on the Overview, Nodes and Reports charts and kept out of
-the headline figures and the cards."""
+Chromium: greyed "in flight" on the Overview (the latency and the prediction error),
+Nodes and Reports charts and kept out of the headline figures and the cards."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def test_in_flight_subintervals_are_greyed_and_left_out_of_the_cards(
     bottleneck = dash_duo.find_element(f"#{ids.OV_KPI_BOTTLENECK}").text
     assert bottleneck == "none (no backlog at t = 0 s) · last 4 s still in flight"
     _greyed(dash_duo, ids.OV_LATENCY)
+    _greyed(dash_duo, ids.OV_ERROR_GRAPH)  # its error reads the measured latency too
 
     dash_duo.wait_for_page(url=dash_duo.server_url + "/nodes")
     for graph in (ids.ND_HEATMAP, ids.ND_BOTTLENECK, ids.ND_DLTS):

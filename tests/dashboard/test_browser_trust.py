@@ -80,6 +80,7 @@ def test_no_change_no_marker_and_an_empty_changes_table(dash_duo, small_db: Path
     assert dash_duo.get_logs() == []
 
 
+@pytest.mark.usefixtures("short_drift_training")
 def test_drift_banner_table_alerts_and_refit(dash_duo, tmp_path: Path):
     db = tmp_path / "drift.duckdb"
     write_drift_run(db, "drift", drifting=True)

@@ -29,6 +29,8 @@ from storage.writes import merge_latency_stats, merge_operator_stats, merge_sour
 from storage.writes import write_run as write_topology
 from tests.dashboard.builders import latency_frame
 
+pytestmark = pytest.mark.usefixtures("short_drift_training")
+
 N = 40
 TOPOLOGY = {
     "name": "drifting",
@@ -93,6 +95,31 @@ def test_drift_from_the_change_on_settled_subintervals(db: Path) -> None:
     # with no tolerance the band ends at 1.1: the 3.0 s are further out
     (tight,) = run_drift(run, k=5, tolerance=0.0)
     assert tight.peak == pytest.approx(3.0 - 1.1)
+
+
+def test_drift_stops_at_the_first_incomplete_subinterval(db: Path) -> None:
+    """One event of subinterval 30 not executed yet: 30.. are incomplete, so the drift
+    from 20 ends at 29 (it went on to 37), and the alerts say the same."""
+    con = connect(db)
+    con.execute("UPDATE operator_stats SET events_in = 4 WHERE interval = 30")
+    con.close()
+    run = _run(db)
+    (event,) = run_drift(run, k=5)
+    assert (event.start, event.end, event.flagged_at) == (20, 29, 24)
+    assert [(a.kind, a.start, a.end) for a in run_alerts(run, {})] == [(DRIFT, 20, 29)]
+
+
+def test_drift_waits_for_a_minute_of_training(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default window of this 40 s run is its first 4 s: under the minute that drift
+    needs, so the same drift is not looked for; a chosen window is, however short."""
+    from dashboard.core import monitoring
+
+    monkeypatch.setattr(monitoring, "MIN_DRIFT_TRAINING", 60.0)
+    run = _run(db)
+    assert run_drift(run, k=5) == []
+    assert run_alerts(run, {}) == []
+    (event,) = run_drift(run, k=5, training=(0, 4))
+    assert (event.start, event.end) == (20, 37)
 
 
 def test_run_alerts(db: Path) -> None:

@@ -67,6 +67,17 @@ def test_report_view_violations(cache: RunCache) -> None:
     assert violations.violations_summary("q2", None, none, Clock()) == "q2: no objective set"
 
 
+def test_the_report_chart_draws_the_estimate_where_the_query_had_outputs(
+    cache: RunCache,
+) -> None:
+    """q1 has no output in subinterval 3 (no arrivals): a gap in both lines, as the
+    table's figures leave it out (the estimate there is 0)."""
+    _, fig, _ = reports_views.report_view(cache.get("small"), {}, "q1")
+    estimated, measured = (np.asarray(t.y, dtype=float) for t in fig.data[:2])
+    np.testing.assert_allclose(estimated, [0, 0.8, 0.55, np.nan, 0.5], atol=1e-12)
+    np.testing.assert_array_equal(np.isnan(measured), np.isnan(estimated))
+
+
 def test_violations_of_every_query_in_time_order(cache: RunCache) -> None:
     run = cache.get("small")
     # q2 [0.1, 0.5, 0.2, -, 0.15] above 0.12 in 1-2 and in 4
@@ -485,6 +496,24 @@ def test_a_placement_change_is_marked_and_verified(tmp_path: Path) -> None:
     ]
 
 
+def test_no_drift_banner_on_a_model_fitted_on_seconds(tmp_path: Path) -> None:
+    """A 40 s run drifting from 20 s on, with the default model fitted on its first 4 s:
+    no drift, no banner, and the model note says why (the alert pass raises none either)."""
+    from tests.dashboard.builders import write_drift_run
+
+    write_drift_run(tmp_path / "drift.duckdb", "drift", drifting=True)
+    run = RunCache(Database(tmp_path / "drift.duckdb")).get("drift")
+    view = overview_views.overview(run, "all")
+    assert view.drift == ()
+    assert overview_views.drift_banner(run, view, 5) == ""
+    assert overview_views.model_note(run, view, refit=False) == (
+        "Predicted line: model fitted on t = 0–4 s (the first 10% of the run). Drift is "
+        "looked for once that window holds 60 s (now 4 s): a model fitted on less is not "
+        "trusted, here and in the alerts. To look for it sooner, refit on a recent window."
+    )
+
+
+@pytest.mark.usefixtures("short_drift_training")
 def test_drift_events_banner_and_refit(tmp_path: Path) -> None:
     from tests.dashboard.builders import DRIFT_FROM, write_drift_run
 
@@ -552,6 +581,7 @@ def test_nodes_view_outlines_the_chosen_node(cache: RunCache) -> None:
 WALL_START = 1_795_000_000.0  # 2026-11-18T11:06:40Z
 
 
+@pytest.mark.usefixtures("short_drift_training")
 def test_the_tables_and_the_explanation_follow_the_clock(tmp_path: Path, shifting_db: Path):
     """Changes, drift events, alerts and the explanation's headline in the chosen clock's
     time (the wall clock's rows are times of day, the since-start ones seconds)."""

@@ -263,7 +263,7 @@ def test_a_measured_breach_waits_until_its_subintervals_are_complete(small_db: P
 def test_drift_waits_for_a_minute_of_training() -> None:
     """The default window is the run's first 10%: drift from 600 s of run on (w = 1 s),
     from 60 s with w = 0.1 s."""
-    from mace.alerting import fitted_on_enough
+    from dashboard.core.monitoring import fitted_on_enough
 
     assert not fitted_on_enough(594, 1.0)
     assert fitted_on_enough(595, 1.0)  # round(59.5) = 60 subintervals

@@ -9,8 +9,9 @@ Estimated (measured DLTS): n2 load [1.75, 3.6, 1.5, 0, 3.0], CE/C
 [0, 0.8, 0.55, 0, 0.5]; n1 load [0.5, 1.2, 0.5, 0, 1.0], CE/C [0, 0.2, 0, 0, 0].
 Predicted: n2 load 0.35 * s = [1.75, 4.2, 1.75, 0, 3.5], CE/C [0, 1.1, 0.975, 0, 0.75].
 Measured q1 max latency [0.3, 1.2, 1.0, -, 0.4]; q2 [0.1, 0.5, 0.2, -, 0.15].
-p99 is numpy's linear quantile: for 5 values, 0.99 * 4 = 3.96 between the
-4th and 5th smallest; for 4 values, 0.99 * 3 = 2.97.
+Each row's figures cover the intervals with outputs: 0, 1, 2 and 4 (interval 3 has no
+arrivals, so no output). p99 is numpy's linear quantile: for 4 values, 0.99 * 3 = 2.97
+between the 3rd and 4th smallest.
 eps = 0.1 (n1: 0.1/1) + 0.1 (n2: 0.2/2) = 0.2, upper = Mace + 1.2: the measured
 0.4 in interval 4 is below Mace 0.5, the other three are inside: coverage 3/4.
 """
@@ -31,11 +32,11 @@ EXPECTED_Q1 = {
     "estimated_wc": 0.8,
     "predicted_wc": 1.1,
     "measured_wc": 1.2,
-    "estimated_p99": 0.55 + 0.96 * 0.25,
-    "predicted_p99": 0.975 + 0.96 * 0.125,
+    "estimated_p99": 0.55 + 0.97 * 0.25,
+    "predicted_p99": 0.975 + 0.97 * 0.125,
     "measured_p99": 1.0 + 0.97 * 0.2,
-    "estimated_mean": (0.8 + 0.55 + 0.5) / 5,
-    "predicted_mean": (1.1 + 0.975 + 0.75) / 5,
+    "estimated_mean": (0.8 + 0.55 + 0.5) / 4,
+    "predicted_mean": (1.1 + 0.975 + 0.75) / 4,
     "measured_mean": (0.3 + 1.2 + 1.0 + 0.4) / 4,
     "objective": 1.0,
     "compliance": 0.75,
@@ -44,11 +45,11 @@ EXPECTED_Q2 = {
     "estimated_wc": 0.2,
     "predicted_wc": 0.2,
     "measured_wc": 0.5,
-    "estimated_p99": 0.96 * 0.2,
-    "predicted_p99": 0.96 * 0.2,
+    "estimated_p99": 0.97 * 0.2,
+    "predicted_p99": 0.97 * 0.2,
     "measured_p99": 0.2 + 0.97 * 0.3,
-    "estimated_mean": 0.04,
-    "predicted_mean": 0.04,
+    "estimated_mean": 0.05,
+    "predicted_mean": 0.05,
     "measured_mean": (0.1 + 0.5 + 0.2 + 0.15) / 4,
     "objective": None,
     "compliance": None,
@@ -107,12 +108,13 @@ def test_report_missing_database(tmp_path: Path, capsys: pytest.CaptureFixture[s
 # The tandem run (builders.TANDEM_TOPOLOGY, hand-computed there): Mace's q1 series is
 # n1's CE/C [1.25, 2.65, 2.65, 1.65, 2.65], the path-aware one [1.25, 3.25, 3.25, 2.25, 3.25];
 # the burst-aware one has no stored arrival profile and falls back to Mace's series.
+# The means cover the subintervals with outputs, as the measured one: 0, 1, 2 and 4.
 @pytest.mark.parametrize(
     ("estimator", "q1_wc", "q1_mean"),
     [
-        ("mace", 2.65, (1.25 + 2.65 * 3 + 1.65) / 5),
-        ("path", 3.25, (1.25 + 3.25 * 3 + 2.25) / 5),
-        ("burst", 2.65, (1.25 + 2.65 * 3 + 1.65) / 5),
+        ("mace", 2.65, (1.25 + 2.65 * 3) / 4),
+        ("path", 3.25, (1.25 + 3.25 * 3) / 4),
+        ("burst", 2.65, (1.25 + 2.65 * 3) / 4),
     ],
 )
 def test_report_estimator_option(
@@ -131,7 +133,7 @@ def test_report_estimator_option(
     assert system["estimated_wc"] == pytest.approx(q1_wc)
     # q2 runs on n1 alone: its path is one stage, so both estimators give n1's CE/C
     assert q2["estimated_wc"] == pytest.approx(2.65)
-    assert q2["estimated_mean"] == pytest.approx((1.25 + 2.65 * 3 + 1.65) / 5)
+    assert q2["estimated_mean"] == pytest.approx((1.25 + 2.65 * 3) / 4)
 
 
 def test_a_mace_report_does_not_load_the_compiled_kernels(small_db: Path) -> None:
@@ -249,7 +251,8 @@ def test_report_leaves_out_subintervals_with_events_in_flight(
     small_db: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """One of a's outputs in subinterval 4 is not executed by b yet (a live run's newest
-    seconds): the figures cover subintervals 0..3 and the text says so."""
+    seconds): the figures cover subintervals 0..3 (those with outputs: 0..2) and the text
+    says so."""
     from storage.db import connect
 
     con = connect(small_db)
@@ -263,7 +266,7 @@ def test_report_leaves_out_subintervals_with_events_in_flight(
     assert (report["intervals"], report["complete_intervals"]) == (5, 4)
     q1 = report["queries"]["q1"]
     assert q1["measured_mean"] == pytest.approx((0.3 + 1.2 + 1.0) / 3)
-    assert q1["estimated_mean"] == pytest.approx((0.8 + 0.55) / 4)
+    assert q1["estimated_mean"] == pytest.approx((0.8 + 0.55) / 3)
     assert q1["compliance"] == pytest.approx(2 / 3)
     assert main(["report", "--db", str(small_db), "--run", "small"]) == 0
     assert "the newest 1 still have events in flight" in capsys.readouterr().out
