@@ -24,6 +24,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.timeout(600)]
 ENRICH = "filter-enrich-_stream_key_by_map_operator"
 COUNT = "count-click-counts-probe"
 VIEWS = "views-filter-views-probe"
+DURATION = 30
+"""Seconds of clicks once the job runs. The demo's seed 0 sends 10 s at the low rate, a
+burst, 8 s low again, then the next burst: calm seconds before and after a burst for
+the pipeline delay's calibration, and thousands of clicks to count."""
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +50,7 @@ def flink_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
             "--workdir",
             str(workdir),
             "--duration",
-            "60",
+            str(DURATION),
             "--port",
             str(free_port()),
         ],

@@ -24,6 +24,9 @@ from estimator.loaders import load_topology
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[2]
+DURATION = 20
+"""Seconds of clicks once the job runs: the demo's seed 0 sends 10 s at the low rate, then
+a burst (thousands of clicks); the assertions need clicks through the join, not length."""
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +39,8 @@ def sql_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     if why is not None:
         pytest.fail(f"no real Prometheus: {why}")
     workdir = tmp_path_factory.mktemp("flink-sql-demo")
-    argv = ["demo", "--engine", "flink-sql", "--workdir", str(workdir), "--duration", "30"]
+    argv = ["demo", "--engine", "flink-sql", "--workdir", str(workdir)]
+    argv += ["--duration", str(DURATION)]
     done = subprocess.run(
         [sys.executable, "-m", "mace", *argv, "--port", str(free_port())],
         capture_output=True,

@@ -1,7 +1,8 @@
 """A real Prometheus server (Debian's ``prometheus``) holding a Flink job's history,
 backfilled by ``promtool`` (deterministic): ``mace collect prometheus`` reads a past
-window, ``mace ingest`` stores it and ``mace report --json`` reports it. The graph comes
-from a server answering like Flink's REST API with answers recorded on a real job."""
+window, ``mace ingest`` (in this process, on the test session's Spark) stores it and
+``mace report --json`` reports it. The graph comes from a server answering like Flink's
+REST API with answers recorded on a real job."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from pyspark.sql import SparkSession
 
 from connectors.flink.graph import job_graph, topology_document
 from estimator.loaders import load_topology
+from mace.cli import main
 from storage.db import connect_to_read
 from storage.reads import run_topology
 from tests.connectors.flink_fixture import FakeFlink, recorded, serve
@@ -47,7 +50,9 @@ def _mace(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def collected(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Scenario, str]]:
+def collected(
+    tmp_path_factory: pytest.TempPathFactory, spark: SparkSession
+) -> Iterator[tuple[Path, Scenario, str]]:
     why = prometheus_missing()
     if why is not None:
         pytest.fail(f"no real Prometheus: {why}")
@@ -74,8 +79,8 @@ def collected(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
         assert unknown.returncode == 2
         assert unknown.stderr.count("\n") == 1 and "no counters of job" in unknown.stderr
         assert not (work / "other").exists()  # not even a topology
-    ingest = _mace("ingest", str(work / "landing"), "--db", str(work / "mace.duckdb"), "--once")
-    assert ingest.returncode == 0, ingest.stdout + ingest.stderr
+    # in this process, on the test session's Spark: one JVM for the suite, not one more
+    assert main(["ingest", str(work / "landing"), "--db", str(work / "mace.duckdb"), "--once"]) == 0
     yield work, scenario, done.stdout
 
 

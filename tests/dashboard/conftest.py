@@ -5,10 +5,16 @@ fixture (a fresh Dash server per test, the same API) on a session-wide browser t
 each test leaves as a new one would be (a blank page, no storage, no cookies, the first
 window size, no console entries). A test that failed, sent a DevTools command (an
 emulated colour scheme or time zone, a script injected into new pages) or opened
-another window gets a new browser after it: that state cannot be undone reliably."""
+another window gets a new browser after it: that state cannot be undone reliably.
+
+The tests' Dash servers all listen on one port per browser: the browser's HTTP cache
+(keyed by origin) then holds Dash's and Plotly's scripts from the first page on, and
+each later page loads them from it. Their answers close the connection, so that no
+request of a later test reaches an earlier test's server over a kept-alive one."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +23,7 @@ import pytest
 from dash.testing.application_runners import ThreadedRunner
 from dash.testing.browser import Browser
 from dash.testing.composite import DashComposite
+from flask import Response
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -55,6 +62,7 @@ class _SharedChromium:
         self._download_path = download_path
         self._browser: Browser | None = None
         self._size: dict[str, int] = {}
+        self._port: int | None = None
         self.used_devtools = False
 
     def driver(self) -> WebDriver:
@@ -68,6 +76,13 @@ class _SharedChromium:
             self._size = self._browser.driver.get_window_size()
             self._record_devtools(self._browser.driver)
         return self._browser.driver
+
+    def port(self) -> int:
+        """The port for this browser's Dash servers: the same one while it is free (each
+        test's server has stopped before the next starts), a new one otherwise."""
+        if self._port is None or not _bindable(self._port):
+            self._port = _free_port()
+        return self._port
 
     def _record_devtools(self, driver: WebDriver) -> None:
         """Note every DevTools command a test sends: their effects outlive the page."""
@@ -102,18 +117,50 @@ class _SharedChromium:
         if self._browser is not None:
             self._browser.__exit__(None, None, None)
             self._browser = None
+        self._port = None  # a new browser has an empty cache: any free port will do
         self.used_devtools = False
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _close_connection(response: Response) -> Response:
+    """No keep-alive: the server of this test stops at its end, its port is reused."""
+    response.headers["Connection"] = "close"
+    return response
+
+
+def _bindable(port: int) -> bool:
+    """Whether a server can listen on ``port`` now (as Werkzeug does, address reuse on)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 class _SharedBrowserComposite(DashComposite):
     """dash's dash_duo on a browser it does not own: leaving the test keeps it open."""
 
-    def __init__(self, server: ThreadedRunner, driver: WebDriver, **kwargs: Any) -> None:
+    def __init__(self, server: ThreadedRunner, driver: WebDriver, port: int, **kwargs: Any) -> None:
         self._shared_driver = driver
+        self._port = port
         super().__init__(server, **kwargs)
 
     def _try_get_webdriver(self) -> WebDriver:
         return self._shared_driver
+
+    def start_server(self, app: Any, navigate: bool = True, **kwargs: Any) -> None:
+        """Dash's start_server, on the shared browser's port unless told otherwise."""
+        if "port" not in kwargs:
+            kwargs["port"] = self._port
+            app.server.after_request(_close_connection)
+        super().start_server(app, navigate, **kwargs)
 
     def __exit__(self, *exc_info: object) -> None:
         return None
@@ -151,6 +198,7 @@ def dash_duo(
     composite = _SharedBrowserComposite(
         dash_thread_server,
         driver,
+        shared_chromium.port(),
         browser=request.config.getoption("webdriver"),
         headless=request.config.getoption("headless"),
         percy_assets_root=request.config.getoption("percy_assets"),

@@ -149,19 +149,17 @@ def _run_examples(page: Path, kinds: set[str], workdir: Path) -> None:
         )
 
 
-def _pages_with(kind: str) -> list[Path]:
-    return sorted({e.page for e in ALL_EXAMPLES if e.kind == kind})
+def _runnable_pages() -> list[object]:
+    """Each page with runnable examples, once: a page with Spark examples is marked
+    ``spark`` and ``slow`` (its other examples run in the same test, in page order)."""
+    pages = sorted({e.page for e in ALL_EXAMPLES if e.kind in ("run", "run spark")})
+    spark = {e.page for e in ALL_EXAMPLES if e.kind == "run spark"}
+    slow = [pytest.mark.spark, pytest.mark.slow]
+    return [pytest.param(p, marks=slow if p in spark else (), id=_name(p)) for p in pages]
 
 
-@pytest.mark.parametrize("page", _pages_with("run"), ids=_name)
+@pytest.mark.parametrize("page", _runnable_pages())
 def test_runnable_examples_run(page: Path, tmp_path: Path) -> None:
-    _run_examples(page, {"run"}, tmp_path)
-
-
-@pytest.mark.spark
-@pytest.mark.slow
-@pytest.mark.parametrize("page", _pages_with("run spark"), ids=_name)
-def test_spark_examples_run(page: Path, tmp_path: Path) -> None:
     _run_examples(page, {"run", "run spark"}, tmp_path)
 
 

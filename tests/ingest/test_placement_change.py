@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ingest.job import ingest_once
 from simulator.run import simulate
@@ -14,6 +15,7 @@ from storage.reads import placement_versions
 from tests.simulator.test_placement_changes import two_nodes
 
 
+@pytest.mark.spark
 def test_simulated_change_ingests_as_a_new_placement_version(spark, tmp_path: Path) -> None:
     topology = two_nodes()
     arrivals = {"s": np.arange(0.0, 8.0, 0.7)}

@@ -218,6 +218,7 @@ def test_bad_alert_options_are_one_line_exit_2(
     assert not (tmp_path / "x.duckdb").exists()
 
 
+@pytest.mark.spark
 def test_ingest_raises_alerts_and_posts_them(
     spark: Any, tmp_path: Path, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,7 +17,9 @@ from storage.reads import ingested_paths, list_runs
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-DURATION = 20
+DURATION = 12
+"""Seconds the demo runs: a few scheduled ingestion passes (every 2 s) and more than 5
+subintervals, with Spark started before the simulator."""
 
 
 def _get(url: str) -> bytes | None:
