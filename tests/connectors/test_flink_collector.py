@@ -22,6 +22,7 @@ from connectors.flink.graph import (
     with_operator_names,
 )
 from connectors.flink.rest import FlinkRest, FlinkRestError
+from connectors.flink.workers import python_worker_cpu
 from estimator.loaders import load_topology
 from estimator.model import topology_from_dict
 from tests.connectors.flink_fixture import FakeFlink, recorded, serve
@@ -331,3 +332,25 @@ def test_records_a_source_has_not_read_yet_count_as_offered() -> None:
     assert rows["clicks"]["records_out"] == read + 250
     plain = {r["operator"]: r for r in sample_rows(graph, counters, 5.0, "subtask")}
     assert plain["clicks"]["records_out"] == read
+
+
+def test_the_python_workers_cpu_becomes_work_of_the_busy_threads(tmp_path: Path) -> None:
+    fake = FakeFlink(polls_until_finished=8 * 5)
+    readings = itertools.count()
+    with serve(fake) as url:
+        collector = FlinkCollector(
+            FlinkRest(url), tmp_path, run_id="r", every=0.05, flush_every=0.1,
+            workers=lambda: {"1-1@7": 0.5 * next(readings)},
+        )  # fmt: skip
+        assert FlinkCollector(FlinkRest(url), tmp_path / "local").workers is python_worker_cpu
+        stats = collector.run(threading.Event())
+    assert stats.python_workers == 1
+    table = pq.read_table(sorted((tmp_path / "r" / "samples").glob("*.parquet"))).to_pandas()
+    per_operator = table.sort_values("time").groupby("operator")["work_seconds"]
+    assert all(series.is_monotonic_increasing for _, series in per_operator)
+    charged = per_operator.last()
+    # each reading after the first (the baseline) added 0.5 s, charged to threads whose
+    # busy time grew; sources (busy time NaN) get none
+    assert 0 < charged.sum() <= 0.5 * (stats.polls - 1) + 1e-9
+    sources = table[table["busy_seconds"].isna()]["operator"].unique()
+    assert len(sources) and (charged[sources] == 0).all()

@@ -1,0 +1,94 @@
+"""The Python workers' CPU (connectors.flink.workers): a /proc tree built by hand, and
+the attribution of each sample's CPU to the threads whose busy time grew."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from connectors.flink.workers import TICKS, WorkAttribution, python_worker_cpu
+
+
+def _process(proc: Path, pid: int, ppid: int, args: list[str], ticks: tuple[int, int]) -> None:
+    folder = proc / str(pid)
+    folder.mkdir()
+    (folder / "cmdline").write_bytes(b"\0".join(a.encode() for a in args) + b"\0")
+    utime, stime = ticks
+    rest = " ".join(["0"] * 9)  # pgrp, session, tty, tpgid, flags and the four fault counts
+    name = args[0].rsplit("/", 1)[-1][:15]
+    stat = f"{pid} (a (weird) {name}) S {ppid} {rest} {utime} {stime} 0 0 20\n"
+    (folder / "stat").write_text(stat)
+
+
+def test_each_worker_counts_its_own_cpu_and_its_descendants(tmp_path: Path) -> None:
+    _process(tmp_path, 100, 1, ["java", "-cp", "flink.jar"], (5000, 100))
+    runner = ["bash", "pyflink-udf-runner.sh", "--id=1-1"]
+    _process(tmp_path, 200, 100, runner, (1, 1))
+    worker = ["python", "-m", "pyflink.fn_execution.beam.beam_boot", "--id=1-1"]
+    _process(tmp_path, 201, 200, worker, (300, 50))
+    _process(tmp_path, 202, 201, ["python", "helper"], (20, 10))
+    _process(tmp_path, 203, 200, ["tee", "boot.log"], (7, 7))  # the runner's, not the worker's
+    _process(tmp_path, 301, 100, [*worker[:3], "--id=2-1"], (100, 0))
+    _process(tmp_path, 400, 1, ["python", "-m", "something.else"], (999, 999))
+    (tmp_path / "self").mkdir()  # not a process folder
+    assert python_worker_cpu(tmp_path) == {
+        "1-1@201": pytest.approx((300 + 50 + 20 + 10) / TICKS),
+        "2-1@301": pytest.approx(100 / TICKS),
+    }
+    assert python_worker_cpu(tmp_path / "missing") == {}
+
+
+def _rows(busy: dict[str, float]) -> list[dict[str, object]]:
+    return [{"operator": op, "subtask": 0, "port": 0, "busy_seconds": b} for op, b in busy.items()]
+
+
+def test_a_samples_cpu_goes_to_the_threads_whose_busy_time_grew() -> None:
+    attribution = WorkAttribution()
+    first = _rows({"src": math.nan, "a": 1.0, "b": 2.0})
+    attribution.attribute(first, {})  # no worker yet: not measured
+    assert all(math.isnan(r["work_seconds"]) for r in first)  # type: ignore[arg-type]
+    attribution.attribute(_rows({"src": math.nan, "a": 1.0, "b": 2.0}), {"w@1": 10.0})  # baseline
+    grown = _rows({"src": math.nan, "a": 1.5, "b": 3.5})  # a +0.5, b +1.5
+    attribution.attribute(grown, {"w@1": 10.4})
+    assert [r["work_seconds"] for r in grown] == pytest.approx([0.0, 0.1, 0.3])
+    idle = _rows({"src": math.nan, "a": 1.5, "b": 3.5})  # 0.2 s used while no thread grew
+    attribution.attribute(idle, {"w@1": 10.6})
+    assert [r["work_seconds"] for r in idle] == pytest.approx([0.0, 0.1, 0.3])
+    later = _rows({"src": math.nan, "a": 2.5, "b": 3.5})  # a +1: it gets 0.2 kept + 0.1
+    attribution.attribute(later, {"w@1": 10.7, "w@2": 4.0})  # a new worker: its baseline
+    assert [r["work_seconds"] for r in later] == pytest.approx([0.0, 0.4, 0.3])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.floats(0, 2), min_size=3, max_size=3), st.floats(0, 3)),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_attributed_work_adds_up_to_the_cpu_used_once_a_thread_was_busy(
+    steps: list[tuple[list[float], float]],
+) -> None:
+    """Against a plain ledger: after each sample, the work charged to the threads plus
+    the CPU kept for later is the CPU the worker used since its baseline."""
+    attribution = WorkAttribution()
+    busy = [0.0, 0.0, 0.0]
+    cpu = 1.0
+    rows = _rows({"a": 0.0, "b": 0.0, "c": 0.0})
+    attribution.attribute(rows, {"w@1": cpu})
+    used = 0.0
+    for growth, spent in steps:
+        busy = [b + g for b, g in zip(busy, growth, strict=True)]
+        cpu += spent
+        used += spent
+        rows = _rows(dict(zip("abc", busy, strict=True)))
+        attribution.attribute(rows, {"w@1": cpu})
+        charged = sum(float(r["work_seconds"]) for r in rows)  # type: ignore[arg-type]
+        assert charged + attribution.kept == pytest.approx(used)
+        if any(g > 0 for g in growth):
+            assert attribution.kept == 0
