@@ -43,7 +43,7 @@ import yaml
 from connectors.errors import ConnectorError
 from connectors.flink.graph import JobGraph, job_graph, subtask_samples, topology_document
 from connectors.flink.rest import FlinkRest, FlinkRestError, JobNotFound
-from connectors.flink.workers import WorkAttribution, python_worker_cpu
+from connectors.flink.workers import PythonWorkers, WorkAttribution
 from estimator.model import topology_from_dict
 
 TERMINAL_STATES = ("FINISHED", "CANCELED", "FAILED", "SUSPENDED")
@@ -64,7 +64,7 @@ SAMPLE_SCHEMA = pa.schema(
         ("work_seconds", pa.float64()),
     ]
 )
-LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclass
@@ -189,7 +189,7 @@ class FlinkCollector:
         workers: Callable[[], dict[str, float]] | None = None,
     ):
         """``workers`` reads the Python workers' cumulative CPU seconds; by default
-        :func:`~connectors.flink.workers.python_worker_cpu` when the REST endpoint is on
+        :class:`~connectors.flink.workers.PythonWorkers` when the REST endpoint is on
         this host (a local cluster), nothing otherwise."""
         if every <= 0 or flush_every <= 0 or give_up <= 0:
             raise ConnectorError("--every, --flush-every and --give-up must be positive")
@@ -212,8 +212,8 @@ class FlinkCollector:
         self._document = topology_document(self.graph, mode, subinterval)
         self._pending: list[dict[str, Any]] = []
         self._attribution = WorkAttribution()
-        if workers is None and urlsplit(rest.url).hostname in LOOPBACK:
-            workers = python_worker_cpu
+        if workers is None and urlsplit(rest.url).hostname in LOCAL_HOSTS:
+            workers = PythonWorkers()
         self.workers = workers
         self._latest: dict[str, tuple[float, float]] = {}
         self._rescaled = False  # the job's answer shows another parallelism than the graph

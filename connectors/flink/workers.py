@@ -1,14 +1,18 @@
 """CPU time of PyFlink's Python workers, read from ``/proc`` beside the TaskManager.
 
-A Python operator's Java thread hands its records to a Python worker process and waits
-for each bundle to come back, so Flink's busy time of that thread is mostly waiting at
-low load, not work (docs/flink.md, "Busy time is not work"). The worker's own CPU time
-is the work. PyFlink starts one worker per slot, ``pyflink-udf-runner.sh --id=<id>``
-and its ``python -m pyflink.fn_execution.beam.beam_boot --id=<id>``, as children of
-the TaskManager's JVM; every Python operator of that slot runs in it. Flink's metrics
-do not report the worker's CPU, so a collector on the TaskManager's host reads it from
-``/proc`` (user + system time of each worker and its descendants); elsewhere there is
-nothing to read and busy time stays the only reading.
+A Python operator's Java thread hands its records to a Python worker and waits for each
+bundle to come back, so Flink's busy time of that thread is mostly waiting at low load,
+not work (docs/flink.md, "Busy time is not work"). The worker's CPU time is the work, and
+Flink's metrics have no figure for it. PyFlink starts one worker per slot,
+``pyflink-udf-runner.sh --id=<id>`` and its ``python -m
+pyflink.fn_execution.beam.beam_boot --id=<id>``, children of the TaskManager's JVM;
+every Python operator of that slot runs in it, so a collector on the TaskManager's host
+reads its user + system time (with its descendants') from ``/proc``. On a local
+deployment (a MiniCluster started by the PyFlink program itself) the program starts a
+*loopback* server and ``beam_boot`` only asks it to run the worker: the work is then done
+in the program's own process, the one listening on the address ``beam_boot`` has in
+``PYTHON_LOOPBACK_SERVER_ADDRESS``, and that process's own CPU is read instead.
+Elsewhere there is nothing to read and busy time stays the only reading.
 """
 
 from __future__ import annotations
@@ -18,9 +22,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-WORKER_MARK = "pyflink.fn_execution.beam.beam_boot"
+WORKER_MARK = b"pyflink.fn_execution.beam.beam_boot"
 """The module every PyFlink Python worker process runs."""
+LOOPBACK = b"PYTHON_LOOPBACK_SERVER_ADDRESS="
+"""The variable that puts a worker in loopback mode, with the server's host:port."""
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+LISTEN = "0A"
+"""A listening socket's state in ``/proc/net/tcp``."""
 
 
 def _stat(proc: Path, pid: str) -> tuple[int, float] | None:
@@ -36,42 +44,100 @@ def _stat(proc: Path, pid: str) -> tuple[int, float] | None:
         return None
 
 
-def _worker_id(proc: Path, pid: str) -> str | None:
-    """The ``--id`` of a PyFlink worker process, None for any other process."""
+def _worker(proc: Path, pid: str) -> tuple[str, str | None] | None:
+    """(``--id``, loopback server address or None) of a PyFlink worker process, None for
+    any other process."""
     try:
         words = (proc / pid / "cmdline").read_bytes().split(b"\0")
     except OSError:
         return None
-    if WORKER_MARK.encode() not in words:
+    if WORKER_MARK not in words:
         return None
-    for word in words:
-        if word.startswith(b"--id="):
-            return word[5:].decode(errors="replace")
-    return pid
-
-
-def python_worker_cpu(proc: Path = Path("/proc")) -> dict[str, float]:
-    """Cumulative CPU seconds of each PyFlink Python worker on this host (its process
-    and every descendant), keyed ``<id>@<pid>``: the pid tells a restarted worker, whose
-    counter starts again from zero, from the one before. Empty where there is no
-    ``/proc`` or no worker."""
+    worker_id = next((w[5:].decode(errors="replace") for w in words if w.startswith(b"--id=")), pid)
     try:
-        pids = [entry.name for entry in proc.iterdir() if entry.name.isdigit()]
+        environ = (proc / pid / "environ").read_bytes().split(b"\0")
     except OSError:
-        return {}
-    stats = {pid: s for pid in pids if (s := _stat(proc, pid)) is not None}
-    workers = {pid: wid for pid in stats if (wid := _worker_id(proc, pid)) is not None}
-    if not workers:
-        return {}
-    cpu = {f"{wid}@{pid}": 0.0 for pid, wid in workers.items()}
-    for pid, (_, seconds) in stats.items():
-        ancestor, seen = pid, 0
-        while ancestor in stats and seen < 64:  # walk up to the worker that owns it
-            if ancestor in workers:
-                cpu[f"{workers[ancestor]}@{ancestor}"] += seconds
-                break
-            ancestor, seen = str(stats[ancestor][0]), seen + 1
-    return cpu
+        environ = []
+    address = next((v[len(LOOPBACK) :].decode() for v in environ if v.startswith(LOOPBACK)), None)
+    return worker_id, address
+
+
+def _listening_socket(proc: Path, port: int) -> str | None:
+    """The inode of the socket listening on TCP ``port`` (IPv4 or IPv6), if any."""
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = (proc / "net" / table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 9 and fields[3] == LISTEN and fields[1].endswith(f":{port:04X}"):
+                return fields[9]
+    return None
+
+
+def _socket_owner(proc: Path, pids: list[str], inode: str) -> str | None:
+    """The process holding socket ``inode`` open."""
+    target = f"socket:[{inode}]"
+    for pid in pids:
+        try:
+            for fd in (proc / pid / "fd").iterdir():
+                if os.readlink(fd) == target:
+                    return pid
+        except OSError:
+            continue
+    return None
+
+
+class PythonWorkers:
+    """Reads the cumulative CPU seconds of every PyFlink Python worker on this host: a
+    process-mode worker with its descendants, keyed ``<id>@<pid>``; the process serving
+    loopback workers once, keyed ``loopback <address>@<pid>`` (a pid tells a restarted
+    worker, whose counter starts again from zero, from the one before). Empty where
+    there is no ``/proc`` or no worker."""
+
+    def __init__(self, proc: Path = Path("/proc")) -> None:
+        self.proc = proc
+        self._owners: dict[str, str] = {}  # loopback address -> the pid serving it
+
+    def __call__(self) -> dict[str, float]:
+        try:
+            pids = [entry.name for entry in self.proc.iterdir() if entry.name.isdigit()]
+        except OSError:
+            return {}
+        stats = {pid: s for pid in pids if (s := _stat(self.proc, pid)) is not None}
+        workers = {pid: w for pid in stats if (w := _worker(self.proc, pid)) is not None}
+        cpu: dict[str, float] = {}
+        for pid, (worker_id, address) in workers.items():
+            if address is None:
+                cpu[f"{worker_id}@{pid}"] = 0.0
+                continue
+            owner = self._owner(address, list(stats))
+            if owner is not None and owner in stats:
+                cpu[f"loopback {address}@{owner}"] = stats[owner][1]
+        process_mode = {pid: wid for pid, (wid, address) in workers.items() if address is None}
+        for pid, (_, seconds) in stats.items():
+            ancestor, depth = pid, 0
+            while ancestor in stats and depth < 64:  # up to the worker that owns it
+                if ancestor in process_mode:
+                    cpu[f"{process_mode[ancestor]}@{ancestor}"] += seconds
+                    break
+                ancestor, depth = str(stats[ancestor][0]), depth + 1
+        return cpu
+
+    def _owner(self, address: str, pids: list[str]) -> str | None:
+        known = self._owners.get(address)
+        if known is not None and (self.proc / known).exists():
+            return known
+        try:
+            port = int(address.rsplit(":", 1)[1])
+        except (IndexError, ValueError):
+            return None
+        inode = _listening_socket(self.proc, port)
+        owner = None if inode is None else _socket_owner(self.proc, pids, inode)
+        if owner is not None:
+            self._owners[address] = owner
+        return owner
 
 
 class WorkAttribution:

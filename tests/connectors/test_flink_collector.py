@@ -22,7 +22,7 @@ from connectors.flink.graph import (
     with_operator_names,
 )
 from connectors.flink.rest import FlinkRest, FlinkRestError
-from connectors.flink.workers import python_worker_cpu
+from connectors.flink.workers import PythonWorkers
 from estimator.loaders import load_topology
 from estimator.model import topology_from_dict
 from tests.connectors.flink_fixture import FakeFlink, recorded, serve
@@ -342,7 +342,7 @@ def test_the_python_workers_cpu_becomes_work_of_the_busy_threads(tmp_path: Path)
             FlinkRest(url), tmp_path, run_id="r", every=0.05, flush_every=0.1,
             workers=lambda: {"1-1@7": 0.5 * next(readings)},
         )  # fmt: skip
-        assert FlinkCollector(FlinkRest(url), tmp_path / "local").workers is python_worker_cpu
+        assert isinstance(FlinkCollector(FlinkRest(url), tmp_path / "local").workers, PythonWorkers)
         stats = collector.run(threading.Event())
     assert stats.python_workers == 1
     table = pq.read_table(sorted((tmp_path / "r" / "samples").glob("*.parquet"))).to_pandas()

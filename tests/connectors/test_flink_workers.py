@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connectors.flink.workers import TICKS, WorkAttribution, python_worker_cpu
+from connectors.flink.workers import TICKS, PythonWorkers, WorkAttribution
 
 
-def _process(proc: Path, pid: int, ppid: int, args: list[str], ticks: tuple[int, int]) -> None:
+def _process(
+    proc: Path, pid: int, ppid: int, args: list[str], ticks: tuple[int, int], env: str = ""
+) -> None:
     folder = proc / str(pid)
     folder.mkdir()
     (folder / "cmdline").write_bytes(b"\0".join(a.encode() for a in args) + b"\0")
+    (folder / "environ").write_bytes(f"HOME=/root\0{env}\0".encode())
     utime, stime = ticks
     rest = " ".join(["0"] * 9)  # pgrp, session, tty, tpgid, flags and the four fault counts
     name = args[0].rsplit("/", 1)[-1][:15]
@@ -35,14 +39,39 @@ def test_each_worker_counts_its_own_cpu_and_its_descendants(tmp_path: Path) -> N
     _process(tmp_path, 301, 100, [*worker[:3], "--id=2-1"], (100, 0))
     _process(tmp_path, 400, 1, ["python", "-m", "something.else"], (999, 999))
     (tmp_path / "self").mkdir()  # not a process folder
-    assert python_worker_cpu(tmp_path) == {
+    assert PythonWorkers(tmp_path)() == {
         "1-1@201": pytest.approx((300 + 50 + 20 + 10) / TICKS),
         "2-1@301": pytest.approx(100 / TICKS),
     }
-    assert python_worker_cpu(tmp_path / "missing") == {}
+    assert PythonWorkers(tmp_path / "missing")() == {}
 
 
-def _rows(busy: dict[str, float]) -> list[dict[str, object]]:
+def test_loopback_workers_are_read_in_the_process_serving_their_address(tmp_path: Path) -> None:
+    """On a local deployment the PyFlink program runs the workers itself: its own CPU
+    (not its children's: the JVM is one) is read once for all of them."""
+    _process(tmp_path, 500, 1, ["python", "my_job.py"], (700, 100))
+    _process(tmp_path, 501, 500, ["java", "-cp", "flink.jar"], (9000, 0))
+    worker = ["python", "-m", "pyflink.fn_execution.beam.beam_boot"]
+    loopback = "PYTHON_LOOPBACK_SERVER_ADDRESS=localhost:34797"
+    _process(tmp_path, 601, 501, [*worker, "--id=1-1"], (1, 0), env=loopback)
+    _process(tmp_path, 602, 501, [*worker, "--id=2-1"], (1, 0), env=loopback)
+    (tmp_path / "500" / "fd").mkdir()
+    (tmp_path / "500" / "fd" / "3").symlink_to("socket:[4242]")
+    (tmp_path / "501" / "fd").mkdir()
+    (tmp_path / "501" / "fd" / "7").symlink_to("socket:[99]")
+    (tmp_path / "net").mkdir()
+    header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid"
+    header += "  timeout inode\n"
+    rows = [
+        "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 99",
+        "   1: 0100007F:87ED 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 4242",
+        "   2: 0100007F:87ED 0100007F:D431 01 00000000:00000000 00:00000000 00000000 0 0 77",
+    ]
+    (tmp_path / "net" / "tcp").write_text(header + "\n".join(rows) + "\n")
+    assert PythonWorkers(tmp_path)() == {"loopback localhost:34797@500": pytest.approx(8.0)}
+
+
+def _rows(busy: dict[str, float]) -> list[dict[str, Any]]:
     return [{"operator": op, "subtask": 0, "port": 0, "busy_seconds": b} for op, b in busy.items()]
 
 
@@ -50,7 +79,7 @@ def test_a_samples_cpu_goes_to_the_threads_whose_busy_time_grew() -> None:
     attribution = WorkAttribution()
     first = _rows({"src": math.nan, "a": 1.0, "b": 2.0})
     attribution.attribute(first, {})  # no worker yet: not measured
-    assert all(math.isnan(r["work_seconds"]) for r in first)  # type: ignore[arg-type]
+    assert all(math.isnan(r["work_seconds"]) for r in first)
     attribution.attribute(_rows({"src": math.nan, "a": 1.0, "b": 2.0}), {"w@1": 10.0})  # baseline
     grown = _rows({"src": math.nan, "a": 1.5, "b": 3.5})  # a +0.5, b +1.5
     attribution.attribute(grown, {"w@1": 10.4})
@@ -83,12 +112,12 @@ def test_attributed_work_adds_up_to_the_cpu_used_once_a_thread_was_busy(
     attribution.attribute(rows, {"w@1": cpu})
     used = 0.0
     for growth, spent in steps:
-        busy = [b + g for b, g in zip(busy, growth, strict=True)]
+        before, busy = busy, [b + g for b, g in zip(busy, growth, strict=True)]
         cpu += spent
         used += spent
         rows = _rows(dict(zip("abc", busy, strict=True)))
         attribution.attribute(rows, {"w@1": cpu})
-        charged = sum(float(r["work_seconds"]) for r in rows)  # type: ignore[arg-type]
+        charged = sum(float(r["work_seconds"]) for r in rows)
         assert charged + attribution.kept == pytest.approx(used)
-        if any(g > 0 for g in growth):
+        if any(new > old for new, old in zip(busy, before, strict=True)):
             assert attribution.kept == 0
