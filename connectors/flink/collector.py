@@ -43,7 +43,7 @@ import yaml
 from connectors.errors import ConnectorError
 from connectors.flink.graph import JobGraph, job_graph, subtask_samples, topology_document
 from connectors.flink.rest import FlinkRest, FlinkRestError, JobNotFound
-from connectors.flink.workers import PythonWorkers, WorkAttribution
+from connectors.flink.workers import PythonWorkers, WorkAttribution, WorkerTime
 from estimator.model import topology_from_dict
 
 TERMINAL_STATES = ("FINISHED", "CANCELED", "FAILED", "SUSPENDED")
@@ -186,9 +186,9 @@ class FlinkCollector:
         subinterval: float = 1.0,
         clock: Callable[[], float] = time.time,
         on_poll: Callable[[CollectStats], None] | None = None,
-        workers: Callable[[], dict[str, float]] | None = None,
+        workers: Callable[[], dict[str, WorkerTime]] | None = None,
     ):
-        """``workers`` reads the Python workers' cumulative CPU seconds; by default
+        """``workers`` reads the Python workers' cumulative times; by default
         :class:`~connectors.flink.workers.PythonWorkers` when the REST endpoint is on
         this host (a local cluster), nothing otherwise."""
         if every <= 0 or flush_every <= 0 or give_up <= 0:
@@ -234,9 +234,9 @@ class FlinkCollector:
         started = time.perf_counter()
         rows = self.sample()
         self._pending += rows
-        cpu = self.workers() if self.workers is not None else {}
-        self._attribution.attribute(rows, cpu)
-        self.stats.python_workers = len(cpu)
+        times = self.workers() if self.workers is not None else {}
+        self._attribution.attribute(rows, times)
+        self.stats.python_workers = len(times)
         self.stats.polls += 1
         self.stats.rows += len(rows)
         self.stats.poll_seconds.append(time.perf_counter() - started)

@@ -89,41 +89,66 @@ def _socket_owner(proc: Path, pids: list[str], inode: str) -> str | None:
     return None
 
 
+WorkerTime = tuple[float, float]
+"""A worker's cumulative CPU seconds and the seconds its live threads waited for a core."""
+
+
+def _ready_seconds(proc: Path, pid: str) -> float:
+    """Seconds the live threads of a process have waited on a run queue, ready to run
+    but without a core (``/proc/<pid>/task/*/schedstat``, 0 where the kernel keeps none):
+    on a machine shared with other work, the worker's work takes its CPU time plus this."""
+    total = 0
+    try:
+        tasks = list((proc / pid / "task").iterdir())
+    except OSError:
+        return 0.0
+    for task in tasks:
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e9
+
+
 class PythonWorkers:
-    """Reads the cumulative CPU seconds of every PyFlink Python worker on this host: a
-    process-mode worker with its descendants, keyed ``<id>@<pid>``; the process serving
-    loopback workers once, keyed ``loopback <address>@<pid>`` (a pid tells a restarted
-    worker, whose counter starts again from zero, from the one before). Empty where
-    there is no ``/proc`` or no worker."""
+    """Reads every PyFlink Python worker on this host: its cumulative CPU seconds and
+    the seconds its threads waited for a core. A process-mode worker counts with its
+    descendants, keyed ``<id>@<pid>``; the process serving loopback workers counts once,
+    keyed ``loopback <address>@<pid>`` (a pid tells a restarted worker, whose counters
+    start again from zero, from the one before). Empty where there is no ``/proc`` or
+    no worker."""
 
     def __init__(self, proc: Path = Path("/proc")) -> None:
         self.proc = proc
         self._owners: dict[str, str] = {}  # loopback address -> the pid serving it
 
-    def __call__(self) -> dict[str, float]:
+    def __call__(self) -> dict[str, WorkerTime]:
         try:
             pids = [entry.name for entry in self.proc.iterdir() if entry.name.isdigit()]
         except OSError:
             return {}
         stats = {pid: s for pid in pids if (s := _stat(self.proc, pid)) is not None}
         workers = {pid: w for pid in stats if (w := _worker(self.proc, pid)) is not None}
-        cpu: dict[str, float] = {}
+        times: dict[str, WorkerTime] = {}
         for pid, (worker_id, address) in workers.items():
             if address is None:
-                cpu[f"{worker_id}@{pid}"] = 0.0
+                times[f"{worker_id}@{pid}"] = (0.0, 0.0)
                 continue
             owner = self._owner(address, list(stats))
             if owner is not None and owner in stats:
-                cpu[f"loopback {address}@{owner}"] = stats[owner][1]
+                ready = _ready_seconds(self.proc, owner)
+                times[f"loopback {address}@{owner}"] = (stats[owner][1], ready)
         process_mode = {pid: wid for pid, (wid, address) in workers.items() if address is None}
         for pid, (_, seconds) in stats.items():
             ancestor, depth = pid, 0
             while ancestor in stats and depth < 64:  # up to the worker that owns it
                 if ancestor in process_mode:
-                    cpu[f"{process_mode[ancestor]}@{ancestor}"] += seconds
+                    key = f"{process_mode[ancestor]}@{ancestor}"
+                    cpu, ready = times[key]
+                    times[key] = (cpu + seconds, ready + _ready_seconds(self.proc, pid))
                     break
                 ancestor, depth = str(stats[ancestor][0]), depth + 1
-        return cpu
+        return times
 
     def _owner(self, address: str, pids: list[str]) -> str | None:
         known = self._owners.get(address)
@@ -143,8 +168,9 @@ class PythonWorkers:
 class WorkAttribution:
     """Charges the Python workers' CPU to the threads they serve, sample by sample.
 
-    Each sample, the CPU the workers used since the previous one is shared among the
-    subtasks whose busy time grew, in proportion to that growth: a Python operator's
+    Each sample, the time the workers spent since the previous one (CPU, and waiting for
+    a core: on a machine shared with other work a record's work takes both) is shared
+    among the subtasks whose busy time grew, in proportion to that growth: a Python operator's
     thread is busy while its worker runs its bundle, so the threads that waited longest
     are those whose records took the worker's time. CPU used while no thread's busy time
     grew is kept for the next sample. A worker's first reading is its baseline (a worker
@@ -154,22 +180,27 @@ class WorkAttribution:
     """
 
     def __init__(self) -> None:
-        self._cpu: dict[str, float] = {}
+        self._times: dict[str, WorkerTime] = {}
         self._busy: dict[Key, float] = {}
         self._work: dict[Key, float] = {}
         self._unshared = 0.0
 
     @property
     def kept(self) -> float:
-        """CPU seconds used while no thread's busy time grew, not charged yet."""
+        """Worker seconds spent while no thread's busy time grew, not charged yet."""
         return self._unshared
 
-    def attribute(self, rows: list[dict[str, Any]], cpu: dict[str, float]) -> None:
+    def attribute(self, rows: list[dict[str, Any]], times: dict[str, WorkerTime]) -> None:
         """Set ``work_seconds`` on each of one sample's ``rows`` from the workers'
-        cumulative CPU seconds ``cpu`` read at the same time."""
-        used = sum(max(0.0, s - self._cpu[w]) for w, s in cpu.items() if w in self._cpu)
-        seen = bool(self._cpu or self._work)
-        self._cpu = dict(cpu)
+        cumulative times read at the same time (:class:`PythonWorkers`). Each counter
+        counts only its growth: a thread that ends takes its waiting time with it."""
+        used = sum(
+            max(0.0, cpu - self._times[w][0]) + max(0.0, ready - self._times[w][1])
+            for w, (cpu, ready) in times.items()
+            if w in self._times
+        )
+        seen = bool(self._times or self._work)
+        self._times = dict(times)
         grown: dict[Key, float] = {}
         for row in rows:
             busy, key = float(row["busy_seconds"]), _key(row)
@@ -188,7 +219,7 @@ class WorkAttribution:
                 self._unshared = 0.0
         for row in rows:
             key = _key(row)
-            if seen or self._cpu:
+            if seen or self._times:
                 self._work.setdefault(key, 0.0)
             row["work_seconds"] = self._work.get(key, math.nan)
 

@@ -340,7 +340,7 @@ def test_the_python_workers_cpu_becomes_work_of_the_busy_threads(tmp_path: Path)
     with serve(fake) as url:
         collector = FlinkCollector(
             FlinkRest(url), tmp_path, run_id="r", every=0.05, flush_every=0.1,
-            workers=lambda: {"1-1@7": 0.5 * next(readings)},
+            workers=lambda: {"1-1@7": (0.5 * next(readings), 0.0)},
         )  # fmt: skip
         assert isinstance(FlinkCollector(FlinkRest(url), tmp_path / "local").workers, PythonWorkers)
         stats = collector.run(threading.Event())

@@ -15,12 +15,21 @@ from connectors.flink.workers import TICKS, PythonWorkers, WorkAttribution
 
 
 def _process(
-    proc: Path, pid: int, ppid: int, args: list[str], ticks: tuple[int, int], env: str = ""
+    proc: Path,
+    pid: int,
+    ppid: int,
+    args: list[str],
+    ticks: tuple[int, int],
+    env: str = "",
+    ready_ns: int = 0,
 ) -> None:
     folder = proc / str(pid)
     folder.mkdir()
     (folder / "cmdline").write_bytes(b"\0".join(a.encode() for a in args) + b"\0")
     (folder / "environ").write_bytes(f"HOME=/root\0{env}\0".encode())
+    for task, waited in enumerate((ready_ns, ready_ns // 2) if ready_ns else ()):
+        (folder / "task" / str(pid + task)).mkdir(parents=True)
+        (folder / "task" / str(pid + task) / "schedstat").write_text(f"5000 {waited} 3\n")
     utime, stime = ticks
     rest = " ".join(["0"] * 9)  # pgrp, session, tty, tpgid, flags and the four fault counts
     name = args[0].rsplit("/", 1)[-1][:15]
@@ -33,15 +42,17 @@ def test_each_worker_counts_its_own_cpu_and_its_descendants(tmp_path: Path) -> N
     runner = ["bash", "pyflink-udf-runner.sh", "--id=1-1"]
     _process(tmp_path, 200, 100, runner, (1, 1))
     worker = ["python", "-m", "pyflink.fn_execution.beam.beam_boot", "--id=1-1"]
-    _process(tmp_path, 201, 200, worker, (300, 50))
-    _process(tmp_path, 202, 201, ["python", "helper"], (20, 10))
+    _process(tmp_path, 201, 200, worker, (300, 50), ready_ns=400_000_000)
+    _process(tmp_path, 202, 201, ["python", "helper"], (20, 10), ready_ns=200_000_000)
     _process(tmp_path, 203, 200, ["tee", "boot.log"], (7, 7))  # the runner's, not the worker's
     _process(tmp_path, 301, 100, [*worker[:3], "--id=2-1"], (100, 0))
     _process(tmp_path, 400, 1, ["python", "-m", "something.else"], (999, 999))
     (tmp_path / "self").mkdir()  # not a process folder
+    # CPU from stat; waiting for a core from each live thread's schedstat (two threads
+    # each here: 0.4 + 0.2 s, and 0.2 + 0.1 s)
     assert PythonWorkers(tmp_path)() == {
-        "1-1@201": pytest.approx((300 + 50 + 20 + 10) / TICKS),
-        "2-1@301": pytest.approx(100 / TICKS),
+        "1-1@201": (pytest.approx((300 + 50 + 20 + 10) / TICKS), pytest.approx(0.9)),
+        "2-1@301": (pytest.approx(100 / TICKS), 0.0),
     }
     assert PythonWorkers(tmp_path / "missing")() == {}
 
@@ -49,7 +60,7 @@ def test_each_worker_counts_its_own_cpu_and_its_descendants(tmp_path: Path) -> N
 def test_loopback_workers_are_read_in_the_process_serving_their_address(tmp_path: Path) -> None:
     """On a local deployment the PyFlink program runs the workers itself: its own CPU
     (not its children's: the JVM is one) is read once for all of them."""
-    _process(tmp_path, 500, 1, ["python", "my_job.py"], (700, 100))
+    _process(tmp_path, 500, 1, ["python", "my_job.py"], (700, 100), ready_ns=1_000_000_000)
     _process(tmp_path, 501, 500, ["java", "-cp", "flink.jar"], (9000, 0))
     worker = ["python", "-m", "pyflink.fn_execution.beam.beam_boot"]
     loopback = "PYTHON_LOOPBACK_SERVER_ADDRESS=localhost:34797"
@@ -68,7 +79,9 @@ def test_loopback_workers_are_read_in_the_process_serving_their_address(tmp_path
         "   2: 0100007F:87ED 0100007F:D431 01 00000000:00000000 00:00000000 00000000 0 0 77",
     ]
     (tmp_path / "net" / "tcp").write_text(header + "\n".join(rows) + "\n")
-    assert PythonWorkers(tmp_path)() == {"loopback localhost:34797@500": pytest.approx(8.0)}
+    assert PythonWorkers(tmp_path)() == {
+        "loopback localhost:34797@500": (pytest.approx(8.0), pytest.approx(1.5))
+    }
 
 
 def _rows(busy: dict[str, float]) -> list[dict[str, Any]]:
@@ -80,15 +93,17 @@ def test_a_samples_cpu_goes_to_the_threads_whose_busy_time_grew() -> None:
     first = _rows({"src": math.nan, "a": 1.0, "b": 2.0})
     attribution.attribute(first, {})  # no worker yet: not measured
     assert all(math.isnan(r["work_seconds"]) for r in first)
-    attribution.attribute(_rows({"src": math.nan, "a": 1.0, "b": 2.0}), {"w@1": 10.0})  # baseline
+    baseline = _rows({"src": math.nan, "a": 1.0, "b": 2.0})
+    attribution.attribute(baseline, {"w@1": (10.0, 1.0)})
     grown = _rows({"src": math.nan, "a": 1.5, "b": 3.5})  # a +0.5, b +1.5
-    attribution.attribute(grown, {"w@1": 10.4})
+    attribution.attribute(grown, {"w@1": (10.3, 1.1)})  # 0.3 s of CPU, 0.1 s ready
     assert [r["work_seconds"] for r in grown] == pytest.approx([0.0, 0.1, 0.3])
     idle = _rows({"src": math.nan, "a": 1.5, "b": 3.5})  # 0.2 s used while no thread grew
-    attribution.attribute(idle, {"w@1": 10.6})
+    attribution.attribute(idle, {"w@1": (10.5, 1.1)})
     assert [r["work_seconds"] for r in idle] == pytest.approx([0.0, 0.1, 0.3])
     later = _rows({"src": math.nan, "a": 2.5, "b": 3.5})  # a +1: it gets 0.2 kept + 0.1
-    attribution.attribute(later, {"w@1": 10.7, "w@2": 4.0})  # a new worker: its baseline
+    # a thread that waited ended (ready fell: no time back), a new worker is a baseline
+    attribution.attribute(later, {"w@1": (10.6, 0.5), "w@2": (4.0, 0.0)})
     assert [r["work_seconds"] for r in later] == pytest.approx([0.0, 0.4, 0.3])
 
 
@@ -109,14 +124,14 @@ def test_attributed_work_adds_up_to_the_cpu_used_once_a_thread_was_busy(
     busy = [0.0, 0.0, 0.0]
     cpu = 1.0
     rows = _rows({"a": 0.0, "b": 0.0, "c": 0.0})
-    attribution.attribute(rows, {"w@1": cpu})
+    attribution.attribute(rows, {"w@1": (cpu, 0.0)})
     used = 0.0
     for growth, spent in steps:
         before, busy = busy, [b + g for b, g in zip(busy, growth, strict=True)]
         cpu += spent
         used += spent
         rows = _rows(dict(zip("abc", busy, strict=True)))
-        attribution.attribute(rows, {"w@1": cpu})
+        attribution.attribute(rows, {"w@1": (cpu, 0.0)})
         charged = sum(float(r["work_seconds"]) for r in rows)
         assert charged + attribution.kept == pytest.approx(used)
         if any(new > old for new, old in zip(busy, before, strict=True)):
