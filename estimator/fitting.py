@@ -18,8 +18,9 @@ from estimator.model import Operator, Topology
 
 STATS_COLUMNS = ("operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
 WORK_COLUMN = "work_seconds"
-"""Optional ``operator_stats`` column: CPU seconds of work measured outside the thread
-(a Python worker's CPU, attributed to the threads it serves), where the engine has it."""
+"""Optional ``operator_stats`` column: seconds of work measured outside the thread (a
+Python worker's CPU and wait for a core, charged to the threads it serves), where the
+engine has it."""
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def fit_operator_stats(
                     if read is not None and read.reading in MEASURED_RATES:
                         costs[port], reading = read.cost, read.reading
                     elif work > 0:
-                        costs[port], reading = work, "worker CPU per record"
+                        costs[port], reading = work, "worker time per record"
                     elif read is not None:
                         costs[port], reading = read.cost, read.reading
             selectivities[port] = outputs / events

@@ -137,6 +137,6 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
             "busy-time line",
             "least busy per record",
             "busy time per record",
-            "worker CPU per record",
+            "worker time per record",
         )
         assert isinstance(thread["busy_time_is_work"], bool)

@@ -275,7 +275,7 @@ def test_a_thread_with_measured_work_costs_its_work_per_record_unless_a_queue_sh
     calm = _thread_rows([20.0] * 15, [0.4] * 15).assign(work_seconds=0.06)
     fit = fit_operator_stats(_thread_topology(), calm, None, np.array([[20.0] * 15]))
     (port,) = fit.ports
-    assert (port.cost, port.reading) == (pytest.approx(0.003), "worker CPU per record")
+    assert (port.cost, port.reading) == (pytest.approx(0.003), "worker time per record")
     not_measured = calm.assign(work_seconds=np.nan)
     (port,) = fit_operator_stats(_thread_topology(), not_measured, None).ports
     assert (port.cost, port.reading) == (pytest.approx(0.02), "busy time per record")
@@ -312,7 +312,7 @@ def test_work_per_record_is_the_measured_work_over_the_records_of_the_window(
     )  # fmt: skip
     (port,) = fit_operator_stats(_thread_topology(), frame, None).ports
     work = sum(w for _, _, w in rows if w is not None)
-    if port.reading == "worker CPU per record":
+    if port.reading == "worker time per record":
         assert port.cost == pytest.approx(work / sum(n for n, _, w in rows if w is not None))
     else:
         assert work == 0 or port.reading in ("saturated",)
