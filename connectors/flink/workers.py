@@ -90,37 +90,46 @@ def _socket_owner(proc: Path, pids: list[str], inode: str) -> str | None:
 
 
 WorkerTime = tuple[float, float]
-"""A worker's cumulative CPU seconds and the seconds its live threads waited for a core."""
+"""A worker's cumulative CPU seconds and seconds of waiting for a core."""
+WORKING = 0.1
+"""A thread whose CPU time grew by at least this share of its worker's in a sample is
+one doing the work; the others (gRPC pollers, timers) wake often and briefly, and their
+waits for a core say nothing of the work's."""
 
 
-def _ready_seconds(proc: Path, pid: str) -> float:
-    """Seconds the live threads of a process have waited on a run queue, ready to run
-    but without a core (``/proc/<pid>/task/*/schedstat``, 0 where the kernel keeps none):
-    on a machine shared with other work, the worker's work takes its CPU time plus this."""
-    total = 0
+def _threads(proc: Path, pid: str) -> dict[str, tuple[int, int]]:
+    """Each live thread's nanoseconds on a core and waiting on a run queue, ready but
+    without a core (``/proc/<pid>/task/*/schedstat``; empty where the kernel keeps none)."""
     try:
         tasks = list((proc / pid / "task").iterdir())
     except OSError:
-        return 0.0
+        return {}
+    threads = {}
     for task in tasks:
         try:
-            total += int((task / "schedstat").read_text().split()[1])
-        except (OSError, IndexError, ValueError):
+            run, wait = (task / "schedstat").read_text().split()[:2]
+            threads[f"{pid}/{task.name}"] = (int(run), int(wait))
+        except (OSError, ValueError):
             continue
-    return total / 1e9
+    return threads
 
 
 class PythonWorkers:
-    """Reads every PyFlink Python worker on this host: its cumulative CPU seconds and
-    the seconds its threads waited for a core. A process-mode worker counts with its
+    """Reads every PyFlink Python worker on this host: its cumulative CPU seconds, and
+    the seconds its work waited for a core. A process-mode worker counts with its
     descendants, keyed ``<id>@<pid>``; the process serving loopback workers counts once,
     keyed ``loopback <address>@<pid>`` (a pid tells a restarted worker, whose counters
     start again from zero, from the one before). Empty where there is no ``/proc`` or
-    no worker."""
+    no worker.
+
+    The wait is counted from one reading to the next: the CPU the worker used times the
+    wait per second on a core of the threads that did the work (:data:`WORKING`). On a
+    machine shared with other work, a record's work takes both."""
 
     def __init__(self, proc: Path = Path("/proc")) -> None:
         self.proc = proc
         self._owners: dict[str, str] = {}  # loopback address -> the pid serving it
+        self._last: dict[str, tuple[float, float, dict[str, tuple[int, int]]]] = {}
 
     def __call__(self) -> dict[str, WorkerTime]:
         try:
@@ -129,26 +138,48 @@ class PythonWorkers:
             return {}
         stats = {pid: s for pid in pids if (s := _stat(self.proc, pid)) is not None}
         workers = {pid: w for pid in stats if (w := _worker(self.proc, pid)) is not None}
-        times: dict[str, WorkerTime] = {}
+        members: dict[str, list[str]] = {}  # worker key -> the processes doing its work
         for pid, (worker_id, address) in workers.items():
             if address is None:
-                times[f"{worker_id}@{pid}"] = (0.0, 0.0)
+                members[f"{worker_id}@{pid}"] = []
                 continue
             owner = self._owner(address, list(stats))
-            if owner is not None and owner in stats:
-                ready = _ready_seconds(self.proc, owner)
-                times[f"loopback {address}@{owner}"] = (stats[owner][1], ready)
+            if owner is not None and owner in stats:  # its own time: its child is the JVM
+                members[f"loopback {address}@{owner}"] = [owner]
         process_mode = {pid: wid for pid, (wid, address) in workers.items() if address is None}
-        for pid, (_, seconds) in stats.items():
+        for pid in stats:
             ancestor, depth = pid, 0
             while ancestor in stats and depth < 64:  # up to the worker that owns it
                 if ancestor in process_mode:
-                    key = f"{process_mode[ancestor]}@{ancestor}"
-                    cpu, ready = times[key]
-                    times[key] = (cpu + seconds, ready + _ready_seconds(self.proc, pid))
+                    members[f"{process_mode[ancestor]}@{ancestor}"].append(pid)
                     break
                 ancestor, depth = str(stats[ancestor][0]), depth + 1
+        times = {}
+        for key, processes in members.items():
+            cpu = sum(stats[pid][1] for pid in processes)
+            threads = {t: v for pid in processes for t, v in _threads(self.proc, pid).items()}
+            times[key] = (cpu, self._waited(key, cpu, threads))
+        self._last = {k: v for k, v in self._last.items() if k in times}
         return times
+
+    def _waited(self, key: str, cpu: float, threads: dict[str, tuple[int, int]]) -> float:
+        """The worker's cumulative wait for a core, grown by this reading's CPU times the
+        wait per second on a core of its working threads."""
+        last_cpu, waited, last_threads = self._last.get(key, (cpu, 0.0, threads))
+        grown = {
+            t: (run - last_threads[t][0], wait - last_threads[t][1])
+            for t, (run, wait) in threads.items()
+            if t in last_threads
+        }
+        total = sum(max(0, run) for run, _ in grown.values())
+        working = [
+            (run, wait) for run, wait in grown.values() if total > 0 and run >= WORKING * total
+        ]
+        on_core = sum(run for run, _ in working)
+        if on_core > 0:
+            waited += max(0.0, cpu - last_cpu) * max(0, sum(w for _, w in working)) / on_core
+        self._last[key] = (cpu, waited, threads)
+        return waited
 
     def _owner(self, address: str, pids: list[str]) -> str | None:
         known = self._owners.get(address)

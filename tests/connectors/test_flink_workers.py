@@ -21,15 +21,17 @@ def _process(
     args: list[str],
     ticks: tuple[int, int],
     env: str = "",
-    ready_ns: int = 0,
+    threads: dict[int, tuple[int, int]] | None = None,
 ) -> None:
+    """A process folder: its command line, environment, CPU ticks (utime, stime) and
+    its threads' (ns on a core, ns waiting for one) in schedstat."""
     folder = proc / str(pid)
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     (folder / "cmdline").write_bytes(b"\0".join(a.encode() for a in args) + b"\0")
     (folder / "environ").write_bytes(f"HOME=/root\0{env}\0".encode())
-    for task, waited in enumerate((ready_ns, ready_ns // 2) if ready_ns else ()):
-        (folder / "task" / str(pid + task)).mkdir(parents=True)
-        (folder / "task" / str(pid + task) / "schedstat").write_text(f"5000 {waited} 3\n")
+    for tid, (run, wait) in (threads or {}).items():
+        (folder / "task" / str(tid)).mkdir(parents=True, exist_ok=True)
+        (folder / "task" / str(tid) / "schedstat").write_text(f"{run} {wait} 3\n")
     utime, stime = ticks
     rest = " ".join(["0"] * 9)  # pgrp, session, tty, tpgid, flags and the four fault counts
     name = args[0].rsplit("/", 1)[-1][:15]
@@ -42,16 +44,14 @@ def test_each_worker_counts_its_own_cpu_and_its_descendants(tmp_path: Path) -> N
     runner = ["bash", "pyflink-udf-runner.sh", "--id=1-1"]
     _process(tmp_path, 200, 100, runner, (1, 1))
     worker = ["python", "-m", "pyflink.fn_execution.beam.beam_boot", "--id=1-1"]
-    _process(tmp_path, 201, 200, worker, (300, 50), ready_ns=400_000_000)
-    _process(tmp_path, 202, 201, ["python", "helper"], (20, 10), ready_ns=200_000_000)
+    _process(tmp_path, 201, 200, worker, (300, 50))
+    _process(tmp_path, 202, 201, ["python", "helper"], (20, 10))
     _process(tmp_path, 203, 200, ["tee", "boot.log"], (7, 7))  # the runner's, not the worker's
     _process(tmp_path, 301, 100, [*worker[:3], "--id=2-1"], (100, 0))
     _process(tmp_path, 400, 1, ["python", "-m", "something.else"], (999, 999))
     (tmp_path / "self").mkdir()  # not a process folder
-    # CPU from stat; waiting for a core from each live thread's schedstat (two threads
-    # each here: 0.4 + 0.2 s, and 0.2 + 0.1 s)
-    assert PythonWorkers(tmp_path)() == {
-        "1-1@201": (pytest.approx((300 + 50 + 20 + 10) / TICKS), pytest.approx(0.9)),
+    assert PythonWorkers(tmp_path)() == {  # a first reading has waited for nothing yet
+        "1-1@201": (pytest.approx((300 + 50 + 20 + 10) / TICKS), 0.0),
         "2-1@301": (pytest.approx(100 / TICKS), 0.0),
     }
     assert PythonWorkers(tmp_path / "missing")() == {}
@@ -60,7 +60,7 @@ def test_each_worker_counts_its_own_cpu_and_its_descendants(tmp_path: Path) -> N
 def test_loopback_workers_are_read_in_the_process_serving_their_address(tmp_path: Path) -> None:
     """On a local deployment the PyFlink program runs the workers itself: its own CPU
     (not its children's: the JVM is one) is read once for all of them."""
-    _process(tmp_path, 500, 1, ["python", "my_job.py"], (700, 100), ready_ns=1_000_000_000)
+    _process(tmp_path, 500, 1, ["python", "my_job.py"], (700, 100))
     _process(tmp_path, 501, 500, ["java", "-cp", "flink.jar"], (9000, 0))
     worker = ["python", "-m", "pyflink.fn_execution.beam.beam_boot"]
     loopback = "PYTHON_LOOPBACK_SERVER_ADDRESS=localhost:34797"
@@ -79,9 +79,22 @@ def test_loopback_workers_are_read_in_the_process_serving_their_address(tmp_path
         "   2: 0100007F:87ED 0100007F:D431 01 00000000:00000000 00:00000000 00000000 0 0 77",
     ]
     (tmp_path / "net" / "tcp").write_text(header + "\n".join(rows) + "\n")
-    assert PythonWorkers(tmp_path)() == {
-        "loopback localhost:34797@500": (pytest.approx(8.0), pytest.approx(1.5))
-    }
+    assert PythonWorkers(tmp_path)() == {"loopback localhost:34797@500": (pytest.approx(8.0), 0.0)}
+
+
+def test_the_wait_for_a_core_is_that_of_the_threads_doing_the_work(tmp_path: Path) -> None:
+    """Between two readings the worker used 2 s of CPU; its working thread ran 1.9 s and
+    waited 0.95 s for a core (half a second per second on a core): 1 s of waiting. A
+    poller thread that ran 0.05 s and waited 0.4 s (it wakes often) is not the work."""
+    worker = ["python", "-m", "pyflink.fn_execution.beam.beam_boot", "--id=1-1"]
+    _process(tmp_path, 700, 1, worker, (100, 0), threads={700: (10**9, 0), 701: (0, 0)})
+    workers = PythonWorkers(tmp_path)
+    assert workers() == {"1-1@700": (pytest.approx(1.0), 0.0)}
+    threads = {700: (29 * 10**8, 95 * 10**7), 701: (5 * 10**7, 4 * 10**8)}
+    _process(tmp_path, 700, 1, worker, (300, 0), threads=threads)
+    assert workers() == {"1-1@700": (pytest.approx(3.0), pytest.approx(1.0))}
+    _process(tmp_path, 700, 1, worker, (300, 0), threads={700: (29 * 10**8, 95 * 10**7)})
+    assert workers() == {"1-1@700": (pytest.approx(3.0), pytest.approx(1.0))}  # no CPU: no wait
 
 
 def _rows(busy: dict[str, float]) -> list[dict[str, Any]]:
