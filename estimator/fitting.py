@@ -141,12 +141,11 @@ def fit_operator_stats(
                         offered = _offered(topology, frame, op.inputs[0], source_counts)
                     read = thread_cost(rows, threads[op.id], offered, topology.subinterval)
                     reading, by_load = "busy time per record", busy_per_record_by_load(rows)
-                    if read is not None and read.reading in MEASURED_RATES:
+                    if read is not None:
                         costs[port], reading = read.cost, read.reading
-                    elif work > 0:
-                        costs[port], reading = work, "worker time per record"
-                    elif read is not None:
-                        costs[port], reading = read.cost, read.reading
+                    if read is None or read.reading not in MEASURED_RATES:
+                        if 0 < work < costs[port]:
+                            costs[port], reading = work, "worker time per record"
             selectivities[port] = outputs / events
             fitted_ports.append(
                 PortFit(op.id, port, events, costs[port], selectivities[port], reading, by_load)
@@ -168,8 +167,10 @@ def fit_operator_stats(
 
 
 MEASURED_RATES = ("queued", "saturated")
-"""Readings of a thread's cost that measure the rate it serves at directly; any other
-reading gives way to the work measured outside the thread (:data:`WORK_COLUMN`)."""
+"""Readings of a thread's cost that measure the rate it serves at directly. Any other
+reading is an upper bound of the cost, as is the work measured outside the thread per
+record (:data:`WORK_COLUMN`; it holds the worker's fixed overhead, large per record at
+a low rate): the cost is the least of the two."""
 SATURATED = 0.9
 """A thread busy for at least this share of its capacity in a subinterval is saturated
 there: its busy time says how fast it can go, not how much it was offered."""
