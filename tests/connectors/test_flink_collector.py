@@ -354,3 +354,19 @@ def test_the_python_workers_cpu_becomes_work_of_the_busy_threads(tmp_path: Path)
     assert 0 < charged.sum() <= 0.5 * (stats.polls - 1) + 1e-9
     sources = table[table["busy_seconds"].isna()]["operator"].unique()
     assert len(sources) and (charged[sources] == 0).all()
+
+
+def test_subtasks_not_deployed_yet_run_on_the_only_taskmanager() -> None:
+    """Discovered while the job deploys, subtasks have no TaskManager yet: with one
+    TaskManager their threads are inside it (its cores), not in a 1-core unknown host."""
+    vertices = recorded("vertices")
+    deploying = {
+        vid: {**detail, "subtasks": [{**s, "taskmanager-id": "(unassigned)"}
+                                     for s in detail.get("subtasks", [])]}
+        for vid, detail in vertices.items()
+    }  # fmt: skip
+    graph = job_graph(recorded("job"), recorded("plan"), deploying, recorded("taskmanagers"))
+    topology = topology_from_dict(topology_document(graph))
+    tm = f"tm-{recorded('taskmanagers')['taskmanagers'][0]['id'][:8]}"
+    assert {n.host for n in topology.nodes if n.host is not None} == {tm}
+    assert topology.capacity_by_node[tm] == 2.0
