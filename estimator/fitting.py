@@ -143,9 +143,9 @@ def fit_operator_stats(
                     reading, by_load = "busy time per record", busy_per_record_by_load(rows)
                     if read is not None:
                         costs[port], reading = read.cost, read.reading
-                    if read is None or read.reading not in MEASURED_RATES:
-                        if 0 < work < costs[port]:
-                            costs[port], reading = work, "worker time per record"
+                    measured_rate = read is not None and read.reading in MEASURED_RATES
+                    if not measured_rate and 0 < work < costs[port]:
+                        costs[port], reading = work, "worker time per record"
             selectivities[port] = outputs / events
             fitted_ports.append(
                 PortFit(op.id, port, events, costs[port], selectivities[port], reading, by_load)
