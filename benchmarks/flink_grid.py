@@ -186,6 +186,13 @@ def group_cpu_seconds(pgid: int) -> float:
     return total
 
 
+def host_busy_seconds() -> float:
+    """CPU seconds every core of this machine has spent busy since boot (/proc/stat)."""
+    fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def chained(job: str, unchained: list[str] | None) -> bool:
     """Whether ``job`` runs with chaining on, given ``--no-chaining``'s list."""
     return unchained is None or (bool(unchained) and job not in unchained)
@@ -240,6 +247,7 @@ def run_one(job: str, level: str, seed: int, args: argparse.Namespace) -> dict[s
     collecting = threading.Thread(target=collect, daemon=True)
     collecting.start()
     cpu_start = group_cpu_seconds(process.pid)
+    host_start = host_busy_seconds()
     start = time.time() + 1.0
     producers = [
         subprocess.Popen(
@@ -276,6 +284,7 @@ def run_one(job: str, level: str, seed: int, args: argparse.Namespace) -> dict[s
     drained = False if failures else wait_for_drain(collector, fed + DRAIN)
     time.sleep(SETTLE)
     job_cpu = group_cpu_seconds(process.pid) - cpu_start
+    host_cpu = host_busy_seconds() - host_start
     elapsed = time.time() - start
     stop_collecting.set()
     collecting.join(timeout=30)
@@ -298,6 +307,7 @@ def run_one(job: str, level: str, seed: int, args: argparse.Namespace) -> dict[s
         "drained": drained,
         "collector_error": failures[0] if failures else None,
         "job_cpu_cores": job_cpu / elapsed,
+        "other_cpu_cores": max(0.0, host_cpu - job_cpu) / elapsed,
         "loadavg_before": load_before[0],
         "loadavg_after": os.getloadavg()[0],
         **({"sql_rows": sinks} if spec.sql else {}),

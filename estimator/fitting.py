@@ -17,6 +17,10 @@ from estimator.errors import ModelError
 from estimator.model import Operator, Topology
 
 STATS_COLUMNS = ("operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
+WORK_COLUMN = "work_seconds"
+"""Optional ``operator_stats`` column: seconds of work measured outside the thread (a
+Python worker's CPU and wait for a core, charged to the threads it serves), where the
+engine has it."""
 
 
 @dataclass(frozen=True)
@@ -95,14 +99,21 @@ def fit_operator_stats(
     unknown = sorted(set(frame["operator"].astype(str)) - known)
     if unknown:
         raise ModelError(f"operator statistics: unknown operator '{unknown[0]}'")
-    grouped = frame.groupby(["operator", "port"])[["events_in", "events_out", "cpu_seconds"]].sum()
-    totals: dict[tuple[str, int], tuple[float, float, float]] = {
-        (str(op), int(port)): (float(ein), float(eout), float(cpu))
-        for (op, port), ein, eout, cpu in zip(
+    if WORK_COLUMN not in frame.columns:
+        frame = frame.assign(**{WORK_COLUMN: np.nan})
+    measured = frame[WORK_COLUMN].notna()
+    frame = frame.assign(_work_in=frame["events_in"].where(measured, 0))
+    summed = ["events_in", "events_out", "cpu_seconds", WORK_COLUMN, "_work_in"]
+    grouped = frame.groupby(["operator", "port"])[summed].sum()
+    totals: dict[tuple[str, int], tuple[float, float, float, float]] = {
+        (str(op), int(port)): (float(ein), float(eout), float(cpu), _per(work, work_in))
+        for (op, port), ein, eout, cpu, work, work_in in zip(
             grouped.index,
             grouped["events_in"].to_numpy(dtype=float),
             grouped["events_out"].to_numpy(dtype=float),
             grouped["cpu_seconds"].to_numpy(dtype=float),
+            grouped[WORK_COLUMN].to_numpy(dtype=float),
+            grouped["_work_in"].to_numpy(dtype=float),
             strict=True,
         )
     }
@@ -116,7 +127,7 @@ def fit_operator_stats(
         selectivities = list(op.selectivity)
         for port in range(len(op.inputs)):
             key = (op.id, port)
-            events, outputs, cpu = totals.get(key, (0.0, 0.0, 0.0))
+            events, outputs, cpu, work = totals.get(key, (0.0, 0.0, 0.0, 0.0))
             if events <= 0:
                 unfitted.append(key)
                 continue
@@ -132,6 +143,9 @@ def fit_operator_stats(
                     reading, by_load = "busy time per record", busy_per_record_by_load(rows)
                     if read is not None:
                         costs[port], reading = read.cost, read.reading
+                    measured_rate = read is not None and read.reading in MEASURED_RATES
+                    if not measured_rate and 0 < work < costs[port]:
+                        costs[port], reading = work, "worker time per record"
             selectivities[port] = outputs / events
             fitted_ports.append(
                 PortFit(op.id, port, events, costs[port], selectivities[port], reading, by_load)
@@ -152,6 +166,11 @@ def fit_operator_stats(
     )
 
 
+MEASURED_RATES = ("queued", "saturated")
+"""Readings of a thread's cost that measure the rate it serves at directly. Any other
+reading is an upper bound of the cost, as is the work measured outside the thread per
+record (:data:`WORK_COLUMN`; it holds the worker's fixed overhead, large per record at
+a low rate): the cost is the least of the two."""
 SATURATED = 0.9
 """A thread busy for at least this share of its capacity in a subinterval is saturated
 there: its busy time says how fast it can go, not how much it was offered."""
@@ -307,6 +326,11 @@ def busy_per_record_by_load(rows: pd.DataFrame) -> tuple[float, float] | None:
         float(low["cpu_seconds"].sum() / low["events_in"].sum()),
         float(high["cpu_seconds"].sum() / high["events_in"].sum()),
     )
+
+
+def _per(total: float, records: float) -> float:
+    """``total`` per record (0 without records)."""
+    return float(total) / float(records) if records > 0 else 0.0
 
 
 def _thread_capacities(topology: Topology) -> dict[str, float]:

@@ -44,16 +44,17 @@ if TYPE_CHECKING:
 KEY = ("operator", "subtask", "port")
 STATE_COLUMNS = (
     "operator", "subtask", "port", "time", "node", "records_in", "records_out", "busy_seconds",
+    "work_seconds",
 )  # fmt: skip
 DIP_SAMPLES = 3
 """How many samples after a counter went below its reference may bring it back (a dip);
 a counter that stays below for that many samples restarted."""
-COUNTERS = ("time", "records_in", "records_out", "busy_seconds")
+COUNTERS = ("time", "records_in", "records_out", "busy_seconds", "work_seconds")
 WALKED = (
     "operator string, subtask long, port long, time double, node string, records_in double, "
-    "records_out double, busy_seconds double, _prev_time double, _prev_records_in double, "
-    "_prev_records_out double, _prev_busy_seconds double, _restart int, _dips long, "
-    "_state int"
+    "records_out double, busy_seconds double, work_seconds double, _prev_time double, "
+    "_prev_records_in double, _prev_records_out double, _prev_busy_seconds double, "
+    "_prev_work_seconds double, _restart int, _dips long, _state int"
 )
 """Schema of :func:`walk_counters`' answer."""
 
@@ -123,8 +124,10 @@ def sample_deltas(rows: DataFrame, previous: DataFrame, spec: RunSpec) -> DataFr
 
     ``rows`` has the validated contract (``reason`` null for good rows); ``previous``
     has :data:`STATE_COLUMNS` (the last sample of each key from earlier batches).
-    Returns (operator, node, interval, events_in, events_out, busy_seconds, restart,
-    dips, busy_nan, busy_negative); the flags are counts set on one piece per sample.
+    Returns (operator, node, interval, events_in, events_out, busy_seconds,
+    work_seconds, restart, dips, busy_nan, busy_negative); the flags are counts set on
+    one piece per sample. ``work_seconds`` (work measured outside the thread, a
+    decrease counted as 0) stays null where the samples do not measure it.
     """
     from pyspark.sql import functions as F
 
@@ -136,6 +139,13 @@ def sample_deltas(rows: DataFrame, previous: DataFrame, spec: RunSpec) -> DataFr
 
     busy_unknown = F.isnan("busy_seconds") | (~restart & F.isnan(F.col("_prev_busy_seconds")))
     raw_busy = delta("busy_seconds")
+
+    def measured(column: str) -> Column:  # NaN (not measured) as null, so sums skip it
+        return F.when(~F.isnan(column), F.col(column))
+
+    raw_work = F.when(restart, measured("work_seconds")).otherwise(
+        measured("work_seconds") - measured("_prev_work_seconds")
+    )
     is_source = F.col("operator").isin(list(spec.sources))
     width = F.lit(spec.subinterval)
     start = (F.col("_prev_time") - F.lit(spec.origin)) / width
@@ -151,6 +161,7 @@ def sample_deltas(rows: DataFrame, previous: DataFrame, spec: RunSpec) -> DataFr
         delta("records_in").alias("_in"),
         delta("records_out").alias("_out"),
         F.when(busy_unknown | (raw_busy < 0), F.lit(0.0)).otherwise(raw_busy).alias("_busy"),
+        F.when(raw_work < 0, F.lit(0.0)).otherwise(raw_work).alias("_work"),
         "_restart",
         "_dips",
         (busy_unknown & ~is_source).cast("int").alias("_busy_nan"),
@@ -181,6 +192,7 @@ def sample_deltas(rows: DataFrame, previous: DataFrame, spec: RunSpec) -> DataFr
         whole("_in").alias("events_in"),
         whole("_out").alias("events_out"),
         (F.col("_busy") * (hi - lo)).alias("busy_seconds"),
+        (F.col("_work") * (hi - lo)).alias("work_seconds"),
         (F.col("_restart") * is_first).alias("restart"),
         (F.col("_dips") * is_first).alias("dips"),
         (F.col("_busy_nan") * is_first).alias("busy_nan"),
@@ -189,8 +201,8 @@ def sample_deltas(rows: DataFrame, previous: DataFrame, spec: RunSpec) -> DataFr
 
 
 def sample_totals(deltas: DataFrame) -> DataFrame:
-    """(operator, node, interval, events_in, events_out, busy_seconds) summed over
-    subtasks, and the three problem counts per operator and node."""
+    """(operator, node, interval, events_in, events_out, busy_seconds, work_seconds)
+    summed over subtasks, and the three problem counts per operator and node."""
     from pyspark.sql import functions as F
 
     return deltas.groupBy("operator", "node", "interval").agg(
@@ -200,6 +212,7 @@ def sample_totals(deltas: DataFrame) -> DataFrame:
                 "events_in",
                 "events_out",
                 "busy_seconds",
+                "work_seconds",
                 "restart",
                 "dips",
                 "busy_nan",
@@ -221,15 +234,16 @@ def last_samples(rows: DataFrame, previous: DataFrame) -> DataFrame:
 def sample_table_rows(totals: pd.DataFrame, spec: RunSpec, run_id: str) -> dict[str, pd.DataFrame]:
     """The store's rows from :func:`sample_totals`: a source's records out are its
     ``source_arrivals``; an operator's counts go to ``operator_stats`` port 0 (Flink
-    counts per operator, not per input) with busy seconds as ``cpu_seconds``; busy
+    counts per operator, not per input) with busy seconds as ``cpu_seconds`` and the work
+    measured outside the thread as ``work_seconds`` (NaN where not measured); busy
     seconds per node are ``node_busy``."""
     sources = totals["operator"].isin(spec.sources)
     per_source = totals[sources].groupby(["operator", "interval"])["events_out"].sum()
     arrivals = per_source.reset_index(name="events").rename(columns={"operator": "source"})
     ops = totals[~sources]
     stats = ops.groupby(["operator", "interval"], as_index=False)[
-        ["events_in", "events_out", "busy_seconds"]
-    ].sum()
+        ["events_in", "events_out", "busy_seconds", "work_seconds"]
+    ].sum(min_count=1)
     stats = stats.rename(columns={"busy_seconds": "cpu_seconds"}).assign(port=0)
     stats = stats[(stats["events_in"] > 0) | (stats["cpu_seconds"] > 0)]
     busy = ops.groupby(["node", "interval"], as_index=False)["busy_seconds"].sum()

@@ -70,12 +70,15 @@ RECORD_SETS: dict[str, dict[str, str]] = {
         "records_in": DOUBLE,
         "records_out": DOUBLE,
         "busy_seconds": DOUBLE,
+        "work_seconds": DOUBLE,
     },
 }
-OPTIONAL_FIELDS: dict[str, set[str]] = {"outputs": {"weight"}}
-"""Fields a file may leave out: ``weight`` defaults to 1 (docs/design.md, "Raw telemetry")."""
-NAN_ALLOWED: dict[str, set[str]] = {"samples": {"busy_seconds"}}
-"""Fields whose NaN is data: Flink reports a source's busy time as NaN."""
+OPTIONAL_FIELDS: dict[str, set[str]] = {"outputs": {"weight"}, "samples": {"work_seconds"}}
+"""Fields a file may leave out: ``weight`` defaults to 1, ``work_seconds`` is then not
+measured (docs/design.md, "Raw telemetry")."""
+NAN_ALLOWED: dict[str, set[str]] = {"samples": {"busy_seconds", "work_seconds"}}
+"""Fields whose NaN is data: Flink reports a source's busy time as NaN, and work is NaN
+where it is not measured."""
 
 MAX_TIME_SPAN_SECONDS = 10 * 365.25 * 86_400.0
 """A time further than this (10 years) from the run's origin is quarantined: no run
@@ -209,9 +212,10 @@ def _range_checks(record_set: str, spec: RunSpec) -> list[tuple[Column, Column |
             )
         )
     if record_set == "samples":
-        for name in ("records_in", "records_out", "busy_seconds"):
+        for name in ("records_in", "records_out", "busy_seconds", "work_seconds"):
             value = F.col(name)  # NaN compares above every number in Spark: keep it apart
-            checks.append((~F.isnan(value) & (value > F.lit(MAX_COUNTER)), f"'{name}' above 2^53"))
+            too_big = ~F.isnan(value) & (value > F.lit(MAX_COUNTER))  # null: not measured
+            checks.append((F.coalesce(too_big, F.lit(False)), f"'{name}' above 2^53"))
     return checks
 
 

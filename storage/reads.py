@@ -345,12 +345,13 @@ def operator_stats_frame(
     start: int | None = None,
     stop: int | None = None,
 ) -> pd.DataFrame:
-    """operator, port, interval, events_in, events_out, cpu_seconds."""
+    """operator, port, interval, events_in, events_out, cpu_seconds, work_seconds (NaN
+    where not measured)."""
     params: list[Any] = [run_key(con, run_id)]
     return _statistics(
         con,
         f"reading operator_stats of run '{run_id}'",
-        "SELECT operator, port, interval, events_in, events_out, cpu_seconds"
+        "SELECT operator, port, interval, events_in, events_out, cpu_seconds, work_seconds"
         " FROM operator_stats WHERE run_key = ?" + _range_clause(start, stop, params),
         params,
         ["operator", "port", "interval"],
@@ -487,8 +488,8 @@ def sample_state_frame(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFr
     return _query(
         con,
         "reading sample_state",
-        "SELECT operator, subtask, port, time, node, records_in, records_out, busy_seconds"
-        " FROM sample_state WHERE run_id = ? ORDER BY operator, subtask, port",
+        "SELECT operator, subtask, port, time, node, records_in, records_out, busy_seconds,"
+        " work_seconds FROM sample_state WHERE run_id = ? ORDER BY operator, subtask, port",
         [run_id],
     )
 

@@ -33,6 +33,7 @@ OPERATOR_STATS_COLUMNS = (
     "events_in",
     "events_out",
     "cpu_seconds",
+    "work_seconds",
 )
 NODE_BUSY_COLUMNS = ("run_id", "node", "interval", "busy_seconds")
 NODE_PROFILE_COLUMNS = ("run_id", "node", "interval", "sub_bucket", "cpu_seconds")
@@ -254,20 +255,28 @@ def merge_source_arrivals(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -
 
 
 def merge_operator_stats(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> None:
-    """Add events_in, events_out and cpu_seconds per (run_id, operator, port, interval)."""
+    """Add events_in, events_out, cpu_seconds and work_seconds per (run_id, operator,
+    port, interval); ``work_seconds`` may be left out (NULL: not measured), and a sum
+    stays NULL only while no row measured it."""
+    if "work_seconds" not in frame.columns:
+        frame = frame.assign(work_seconds=np.nan)
     _merge(
         con,
         _checked(frame, OPERATOR_STATS_COLUMNS, "operator_stats"),
         "operator_stats",
-        "INSERT INTO operator_stats"
-        " (run_id, operator, port, interval, events_in, events_out, cpu_seconds, run_key)"
+        "INSERT INTO operator_stats (run_id, operator, port, interval, events_in, events_out,"
+        " cpu_seconds, work_seconds, run_key)"
         " SELECT i.*, k.run_key FROM (SELECT run_id, operator, port, interval,"
-        " sum(events_in), sum(events_out), sum(cpu_seconds) FROM {incoming} GROUP BY ALL) i"
+        " sum(events_in), sum(events_out), sum(cpu_seconds), sum(work_seconds)"
+        " FROM {incoming} GROUP BY ALL) i"
         " JOIN run_keys k USING (run_id) ORDER BY k.run_key, operator, port, interval"
         " ON CONFLICT (run_id, operator, port, interval) DO UPDATE SET"
         " events_in = operator_stats.events_in + excluded.events_in,"
         " events_out = operator_stats.events_out + excluded.events_out,"
-        " cpu_seconds = operator_stats.cpu_seconds + excluded.cpu_seconds",
+        " cpu_seconds = operator_stats.cpu_seconds + excluded.cpu_seconds,"
+        " work_seconds = CASE WHEN operator_stats.work_seconds IS NULL"
+        " AND excluded.work_seconds IS NULL THEN NULL"
+        " ELSE coalesce(operator_stats.work_seconds, 0) + coalesce(excluded.work_seconds, 0) END",
     )
 
 
@@ -473,7 +482,7 @@ def record_batch(
 
 SAMPLE_STATE_COLUMNS = (
     "run_id", "operator", "subtask", "port", "time", "node", "records_in", "records_out",
-    "busy_seconds",
+    "busy_seconds", "work_seconds",
 )  # fmt: skip
 
 

@@ -5,7 +5,9 @@ writes its topology (:mod:`connectors.flink.graph`) into ``<out>/<run_id>/``
 and then, every ``every`` seconds, reads the cumulative counters
 ``numRecordsIn``, ``numRecordsOut`` and ``accumulateBusyTimeMs`` of every
 subtask (one request per vertex) and keeps them as ``samples/`` rows (docs/design.md,
-"Raw telemetry"). Every ``flush_every`` seconds the rows taken so far are appended as
+"Raw telemetry"). Beside a local cluster it also reads the Python workers' CPU time and
+charges it to the threads they serve (``work_seconds``, :mod:`connectors.flink.workers`).
+Every ``flush_every`` seconds the rows taken so far are appended as
 one Parquet file, written under a hidden name and renamed.
 
 It survives REST hiccups (a failed poll is retried at the next tick, and the
@@ -32,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -40,6 +43,7 @@ import yaml
 from connectors.errors import ConnectorError
 from connectors.flink.graph import JobGraph, job_graph, subtask_samples, topology_document
 from connectors.flink.rest import FlinkRest, FlinkRestError, JobNotFound
+from connectors.flink.workers import PythonWorkers, WorkAttribution, WorkerTime
 from estimator.model import topology_from_dict
 
 TERMINAL_STATES = ("FINISHED", "CANCELED", "FAILED", "SUSPENDED")
@@ -57,8 +61,10 @@ SAMPLE_SCHEMA = pa.schema(
         ("records_in", pa.float64()),
         ("records_out", pa.float64()),
         ("busy_seconds", pa.float64()),
+        ("work_seconds", pa.float64()),
     ]
 )
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclass
@@ -70,6 +76,7 @@ class CollectStats:
     polls: int = 0
     failed_polls: int = 0
     rows: int = 0
+    python_workers: int = 0  # Python workers whose CPU the last sample read
     files: int = 0
     versions: int = 0
     failed_writes: int = 0  # samples files that could not be written (rows kept, retried)
@@ -179,7 +186,11 @@ class FlinkCollector:
         subinterval: float = 1.0,
         clock: Callable[[], float] = time.time,
         on_poll: Callable[[CollectStats], None] | None = None,
+        workers: Callable[[], dict[str, WorkerTime]] | None = None,
     ):
+        """``workers`` reads the Python workers' cumulative times; by default
+        :class:`~connectors.flink.workers.PythonWorkers` when the REST endpoint is on
+        this host (a local cluster), nothing otherwise."""
         if every <= 0 or flush_every <= 0 or give_up <= 0:
             raise ConnectorError("--every, --flush-every and --give-up must be positive")
         self.rest = rest
@@ -200,6 +211,10 @@ class FlinkCollector:
         self.stats = CollectStats(job_id=self.job_id, run_dir=self.run_dir)
         self._document = topology_document(self.graph, mode, subinterval)
         self._pending: list[dict[str, Any]] = []
+        self._attribution = WorkAttribution()
+        if workers is None and urlsplit(rest.url).hostname in LOCAL_HOSTS:
+            workers = PythonWorkers()
+        self.workers = workers
         self._latest: dict[str, tuple[float, float]] = {}
         self._rescaled = False  # the job's answer shows another parallelism than the graph
         self._running_since: float | None = None  # the job's last switch to RUNNING
@@ -219,6 +234,9 @@ class FlinkCollector:
         started = time.perf_counter()
         rows = self.sample()
         self._pending += rows
+        times = self.workers() if self.workers is not None else {}
+        self._attribution.attribute(rows, times)
+        self.stats.python_workers = len(times)
         self.stats.polls += 1
         self.stats.rows += len(rows)
         self.stats.poll_seconds.append(time.perf_counter() - started)

@@ -403,6 +403,10 @@ def topology_document(
     nodes: dict[str, dict[str, Any]] = {}
     for vertex in graph.vertices:
         busiest = Counter(vertex.taskmanagers).most_common(1)[0][0]
+        if busiest not in graph.cores and len(graph.cores) == 1:
+            # subtasks still being deployed have no TaskManager yet ("(unassigned)"):
+            # with one TaskManager there is nowhere else they can run
+            busiest = next(iter(graph.cores))
         host = tm_node(busiest)
         for member in graph.members[vertex.vertex_id]:
             if member.is_source:

@@ -22,6 +22,7 @@ from connectors.flink.graph import (
     with_operator_names,
 )
 from connectors.flink.rest import FlinkRest, FlinkRestError
+from connectors.flink.workers import PythonWorkers
 from estimator.loaders import load_topology
 from estimator.model import topology_from_dict
 from tests.connectors.flink_fixture import FakeFlink, recorded, serve
@@ -331,3 +332,41 @@ def test_records_a_source_has_not_read_yet_count_as_offered() -> None:
     assert rows["clicks"]["records_out"] == read + 250
     plain = {r["operator"]: r for r in sample_rows(graph, counters, 5.0, "subtask")}
     assert plain["clicks"]["records_out"] == read
+
+
+def test_the_python_workers_cpu_becomes_work_of_the_busy_threads(tmp_path: Path) -> None:
+    fake = FakeFlink(polls_until_finished=8 * 5)
+    readings = itertools.count()
+    with serve(fake) as url:
+        collector = FlinkCollector(
+            FlinkRest(url), tmp_path, run_id="r", every=0.05, flush_every=0.1,
+            workers=lambda: {"1-1@7": (0.5 * next(readings), 0.0)},
+        )  # fmt: skip
+        assert isinstance(FlinkCollector(FlinkRest(url), tmp_path / "local").workers, PythonWorkers)
+        stats = collector.run(threading.Event())
+    assert stats.python_workers == 1
+    table = pq.read_table(sorted((tmp_path / "r" / "samples").glob("*.parquet"))).to_pandas()
+    per_operator = table.sort_values("time").groupby("operator")["work_seconds"]
+    assert all(series.is_monotonic_increasing for _, series in per_operator)
+    charged = per_operator.last()
+    # each reading after the first (the baseline) added 0.5 s, charged to threads whose
+    # busy time grew; sources (busy time NaN) get none
+    assert 0 < charged.sum() <= 0.5 * (stats.polls - 1) + 1e-9
+    sources = table[table["busy_seconds"].isna()]["operator"].unique()
+    assert len(sources) and (charged[sources] == 0).all()
+
+
+def test_subtasks_not_deployed_yet_run_on_the_only_taskmanager() -> None:
+    """Discovered while the job deploys, subtasks have no TaskManager yet: with one
+    TaskManager their threads are inside it (its cores), not in a 1-core unknown host."""
+    vertices = recorded("vertices")
+    deploying = {
+        vid: {**detail, "subtasks": [{**s, "taskmanager-id": "(unassigned)"}
+                                     for s in detail.get("subtasks", [])]}
+        for vid, detail in vertices.items()
+    }  # fmt: skip
+    graph = job_graph(recorded("job"), recorded("plan"), deploying, recorded("taskmanagers"))
+    topology = topology_from_dict(topology_document(graph))
+    tm = f"tm-{recorded('taskmanagers')['taskmanagers'][0]['id'][:8]}"
+    assert {n.host for n in topology.nodes if n.host is not None} == {tm}
+    assert topology.capacity_by_node[tm] == 2.0

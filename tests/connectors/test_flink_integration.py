@@ -100,6 +100,9 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
         (parsed,) = con.execute(
             "SELECT sum(events_in) FROM operator_stats WHERE operator = ?", ["parse"]
         ).fetchall()[0]
+        # the Python worker's CPU, read from /proc beside the local cluster, charged to
+        # the Python operators' threads
+        (work,) = con.execute("SELECT sum(work_seconds) FROM operator_stats").fetchall()[0]
     finally:
         con.close()
     assert generated > 100
@@ -107,6 +110,8 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
     assert 0.8 * generated <= counted <= generated
     assert 0.8 * generated <= parsed <= generated
     assert outputs > 0.3 * generated  # clicks are ~70% of the events
+    # some work, and no more CPU than the machine's cores give in the 60 s demo and its drain
+    assert work is not None and 0 < work < (os.cpu_count() or 1) * 120
     assert "click-counts" in stdout and "views" in stdout
     report = subprocess.run(
         [sys.executable, "-m", "mace", "report", "--db", str(workdir / "mace.duckdb"), "--json"],
@@ -132,5 +137,6 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
             "busy-time line",
             "least busy per record",
             "busy time per record",
+            "worker time per record",
         )
         assert isinstance(thread["busy_time_is_work"], bool)

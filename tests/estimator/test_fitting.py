@@ -266,3 +266,60 @@ def test_a_line_through_noisy_blocks_is_capped_at_the_least_busy_time_per_record
     busy = [share for _, share in blocks for _ in range(5)]
     read = thread_cost(_thread_rows(served, busy), 1.0)
     assert read == ThreadCost(pytest.approx(0.009), "least busy per record")
+
+
+def test_a_thread_with_measured_work_costs_the_least_of_its_upper_bounds() -> None:
+    """A calm window: busy 0.4 s a second at 20 records/s (20 ms a record, mostly the
+    wait for a bundle) while its Python worker spent 3 ms a record. Both are upper
+    bounds of the cost (the worker's includes its fixed overhead): the least is the
+    cost. Where a queue shows the served rate, that rate is the cost."""
+    calm = _thread_rows([20.0] * 15, [0.4] * 15).assign(work_seconds=0.06)
+    fit = fit_operator_stats(_thread_topology(), calm, None, np.array([[20.0] * 15]))
+    (port,) = fit.ports
+    assert (port.cost, port.reading) == (pytest.approx(0.003), "worker time per record")
+    overhead = calm.assign(work_seconds=0.6)  # 30 ms a record: above the busy time's 20
+    (port,) = fit_operator_stats(_thread_topology(), overhead, None).ports
+    assert (port.cost, port.reading) == (pytest.approx(0.02), "busy time per record")
+    not_measured = calm.assign(work_seconds=np.nan)
+    (port,) = fit_operator_stats(_thread_topology(), not_measured, None).ports
+    assert (port.cost, port.reading) == (pytest.approx(0.02), "busy time per record")
+    served = [20.0] * 15 + [125.0] * 25
+    offered = np.array([[20.0] * 15 + [300.0] * 20 + [20.0] * 5])
+    queued = _thread_rows(served, [0.4] * 15 + [0.3] * 25).assign(work_seconds=0.002)
+    (port,) = fit_operator_stats(_thread_topology(), queued, None, offered).ports
+    assert (port.cost, port.reading) == (pytest.approx(1 / 125, rel=1e-3), "queued")
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 200), st.floats(0.001, 0.9), st.one_of(st.none(), st.floats(0, 2))
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_measured_work_only_ever_lowers_a_cost_read_from_busy_time(
+    rows: list[tuple[int, float, float | None]],
+) -> None:
+    """Against a plain computation: with work measured, the cost is the least of the
+    cost read from busy time alone and the work over the records of the intervals that
+    measured it (unless the busy time reads a full thread's rate)."""
+    frame = pd.DataFrame(
+        {
+            "operator": "op", "port": 0, "interval": range(len(rows)),
+            "events_in": [float(n) for n, _, _ in rows],
+            "events_out": [float(n) for n, _, _ in rows],
+            "cpu_seconds": [b for _, b, _ in rows],
+            "work_seconds": [np.nan if w is None else w for _, _, w in rows],
+        }
+    )  # fmt: skip
+    (alone,) = fit_operator_stats(_thread_topology(), frame.drop(columns="work_seconds")).ports
+    (port,) = fit_operator_stats(_thread_topology(), frame).ports
+    measured = [(n, w) for n, _, w in rows if w is not None]
+    work = sum(w for _, w in measured) / sum(n for n, _ in measured) if measured else 0.0
+    if alone.reading == "saturated" or not 0 < work < alone.cost:
+        assert (port.cost, port.reading) == (alone.cost, alone.reading)
+    else:
+        assert (port.cost, port.reading) == (pytest.approx(work), "worker time per record")

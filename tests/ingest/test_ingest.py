@@ -35,7 +35,14 @@ def _table(db: Path, name: str) -> pd.DataFrame:
 
 
 def _snapshot(db: Path) -> dict[str, list[tuple[object, ...]]]:
-    return {t: [tuple(r) for r in _table(db, t).itertuples(index=False)] for t in TABLES}
+    """Every table's rows, NULL (NaN in the frame) as None so that equal rows compare equal."""
+    return {
+        t: [
+            tuple(None if pd.isna(v) else v for v in r)
+            for r in _table(db, t).itertuples(index=False)
+        ]
+        for t in TABLES
+    }
 
 
 def test_end_to_end_exact_numbers_then_idempotent(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

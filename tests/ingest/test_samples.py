@@ -35,24 +35,27 @@ SPEC = RunSpec(
 )
 ROWS = (
     "time double, node string, operator string, subtask long, port long, "
-    "records_in double, records_out double, busy_seconds double, reason string"
+    "records_in double, records_out double, busy_seconds double, work_seconds double, "
+    "reason string"
 )
 STATE = (
     "operator string, subtask long, port long, time double, node string, "
-    "records_in double, records_out double, busy_seconds double"
+    "records_in double, records_out double, busy_seconds double, work_seconds double"
 )
 NAN = math.nan
 TOTALS = (
     "operator string, node string, interval long, events_in long, events_out long, "
-    "busy_seconds double, restart long, dips long, busy_nan long, busy_negative long"
+    "busy_seconds double, work_seconds double, restart long, dips long, busy_nan long, "
+    "busy_negative long"
 )
 
 
 def _sample(time: float, records: float, busy: float, *, subtask: int = 0, op: str = "a",
-            out: float | None = None, reason: str | None = None) -> tuple[object, ...]:  # fmt: skip
+            out: float | None = None, reason: str | None = None,
+            work: float = NAN) -> tuple[object, ...]:  # fmt: skip
     node = "tm" if op == "src" else "a-threads"
     outputs = float(records if out is None else out)
-    return (time, node, op, subtask, -1, float(records), outputs, busy, reason)
+    return (time, node, op, subtask, -1, float(records), outputs, busy, work, reason)
 
 
 def _totals(spark, rows, previous=()):  # type: ignore[no-untyped-def]
@@ -66,8 +69,8 @@ def test_first_sample_is_a_baseline_and_deltas_split_by_overlap(spark) -> None: 
     # 100 -> 110 over [100.5, 101.5): half in interval 0, half in interval 1.
     rows = [_sample(100.5, 100, 1.0), _sample(101.5, 110, 1.5)]
     expected = [
-        ("a", "a-threads", 0, 5, 5, 0.25, 0, 0, 0, 0),
-        ("a", "a-threads", 1, 5, 5, 0.25, 0, 0, 0, 0),
+        ("a", "a-threads", 0, 5, 5, 0.25, None, 0, 0, 0, 0),
+        ("a", "a-threads", 1, 5, 5, 0.25, None, 0, 0, 0, 0),
     ]
     assertDataFrameEqual(_totals(spark, rows), spark.createDataFrame(expected, TOTALS))
 
@@ -75,7 +78,7 @@ def test_first_sample_is_a_baseline_and_deltas_split_by_overlap(spark) -> None: 
 def test_missing_samples_spread_the_delta_over_the_gap(spark) -> None:  # type: ignore[no-untyped-def]
     # 30 events and 3 s of busy time over [101.0, 104.0): 10 and 1.0 s per interval 1..3.
     rows = [_sample(101.0, 0, 0.0), _sample(104.0, 30, 3.0)]
-    expected = [("a", "a-threads", k, 10, 10, 1.0, 0, 0, 0, 0) for k in (1, 2, 3)]
+    expected = [("a", "a-threads", k, 10, 10, 1.0, None, 0, 0, 0, 0) for k in (1, 2, 3)]
     assertDataFrameEqual(_totals(spark, rows), spark.createDataFrame(expected, TOTALS))
 
 
@@ -139,7 +142,8 @@ def _walk(values: list[float]) -> pd.DataFrame:
         {
             "operator": "a", "subtask": 0, "port": -1, "time": np.arange(len(values), dtype=float),
             "node": "n", "records_in": np.asarray(values, dtype=float),
-            "records_out": 2 * np.asarray(values, dtype=float), "busy_seconds": 0.0, "_new": 1,
+            "records_out": 2 * np.asarray(values, dtype=float), "busy_seconds": 0.0,
+            "work_seconds": NAN, "_new": 1,
         }
     )  # fmt: skip
     return walk_counters(samples)
@@ -216,9 +220,27 @@ def test_nan_and_negative_busy_time_are_clamped_and_counted(spark) -> None:  # t
     assert [totals[k]["events_in"] for k in range(4)] == [10, 10, 10, 10]
 
 
+def test_work_spreads_as_busy_time_and_stays_null_where_not_measured(spark) -> None:  # type: ignore[no-untyped-def]
+    # a: 1.5 s of worker CPU over [101, 104): 0.5 s per interval; then it goes down
+    # (a collector restarted its attribution): counted as 0. b measures no work.
+    rows = [
+        _sample(101.0, 0, 0.0, work=0.0),
+        _sample(104.0, 30, 3.0, work=1.5),
+        _sample(105.0, 40, 3.5, work=0.2),
+        _sample(101.0, 0, 0.0, op="b"),
+        _sample(102.0, 10, 0.5, op="b"),
+    ]
+    totals = {(r["operator"], r["interval"]): r for r in _totals(spark, rows).collect()}
+    assert [totals["a", k]["work_seconds"] for k in (1, 2, 3, 4)] == pytest.approx(
+        [0.5, 0.5, 0.5, 0.0]
+    )
+    assert totals["b", 1]["work_seconds"] is None
+    assert totals["b", 1]["busy_seconds"] == pytest.approx(0.5)
+
+
 def test_source_busy_time_is_not_a_problem_and_records_out_count(spark) -> None:  # type: ignore[no-untyped-def]
     rows = [_sample(100.2, 0, NAN, op="src", out=0), _sample(100.8, 0, NAN, op="src", out=12)]
-    expected = [("src", "tm", 0, 0, 12, 0.0, 0, 0, 0, 0)]
+    expected = [("src", "tm", 0, 0, 12, 0.0, None, 0, 0, 0, 0)]
     assertDataFrameEqual(_totals(spark, rows), spark.createDataFrame(expected, TOTALS))
 
 
@@ -230,17 +252,17 @@ def test_parallel_subtasks_are_summed_and_quarantined_rows_ignored(spark) -> Non
         _sample(101.0, 4, 0.25, subtask=1),
         _sample(101.0, 1000, 9.0, subtask=1, reason="negative counter"),
     ]
-    expected = [("a", "a-threads", 0, 10, 10, 0.75, 0, 0, 0, 0)]
+    expected = [("a", "a-threads", 0, 10, 10, 0.75, None, 0, 0, 0, 0)]
     assertDataFrameEqual(_totals(spark, rows), spark.createDataFrame(expected, TOTALS))
 
 
 def test_previous_batch_state_gives_the_first_sample_a_predecessor(spark) -> None:  # type: ignore[no-untyped-def]
-    previous = [("a", 0, -1, 100.0, "a-threads", 40.0, 40.0, 2.0)]
+    previous = [("a", 0, -1, 100.0, "a-threads", 40.0, 40.0, 2.0, NAN)]
     rows = [_sample(101.0, 45, 2.5)]
-    expected = [("a", "a-threads", 0, 5, 5, 0.5, 0, 0, 0, 0)]
+    expected = [("a", "a-threads", 0, 5, 5, 0.5, None, 0, 0, 0, 0)]
     assertDataFrameEqual(_totals(spark, rows, previous), spark.createDataFrame(expected, TOTALS))
     newest = last_samples(spark.createDataFrame(rows, ROWS), spark.createDataFrame(previous, STATE))
-    expected_state = [("a", 0, -1, 101.0, "a-threads", 45.0, 45.0, 2.5)]
+    expected_state = [("a", 0, -1, 101.0, "a-threads", 45.0, 45.0, 2.5, None)]
     assertDataFrameEqual(newest, spark.createDataFrame(expected_state, STATE))
     assert tuple(newest.columns) == STATE_COLUMNS
 

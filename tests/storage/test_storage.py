@@ -150,7 +150,8 @@ def test_sample_state_keeps_the_newest_sample_and_marks_a_counter_run(db: Path) 
         writes.write_run(con, "events", _topology(), [])
         writes.write_run(con, "counted", _topology(), [])
     state = pd.DataFrame(
-        [("counted", "a", 0, -1, 5.0, "n1", 10.0, 9.0, 0.5)], columns=writes.SAMPLE_STATE_COLUMNS
+        [("counted", "a", 0, -1, 5.0, "n1", 10.0, 9.0, 0.5, 0.25)],
+        columns=writes.SAMPLE_STATE_COLUMNS,
     )
     with transaction(con, "test"):
         writes.replace_sample_state(con, state)
@@ -159,6 +160,7 @@ def test_sample_state_keeps_the_newest_sample_and_marks_a_counter_run(db: Path) 
     frame = reads.sample_state_frame(con, "counted")
     assert frame[["time", "records_in"]].values.tolist() == [[6.0, 12.0]]
     assert np.isnan(frame["busy_seconds"].iloc[0])  # a source's NaN busy time is kept as is
+    assert frame["work_seconds"].iloc[0] == 0.25
     assert {r.run_id: r.counters for r in reads.list_runs(con)} == {
         "counted": True,
         "events": False,
@@ -185,6 +187,29 @@ def test_storage_and_dashboard_agree_on_the_version_at_a_boundary(tmp_path: Path
     assert reads.run_topology(con, "r1", interval=3).placement == moved
     con.close()
     assert RunCache(Database(path)).get("r1").version_starts == (0, 3)
+
+
+def test_work_seconds_add_up_and_stay_null_only_while_nothing_measured_them(db: Path) -> None:
+    con = connect(db)
+    stats = pd.DataFrame(
+        {
+            "run_id": "r1", "operator": ["a", "b"], "port": 0, "interval": 0, "events_in": 1,
+            "events_out": 1, "cpu_seconds": 0.5, "work_seconds": [0.25, np.nan],
+        }
+    )  # fmt: skip
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", _topology(), [])
+        writes.merge_operator_stats(con, stats)
+        writes.merge_operator_stats(con, stats.drop(columns="work_seconds"))  # not measured
+        writes.merge_operator_stats(con, stats.assign(work_seconds=[0.5, 0.125]))
+    frame = reads.operator_stats_frame(con, "r1").set_index("operator")
+    assert frame.loc["a", "work_seconds"] == 0.75
+    assert frame.loc["b", "work_seconds"] == 0.125  # measured by the last merge only
+    assert frame.loc["a", "cpu_seconds"] == 1.5
+    with transaction(con, "test"):
+        writes.write_run(con, "r2", _topology(), [])
+        writes.merge_operator_stats(con, stats.assign(run_id="r2").drop(columns="work_seconds"))
+    assert reads.operator_stats_frame(con, "r2")["work_seconds"].isna().all()
 
 
 def test_merges_add_and_node_dlts_follow_the_placement_versions(db: Path) -> None:
@@ -402,7 +427,7 @@ def test_statistics_frames_come_back_sorted_by_key_whatever_the_write_order(
     assert list(stats.events_in) == [expected[key] for key in sorted(expected)]
     assert stats.dtypes.astype(str).to_dict() == {
         "operator": "object", "port": "int32", "interval": "int64", "events_in": "int64",
-        "events_out": "int64", "cpu_seconds": "float64",
+        "events_out": "int64", "cpu_seconds": "float64", "work_seconds": "float64",
     }  # fmt: skip
     nodes = sorted({(name, interval) for name, _, interval in expected})
     assert list(zip(busy.node, busy.interval, strict=True)) == nodes
