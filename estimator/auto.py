@@ -38,6 +38,10 @@ Result = TypeVar("Result")
 AUTO = "auto"
 """The name that asks for the picker instead of a registered estimator."""
 
+DEFAULT = AUTO
+"""The estimator used where nobody chose one: ``mace estimate``, ``mace report``,
+``/api/report``, ``mace serve``, ``mace demo`` and the dashboard's top bar."""
+
 SECONDS_PER_CELL = 5e-8
 """Predicted replay seconds per (port or node) x step: the slowest per-cell cost
 ``benchmarks/bench_burst.py`` measured on a run the state budget admits (4000 operators

@@ -35,7 +35,7 @@ def _shot(dash_duo, name: str) -> None:
 def _open(dash_duo, db: Path) -> None:
     dash_duo.start_server(create_app(db, refresh_seconds=60))
     dash_duo.wait_for_page(url=dash_duo.server_url + "/whatif")
-    dash_duo.wait_for_contains_text(SUMMARY, "MaceWC: scenario", timeout=20)
+    dash_duo.wait_for_contains_text(SUMMARY, "WC: scenario", timeout=20)
 
 
 def _type(dash_duo, component: str, text: str) -> None:
