@@ -343,8 +343,11 @@ def _origin_detailed(topology: Topology, base: Estimate, detail: Detail) -> Esti
 ORIGIN_RESIDUAL = 0.25
 """Part of w added to the per-origin band for what the step terms do not explain: in long
 backlogs the replay ran up to 0.18 s (w = 1 s) further below the measured latency than
-h + 2 steps on 3 of 50 held-out runs, whatever k (docs/accuracy.md). 2w/8 is also the
-margin that held at k = 8 before the step terms were added."""
+h + 2 steps on 3 of 50 held-out runs, whatever k. The cause is the replay's spread of an
+operator's work inside a subinterval like its node's (a node mixes queries that burst at
+different moments): with each port's own spread, or its upstream sources' stored one,
+h + 2 steps held everywhere (docs/accuracy.md, ``benchmarks/origin_spread.py``). Its
+size is empirical: 2w/8, the margin that held at k = 8 before the step terms."""
 
 
 def hand_ons(topology: Topology) -> int:

@@ -188,8 +188,8 @@ def start_spark_first() -> None:
 
 def _final_report(landing: Path, db: Path, run_id: str) -> None:
     """Ingest what the scheduler has not yet, then print the ``mace report`` summary."""
-    from ingest.job import ingest_once
     from estimator.auto import DEFAULT
+    from ingest.job import ingest_once
     from mace.report_command import DEFAULT_TRAINING_SHARE, format_report, load_report
 
     print("demo: final ingestion", flush=True)
