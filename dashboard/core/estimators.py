@@ -55,6 +55,7 @@ def run_size(run: RunData) -> auto.RunSize:
         port_work=not run.info.counters,  # counters give offered work, not measured work
         mace_worst_s=float(np.max(estimated_analysis(run, "mace").estimate, initial=0.0)),
         versions=len(run.versions),
+        source_profile=run.arrival_profile is not None,
     )
 
 

@@ -272,7 +272,7 @@ def test_the_default_report_is_per_origin_within_two_percent_and_says_why(
     bursty: Ingested, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``mace report --json`` with default options picks per-origin on this simulated
-    3-node run (the port work and the node profile are stored, the replay fits the budget),
+    3-node run (the port work and the profiles are stored, the replay fits the budget),
     names it with the reason, and its worst case is within 2% of the measured one. With a
     budget the run does not fit, the same report falls back to burst-aware and says why."""
     from dashboard.core.estimators import report_with_estimator
@@ -285,7 +285,7 @@ def test_the_default_report_is_per_origin_within_two_percent_and_says_why(
     assert used["name"] == "origin"
     assert used["label"] == "per-origin"
     assert used["reason"].startswith("auto: the most accurate estimate: per-origin")
-    assert f"node profile at w/{SUB_BUCKETS}" in used["reason"]
+    assert f"the sources' arrival profile at w/{SUB_BUCKETS}" in used["reason"]
     system = report["system"]
     assert system["estimated_wc"] == pytest.approx(system["measured_wc"], rel=0.02)
     assert main(["report", "--db", str(db), "--run", "bursty"]) == 0
