@@ -385,7 +385,7 @@ def held_out_run(
             base, node_profile(result, intervals, sub_buckets), query_rows, rows
         ),
         "origins": per_origin_estimate(
-            base, topology, node_fine_work(result, intervals, sub_buckets), measured.stats
+            base, topology, fine_counts(result, intervals, sub_buckets), measured.stats
         ),
     }
     lat = measured.latency
@@ -432,7 +432,9 @@ def held_out_run(
     burst_pred = estimate_burst.apply(fitted, predicted, Detail(node_fine=node_fine))
     port_work = port_load(fitted, model)
     origin_pred = estimate_origin.apply(
-        fitted, predicted, Detail(node_fine=node_fine, port_work=port_work)
+        fitted,
+        predicted,
+        Detail(port_work=port_work, source_fine=fine_counts(result, intervals, sub_buckets)),
     )
     # without a source profile (a run ingested before migration 9): even sub-buckets
     origin_even = estimate_origin.apply(fitted, predicted, Detail(port_work=port_work))
@@ -447,12 +449,13 @@ def held_out_run(
 
 
 def per_origin_estimate(
-    base: Estimate, topology: Topology, fine: np.ndarray, stats: pd.DataFrame
+    base: Estimate, topology: Topology, events: np.ndarray, stats: pd.DataFrame
 ) -> Estimate:
     """The registered per-origin estimator (``--estimator origin``) from the stored data:
-    the node profile and the operator_stats CPU of every port."""
+    the source events per sub-bucket (``source_profile``) and the operator_stats CPU of
+    every port."""
     port_work = input_matrix(topology, stats, base.series.size)
-    return estimate_origin.apply(topology, base, Detail(node_fine=fine, port_work=port_work))
+    return estimate_origin.apply(topology, base, Detail(port_work=port_work, source_fine=events))
 
 
 def held_out(duration: float, sub_buckets: int, seeds: Iterable[int]) -> dict[str, Any]:
@@ -823,7 +826,7 @@ def origins_table(study: dict[str, Any]) -> str:
     out = [
         _row(["seed/nodes", "Mace", "path", "burst", "per-origin", "worst query: burst / "
               "per-origin", "per-origin <= Lat",
-              "band [Mace, max(per-origin, Mace) + (h + 2)w/k + w/4 + eps]: coverage, median width",
+              "band [Mace, max(per-origin, Mace) + (h + 2)w/k + eps]: coverage, median width",
               "predicted per-origin: source profile / even"]),
         _row(["---"] * 9),
     ]  # fmt: skip

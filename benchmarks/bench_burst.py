@@ -15,7 +15,9 @@ Mace evaluation at w / k (how it was computed before, timed in the same run) and
 ``origin_eval_s`` is Mace's evaluation plus the per-origin replay from the stored data
 (the node profile and the work of every operator port, as ``mace report --estimator
 origin`` has them), ``origin_replay_s`` the replay alone, ``origin_even_s`` the replay
-without a profile (a prediction from a run without source_profile) and ``origin_ratio``
+without a profile (a prediction from a run without source_profile),
+``origin_source_s`` the replay with each port spread like its sources' events (the
+stored source_profile, what a run ingested with one gets) and ``origin_ratio``
 origin_eval_s / mace_eval_s; ``backlogged_share`` is the share of subintervals where
 Mace is above 0 (the replay skips only subintervals with nothing pending anywhere).
 ``origin_refused`` is the estimator's one-line refusal when the backlog window needs
@@ -118,6 +120,7 @@ def main() -> None:
         node_fine=fine_work(), port_work=port_load(topology, bind(coefficients, counts))
     )
     predicted = Detail(port_work=stored.port_work)
+    by_source = Detail(port_work=stored.port_work, source_fine=per_bucket)
 
     def origin_replay() -> object:
         return estimate_origin.apply(topology, base, stored)
@@ -127,6 +130,9 @@ def main() -> None:
 
     def origin_even() -> object:
         return estimate_origin.apply(topology, base, predicted)
+
+    def origin_source() -> object:
+        return estimate_origin.apply(topology, base, by_source)
 
     def refine() -> object:
         return burst_from_profile(base, profile, query_rows)
@@ -167,6 +173,7 @@ def main() -> None:
         result["origin_eval_s"] = origin_s
         result["origin_replay_s"] = median_seconds(origin_replay, timed)
         result["origin_even_s"] = median_seconds(origin_even, timed)
+        result["origin_source_s"] = median_seconds(origin_source, timed)
         result["origin_ratio"] = origin_s / mace_s
     print(json.dumps(result))
 

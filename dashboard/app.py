@@ -25,6 +25,7 @@ from dashboard.shell.security import (
     require_known_host,
 )
 from dashboard.whatif.page import PAGE as WHATIF
+from estimator.auto import DEFAULT
 from estimator.kernels import warm_up
 
 ASSETS = Path(__file__).resolve().parent / "assets"  # package data: ships with the wheel
@@ -42,7 +43,7 @@ def create_app(
     flink_rest: str | None = None,
     bind: tuple[str, int] | None = None,
     extra_hosts: Sequence[str] = (),
-    estimator: str = "mace",
+    estimator: str = DEFAULT,
 ) -> dash.Dash:
     """A Dash app reading (and storing scenarios and objectives in) ``db_path``.
 
@@ -60,7 +61,8 @@ def create_app(
     ``extra_hosts`` (``mace serve --allowed-host``); anything else gets a 400.
 
     ``estimator`` is the top bar's estimator until the user or the URL picks one: a
-    registered estimator or ``auto`` (what ``mace serve`` and ``mace demo`` show).
+    registered estimator or ``auto``; by default :data:`estimator.auto.DEFAULT`, the
+    estimator ``mace report`` uses when none is chosen.
     """
     # Compile (or load from numba's cache) the estimator's kernels here, before a
     # background job forks a worker from the threaded server: compiling in such a child

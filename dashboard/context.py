@@ -8,6 +8,7 @@ import dash
 import flask
 
 from dashboard.core.data import Database, RunCache
+from estimator.auto import DEFAULT
 from estimator.whatif import WhatIfEngine
 
 CONFIG_KEY = "MACE_DASHBOARD"
@@ -21,7 +22,7 @@ class DashboardContext:
     engine: WhatIfEngine = field(default_factory=WhatIfEngine)
     live_run: str | None = None  # the run a live simulator takes placement requests for
     flink_rest: str | None = None  # the Flink REST URL the What-if page may rescale a job at
-    estimator: str = "mace"  # the top bar's estimator until the user or the URL picks one
+    estimator: str = DEFAULT  # the top bar's estimator until the user or the URL picks one
 
 
 def current() -> DashboardContext:

@@ -38,6 +38,10 @@ Result = TypeVar("Result")
 AUTO = "auto"
 """The name that asks for the picker instead of a registered estimator."""
 
+DEFAULT = AUTO
+"""The estimator used where nobody chose one: ``mace estimate``, ``mace report``,
+``/api/report``, ``mace serve``, ``mace demo`` and the dashboard's top bar."""
+
 SECONDS_PER_CELL = 5e-8
 """Predicted replay seconds per (port or node) x step: the slowest per-cell cost
 ``benchmarks/bench_burst.py`` measured on a run the state budget admits (4000 operators
@@ -57,6 +61,8 @@ class RunSize:
 
     ``sub_buckets`` is k of the run's stored node profile (0 without one: per-origin then
     spreads each subinterval evenly over :data:`estimator.burst.SUB_BUCKETS`);
+    ``source_profile`` says whether its sources' events per sub-bucket are stored too
+    (per-origin then spreads each port's work like its sources');
     ``port_work`` says whether the work of every operator port is known (measured per
     port, or a model's load); ``mace_worst_s`` is Mace's worst case (the replay's backlog
     window is at least that long); ``versions`` the placement versions (one replay each)."""
@@ -70,6 +76,7 @@ class RunSize:
     port_work: bool
     mace_worst_s: float = 0.0
     versions: int = 1
+    source_profile: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,9 +100,11 @@ def run_size(
     port_work: bool,
     mace_worst_s: float = 0.0,
     versions: int = 1,
+    source_profile: bool = False,
 ) -> RunSize:
     """The :class:`RunSize` of ``intervals`` subintervals of ``topology`` (``sub_buckets``:
-    k of its node profile, None or 0 without one)."""
+    k of its node profile, None or 0 without one; ``source_profile``: its sources' events
+    per sub-bucket are stored)."""
     return RunSize(
         operators=len(topology.operator_ids),
         ports=topology.input_offsets[-1],
@@ -106,6 +115,7 @@ def run_size(
         port_work=port_work,
         mace_worst_s=mace_worst_s if math.isfinite(mace_worst_s) else 0.0,
         versions=versions,
+        source_profile=source_profile,
     )
 
 
@@ -149,11 +159,12 @@ def pick(
             f"backlog of {size.mace_worst_s:.3g} s (budget {state_budget_bytes / 2**20:.0f} "
             f"MiB); {fallback.reason}",
         )
-    profile = (
-        f"the node profile at w/{size.sub_buckets}"
-        if size.sub_buckets
-        else f"an even spread at w/{default_k} (no node profile)"
-    )
+    if size.sub_buckets and size.source_profile:
+        profile = f"the sources' arrival profile at w/{size.sub_buckets}"
+    elif size.sub_buckets:
+        profile = f"the node profile at w/{size.sub_buckets}"
+    else:
+        profile = f"an even spread at w/{default_k} (no node profile)"
     return Choice(
         "origin",
         f"the most accurate estimate: per-origin from the work of each operator port and "

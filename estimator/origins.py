@@ -82,14 +82,18 @@ def origin_latency(
     node_fine: np.ndarray | None,
     sub_buckets: int,
     placement: Mapping[str, str] | None = None,
+    source_fine: np.ndarray | None = None,
 ) -> np.ndarray:
     """Latency per query (rows in ``topology.queries``) and subinterval, seconds.
 
     ``port_work`` is CPU-seconds per operator input port and subinterval (inputs x D,
-    rows of :attr:`Topology.input_offsets`); ``node_fine`` the CPU-seconds of each node
-    (topology order) per subinterval and sub-bucket (nodes x D x k), or None for an
-    even spread over ``sub_buckets``. Operators run where ``placement`` (default the
-    topology's) puts them."""
+    rows of :attr:`Topology.input_offsets`). Inside a subinterval a port's work is
+    spread like the events of the sources upstream of it when ``source_fine`` (events
+    per source of :attr:`Topology.source_ids`, subinterval and sub-bucket: sources x D
+    x k, the stored ``source_profile``) is given, else like the work of its node in
+    ``node_fine`` (CPU-seconds per node in topology order, subinterval and sub-bucket:
+    nodes x D x k), else evenly over ``sub_buckets``. Operators run where ``placement``
+    (default the topology's) puts them."""
     where = placement or topology.placement
     inputs = topology.input_offsets[-1]
     work = np.ascontiguousarray(port_work, dtype=float)
@@ -97,6 +101,39 @@ def origin_latency(
         raise ModelError(f"per-origin: port work of shape {work.shape}, expected ({inputs}, D)")
     intervals = work.shape[1]
     nodes = len(topology.node_ids)
+    shares = np.zeros((0, 0, 0))
+    row_source = np.full(inputs, -1, dtype=np.int64)
+    if source_fine is not None:
+        counts = np.asarray(source_fine, dtype=float)
+        expected = (len(topology.source_ids), intervals)
+        if counts.ndim != 3 or counts.shape[:2] != expected or counts.shape[2] < 1:
+            raise ModelError(
+                f"per-origin: source profile of shape {counts.shape}, expected "
+                f"({expected[0]}, {expected[1]}, k)"
+            )
+        shares = source_shares(counts)
+        source_row = {s: r for r, s in enumerate(topology.source_ids)}
+        row_source = np.array(
+            [source_row.get(u, -1) for op in topology.operators for u in op.inputs],
+            dtype=np.int64,
+        )
+        node_fine = _spread_by_source(
+            work,
+            shares,
+            row_source,
+            np.array(
+                [
+                    topology.operator_index.get(u, -1)
+                    for op in topology.operators
+                    for u in op.inputs
+                ],
+                dtype=np.int64,
+            ),
+            np.array(topology.input_offsets, dtype=np.int64),
+            np.array([topology.operator_index[o] for o in topology.topological_order]),
+            np.array([topology.node_index[where[o]] for o in topology.operator_ids]),
+            nodes,
+        )
     if node_fine is None:
         fine = np.zeros((0, 0, 0))
         k = sub_buckets
@@ -159,6 +196,8 @@ def origin_latency(
         node_cpu,
         share,
         total,
+        shares,
+        row_source,
     )
     out, window = _split_replay(fixed, caps * topology.subinterval, intervals, k, max_slots)
     if window > 0:
@@ -249,6 +288,56 @@ RECEIVED = 8
 """Buckets a node that has served all it had in a step remembers receiving afterwards."""
 
 
+def source_shares(source_fine: np.ndarray) -> np.ndarray:
+    """Each source's share of its subinterval's events per sub-bucket (sources x D x k;
+    1/k in a subinterval without events)."""
+    total = source_fine.sum(axis=2, keepdims=True)
+    k = source_fine.shape[2]
+    return np.where(total > 0, source_fine / np.where(total > 0, total, 1.0), 1.0 / k)
+
+
+@njit(cache=True, nogil=True)
+def _spread_by_source(
+    port_work: np.ndarray,
+    shares: np.ndarray,
+    row_source: np.ndarray,
+    row_up: np.ndarray,
+    offsets: np.ndarray,
+    order: np.ndarray,
+    node_of: np.ndarray,
+    nodes: int,
+) -> np.ndarray:
+    """The node work per subinterval and sub-bucket (nodes x D x k) when each port's work
+    is spread like its source's events (``row_source``) or like the operator feeding it
+    (``row_up``), an operator's spread being its ports' mixed by their work (1/k per
+    sub-bucket where it has none). Operators in topological ``order``, rows in the
+    ``offsets`` of each (original numbering)."""
+    intervals = port_work.shape[1]
+    k = shares.shape[2]
+    fine = np.zeros((nodes, intervals, k))
+    sigma = np.zeros((node_of.size, k))
+    mixed = np.zeros(k)
+    for p in range(intervals):
+        for o in order:
+            mixed[:] = 0.0
+            weight = 0.0
+            for r in range(offsets[o], offsets[o + 1]):
+                x = port_work[r, p]
+                if x <= 0.0:
+                    continue
+                weight += x
+                for j in range(k):
+                    if row_source[r] >= 0:
+                        mixed[j] += x * shares[row_source[r], p, j]
+                    else:
+                        mixed[j] += x * sigma[row_up[r], j]
+            i = node_of[o]
+            for j in range(k):
+                fine[i, p, j] += mixed[j]
+                sigma[o, j] = mixed[j] / weight if weight > 0.0 else 1.0 / k
+    return fine
+
+
 @njit(cache=True, nogil=True)
 def _shares(
     port_work: np.ndarray,
@@ -303,6 +392,8 @@ def _replay(
     node_cpu: np.ndarray,
     share: np.ndarray,
     total_work: float,
+    source_share: np.ndarray,
+    row_source: np.ndarray,
     begin: int,
     split: int,
     meet: np.ndarray,
@@ -319,6 +410,11 @@ def _replay(
     n = capacity.size
     buckets = intervals * k
     even = node_fine.shape[0] == 0
+    # spread like the sources upstream: a port's work of a bucket is its source's share
+    # of the subinterval's events there (a port fed by an operator: that operator's, so
+    # a hand-on carries its share of what is served); node_fine is then the node work
+    # this implies, read only to find the buckets where no node has more than C d
+    by_source = source_share.shape[0] > 0
     out = np.zeros((queries, intervals))
     tolerance = 1e-12 * max(total_work, 1.0)
     # A bucket's work on node i is node i's share sigma(i, bucket) of the subinterval's:
@@ -382,7 +478,7 @@ def _replay(
                         sigma = 1.0 / k
                     elif node_cpu[i, p] > 0.0:
                         sigma = node_fine[i, p, j] / node_cpu[i, p]
-                        if sigma <= 0.0:
+                        if sigma <= 0.0 and not by_source:
                             silent[j, silent_count[j]] = i
                             silent_count[j] += 1
                     else:
@@ -493,7 +589,12 @@ def _replay(
                     continue
                 o = row_op[r]
                 i = node_of[o]
-                x *= sigma_now[j, i]
+                if not by_source:
+                    x *= sigma_now[j, i]
+                elif row_source[r] >= 0:
+                    x *= source_share[row_source[r], step // k, j]
+                else:  # fed by an operator without work in the subinterval
+                    x /= k
                 if x <= 0.0:
                     continue
                 at = slot * ops + o
@@ -590,14 +691,14 @@ def _replay(
                             late = done - (s + 1) * delta
                             if late > out[q, p]:
                                 out[q, p] = late
-                        per_sigma = served / sigma_ring[sigmas + i]
+                        per_sigma = 0.0 if even or by_source else served / sigma_ring[sigmas + i]
                         for e in range(out_start[o], out_start[o + 1]):
                             part = share[p, e]
                             if part <= 0.0:
                                 continue
                             d = hand_op[e]
                             nd = node_of[d]
-                            if even:  # every node's share of a bucket is 1/k
+                            if even or by_source:  # both operators' share of a bucket agree
                                 sent = served * part
                             else:
                                 sent = per_sigma * part * sigma_ring[sigmas + nd]

@@ -307,15 +307,17 @@ def _origin(topology: Topology, base: Estimate) -> Estimate:
 
 def _origin_detailed(topology: Topology, base: Estimate, detail: Detail) -> Estimate:
     """The per-origin replay (:mod:`estimator.origins`) from the work of each operator
-    port (``detail.port_work``), spread inside each subinterval like its node's measured
-    profile (``detail.node_fine``) or evenly over SUB_BUCKETS sub-buckets without one.
+    port (``detail.port_work``), spread inside each subinterval like the events of the
+    sources upstream of it (``detail.source_fine``), else like its node's profile
+    (``detail.node_fine``), else evenly over SUB_BUCKETS sub-buckets.
 
     ``series`` and ``per_query`` are the replay's (per query: its sinks; not a lower
     bound, not never-below-Mace); ``lower`` and the bottleneck stay Mace's; ``upper`` is
-    max(series, Mace) + (h + 2) w/k + w/4 + eps with a profile, h = :func:`hand_ons` (the
-    replay can start a piece up to one step early at each hand-on to another node and
-    at its source, and it measures a bucket's latency from the bucket's end, not from
-    its first event: one step each; w/4 is :data:`ORIGIN_RESIDUAL`), + 2w + eps without
+    max(series, Mace) + (h + 2) w/k + eps with the sources' profile, h =
+    :func:`hand_ons` (the replay can start a piece up to one step early at each hand-on
+    to another node and at its source, and it measures a bucket's latency from the
+    bucket's end, not from its first event: one step each); + w/4 more
+    (:data:`ORIGIN_RESIDUAL`) with the node profile only, + 2w + eps without a profile
     (the bursts inside a subinterval are then unknown). Links are not replayed (nodes
     only)."""
     from estimator.burst import SUB_BUCKETS
@@ -323,15 +325,19 @@ def _origin_detailed(topology: Topology, base: Estimate, detail: Detail) -> Esti
 
     if detail.port_work is None or base.series.size == 0:
         return _origin(topology, base)
-    latency = origin_latency(topology, detail.port_work, detail.node_fine, SUB_BUCKETS)
+    latency = origin_latency(
+        topology, detail.port_work, detail.node_fine, SUB_BUCKETS, source_fine=detail.source_fine
+    )
     intervals = base.series.size
     latency = latency[:, :intervals]
     series = latency.max(axis=0) if latency.shape[0] else np.zeros(intervals)
-    if detail.node_fine is None:
-        margin = 2 * base.subinterval
-    else:
-        steps = (hand_ons(topology) + 2) / latency_k(detail)
+    steps = (hand_ons(topology) + 2) / latency_k(detail)
+    if detail.source_fine is not None:
+        margin = steps * base.subinterval
+    elif detail.node_fine is not None:
         margin = (steps + ORIGIN_RESIDUAL) * base.subinterval
+    else:
+        margin = 2 * base.subinterval
     return replace(
         base,
         series=series,
@@ -341,10 +347,13 @@ def _origin_detailed(topology: Topology, base: Estimate, detail: Detail) -> Esti
 
 
 ORIGIN_RESIDUAL = 0.25
-"""Part of w added to the per-origin band for what the step terms do not explain: in long
-backlogs the replay ran up to 0.18 s (w = 1 s) further below the measured latency than
-h + 2 steps on 3 of 50 held-out runs, whatever k (docs/accuracy.md). 2w/8 is also the
-margin that held at k = 8 before the step terms were added."""
+"""Part of w added to the per-origin band when the replay spreads each port's work like
+its node's profile (a run ingested with a node profile but no source profile): a node
+mixes queries that burst at different moments, and in long backlogs that replay ran up
+to 0.18 s (w = 1 s) further below the measured latency than h + 2 steps on 3 of 50
+held-out runs; spread like the sources upstream, h + 2 steps held everywhere
+(docs/accuracy.md, ``benchmarks/origin_spread.py``). Its size is empirical: 2w/8, the
+margin that held at k = 8 before the step terms."""
 
 
 def hand_ons(topology: Topology) -> int:
@@ -366,8 +375,10 @@ def hand_ons(topology: Topology) -> int:
 
 
 def latency_k(detail: Detail) -> int:
-    """The sub-buckets of ``detail``'s node profile (1 without one)."""
-    return 1 if detail.node_fine is None else int(detail.node_fine.shape[2])
+    """The sub-buckets of ``detail``'s source profile, else of its node profile (1
+    without either)."""
+    profile = detail.source_fine if detail.source_fine is not None else detail.node_fine
+    return 1 if profile is None else int(profile.shape[2])
 
 
 def _mace(topology: Topology, base: Estimate) -> Estimate:
@@ -382,14 +393,18 @@ class Detail:
     ``node_fine``: CPU-seconds per node (topology order), subinterval and sub-bucket
     (nodes x D x k, the stored ``node_profile``); ``port_work``: CPU-seconds per
     operator input port and subinterval (inputs x D in the rows of
-    :attr:`Topology.input_offsets`: measured ``operator_stats``, or a model's load)."""
+    :attr:`Topology.input_offsets`: measured ``operator_stats``, or a model's load);
+    ``source_fine``: events per source (:attr:`Topology.source_ids`), subinterval and
+    sub-bucket (sources x D x k, the stored ``source_profile``)."""
 
     node_fine: np.ndarray | None = None
     port_work: np.ndarray | None = None
+    source_fine: np.ndarray | None = None
 
 
 NODE_FINE = "node_fine"
 PORT_WORK = "port_work"
+SOURCE_FINE = "source_fine"
 
 
 @dataclass(frozen=True)
@@ -403,8 +418,9 @@ class Estimator:
     apply the refinement per placement version. Calling the estimator evaluates a
     topology and arrival series from scratch. ``detailed(topology, base, detail)``,
     when set, is the refinement given finer work (:class:`Detail`); ``uses`` names the
-    parts of it the estimator reads (:data:`NODE_FINE`, :data:`PORT_WORK`), so that a
-    caller computes or reads only those; :meth:`apply` picks the refinement.
+    parts of it the estimator reads (:data:`NODE_FINE`, :data:`PORT_WORK`,
+    :data:`SOURCE_FINE`), so that a caller computes or reads only those; :meth:`apply`
+    picks the refinement.
     ``band`` names the upper edge of the estimator's band (the lower edge is Mace), as
     the chart's legend shows it; the refinement computes it as ``Estimate.upper``.
     """
@@ -460,14 +476,16 @@ sub-bucket; equal to Mace's series without one (counter-measured runs, What-if).
 estimate_origin = Estimator(
     "per-origin",
     _origin,
-    "max(per-origin, Mace) + (h+2)w/k + w/4 + eps; 2w + eps without a profile",
+    "max(per-origin, Mace) + (h+2)w/k + eps; + w/4 with a node profile only; "
+    "2w + eps without a profile",
     _origin_detailed,
-    frozenset({NODE_FINE, PORT_WORK}),
+    frozenset({NODE_FINE, PORT_WORK, SOURCE_FINE}),
 )
 """The per-origin fluid replay of the operators (:mod:`estimator.origins`): from the work
-of every operator port (measured, or the model's) spread like the stored
-``node_profile`` inside each subinterval, evenly without one; Mace's series where only
-node loads are known."""
+of every operator port (measured, or the model's) spread inside each subinterval like
+the stored ``source_profile`` of the sources upstream, else like the stored
+``node_profile``, evenly without either (a caller that has the source profile need not
+read the node profile); Mace's series where only node loads are known."""
 
 ESTIMATORS: dict[str, Estimator] = {
     "mace": estimate_mace,

@@ -34,7 +34,7 @@ class RunAnalysis:
 
     ``estimate`` is the series of ``estimator`` (Mace, or a registered refinement) and
     ``upper`` the upper edge of its band (:attr:`Estimator.band`: Mace + w + eps for
-    Mace, per-origin + (h + 2)w/k + w/4 + eps for per-origin, ...); ``lower`` (Theorem 3's lower
+    Mace, per-origin + (h + 2)w/k + eps for per-origin, ...); ``lower`` (Theorem 3's lower
     bound, Mace itself), ``ce_seconds`` and ``bottleneck`` are Mace's whatever the
     estimator; ``per_query`` holds the estimator's per-query series and
     ``per_query_lower`` each query's Mace (its lower bound).

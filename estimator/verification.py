@@ -30,7 +30,7 @@ import pandas as pd
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
 from estimator.model import Topology
-from estimator.pathaware import NODE_FINE, PORT_WORK, Detail, estimator_by_name
+from estimator.pathaware import NODE_FINE, PORT_WORK, SOURCE_FINE, Detail, estimator_by_name
 from estimator.propagation import port_load
 from estimator.runs import (
     RunAnalysis,
@@ -141,9 +141,10 @@ def verify_changes(
 
     ``training`` limits the fitting window to the last ``training`` subintervals of the
     previous placement's period (default: the whole period). The run's arrivals per
-    sub-bucket (``source_profile``) are read only for an estimator that uses a node
-    profile."""
-    profile = run.source_profile if NODE_FINE in estimator_by_name(estimator).uses else None
+    sub-bucket (``source_profile``) are read only for an estimator that uses them or a
+    node profile."""
+    uses = estimator_by_name(estimator).uses
+    profile = run.source_profile if NODE_FINE in uses or SOURCE_FINE in uses else None
     return check_changes(
         run.topology,
         run.operator_stats,
@@ -258,10 +259,16 @@ def _predicted_series(
     loads = node_loads(topology, model.operator_dlts(), placements, starts)
     uses = estimator_by_name(estimator).uses
     ports = port_load(fitted, model) if PORT_WORK in uses else None
-    fine = None
-    if NODE_FINE in uses and profile is not None:
+    fine = sources = None
+    if SOURCE_FINE in uses:
+        sources = profile
+    if NODE_FINE in uses and profile is not None and sources is None:
         fine = predicted_node_profile(fitted, model, profile, placements, starts)
-    detail = None if ports is None and fine is None else Detail(node_fine=fine, port_work=ports)
+    detail = (
+        None
+        if ports is None and fine is None and sources is None
+        else Detail(node_fine=fine, port_work=ports, source_fine=sources)
+    )
     analysis = analyse(topology, loads, placements, starts, estimator, detail, capacities)
     return (analysis if finish is None else finish(analysis, window)).estimate
 

@@ -188,12 +188,13 @@ def start_spark_first() -> None:
 
 def _final_report(landing: Path, db: Path, run_id: str) -> None:
     """Ingest what the scheduler has not yet, then print the ``mace report`` summary."""
+    from estimator.auto import DEFAULT
     from ingest.job import ingest_once
-    from mace.report_command import AUTO, DEFAULT_TRAINING_SHARE, format_report, load_report
+    from mace.report_command import DEFAULT_TRAINING_SHARE, format_report, load_report
 
     print("demo: final ingestion", flush=True)
     print(ingest_once(landing, db).describe(), file=sys.stderr, flush=True)
-    print(format_report(load_report(db, run_id, DEFAULT_TRAINING_SHARE, AUTO)), flush=True)
+    print(format_report(load_report(db, run_id, DEFAULT_TRAINING_SHARE, DEFAULT)), flush=True)
 
 
 def placement_inbox(db: Path, run_id: str) -> Callable[[], list[PlacementRequest]]:

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from estimator.arrivals import Arrivals
-from estimator.auto import AUTO, Choice
+from estimator.auto import AUTO, DEFAULT, Choice
 from estimator.loaders import load_arrivals, load_placement, load_topology
 from estimator.mace import Estimate
 from estimator.model import Topology
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--estimator",
         choices=[AUTO, *sorted(ESTIMATORS)],
-        default=AUTO,
+        default=DEFAULT,
         help="a registered estimator: "
         + ", ".join(f"{name} ({e.label})" for name, e in ESTIMATORS.items())
         + "; default auto, the most accurate one whose cost fits the interaction budget "

@@ -9,7 +9,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from estimator.auto import AUTO
+from estimator.auto import AUTO, DEFAULT
 from estimator.delays import MIN_CALM
 from estimator.pathaware import ESTIMATORS
 from estimator.runs import DEFAULT_TRAINING_SHARE
@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument(
         "--estimator",
         choices=[AUTO, *sorted(ESTIMATORS)],
-        default=AUTO,
+        default=DEFAULT,
         help="a registered estimator: "
         + ", ".join(f"{name} ({e.label})" for name, e in ESTIMATORS.items())
         + "; default auto, the most accurate one whose cost fits the interaction budget, "

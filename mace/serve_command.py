@@ -177,7 +177,6 @@ def open_app(
     What-if page may rescale a Flink job (see :func:`create_app`)."""
     from dashboard.app import create_app
     from dashboard.context import CONFIG_KEY
-    from estimator.auto import AUTO
     from mace.api import register_cli_api
 
     app = create_app(
@@ -189,7 +188,6 @@ def open_app(
         flink_rest=flink_rest,
         bind=bind,
         extra_hosts=extra_hosts,
-        estimator=AUTO,  # the most accurate estimate the run's size allows
     )
     with app.server.config[CONFIG_KEY].database.cursor():
         pass

@@ -27,7 +27,7 @@ import pandas as pd
 from dashboard.core.errors import ViewError
 from estimator.arrivals import Arrivals, arrivals_window
 from estimator.model import Topology, version_starts
-from estimator.pathaware import NODE_FINE, PORT_WORK, Detail
+from estimator.pathaware import NODE_FINE, PORT_WORK, SOURCE_FINE, Detail
 from estimator.runs import (
     estimated_operator_dlts,
     estimated_port_dlts,
@@ -164,11 +164,14 @@ class RunData:
         )
 
     def detail(self, uses: Collection[str]) -> Detail:
-        """The parts of the run's finer work that an estimator ``uses``: the stored node
-        profile (read on first use) and :meth:`port_work`."""
+        """The parts of the run's finer work that an estimator ``uses``: the stored source
+        and node profiles (read on first use; the node profile not at all when the
+        estimator reads the source profile and the run has one) and :meth:`port_work`."""
+        sources = self.source_profile if SOURCE_FINE in uses else None
         return Detail(
-            node_fine=self.node_profile if NODE_FINE in uses else None,
+            node_fine=self.node_profile if NODE_FINE in uses and sources is None else None,
             port_work=self.port_work() if PORT_WORK in uses else None,
+            source_fine=sources,
         )
 
     @property

@@ -55,6 +55,7 @@ def run_size(run: RunData) -> auto.RunSize:
         port_work=not run.info.counters,  # counters give offered work, not measured work
         mace_worst_s=float(np.max(estimated_analysis(run, "mace").estimate, initial=0.0)),
         versions=len(run.versions),
+        source_profile=run.arrival_profile is not None,
     )
 
 
@@ -62,10 +63,11 @@ def shown_estimator(run: RunData, estimator: str | None) -> auto.Choice:
     """The registered estimator a page shows for the top bar's ``estimator`` and why:
     the one chosen, or for ``auto`` the one :func:`estimator.auto.pick` chooses from the
     run's size (its estimate computed here, once per run data: the fallback's when the
-    per-origin replay refuses the run), as ``mace report`` does."""
+    per-origin replay refuses the run), as ``mace report`` does; no ``estimator`` (a top
+    bar not yet filled in) is :data:`estimator.auto.DEFAULT`."""
+    estimator = estimator or auto.DEFAULT
     if estimator != auto.AUTO:
-        name = estimator or "mace"
-        return auto.Choice(name, "chosen in the top bar")
+        return auto.Choice(estimator, "chosen in the top bar")
     if run.intervals == 0:  # nothing to size: the page says what it waits for
         return auto.Choice("mace", "auto: no statistics yet")
     choice, _ = auto.run_picked(

@@ -28,7 +28,7 @@ whose max latency meets it. The system objective is the strictest query
 objective and its compliance the share of intervals where every query with an
 objective meets it; ``bound_coverage`` is the share of measured intervals whose
 max latency lies inside the estimator's band [Mace, upper] (``Estimator.band``:
-Mace + w + eps for Mace, per-origin + (h + 2)w/k + w/4 + eps for per-origin, docs/accuracy.md);
+Mace + w + eps for Mace, per-origin + (h + 2)w/k + eps for per-origin, docs/accuracy.md);
 for the system the lower edge is the largest Mace among the queries with an output in
 that subinterval (:func:`system_lower`).
 """
@@ -52,6 +52,7 @@ from estimator.model import Topology
 from estimator.pathaware import (
     NODE_FINE,
     PORT_WORK,
+    SOURCE_FINE,
     Detail,
     estimator_by_name,
 )
@@ -159,9 +160,10 @@ def predicted_analysis(
         ports = fine = None
         if PORT_WORK in uses:
             ports = run.derived(("predicted port work", share, training), fitted_ports)
-        if NODE_FINE in uses:
+        sources = run.source_profile if SOURCE_FINE in uses else None
+        if NODE_FINE in uses and sources is None:
             fine = predicted_profile(run, window())
-        detail = None if ports is None and fine is None else Detail(node_fine=fine, port_work=ports)
+        detail = _detail(fine, ports, sources)
         computed = analyse(
             run.topology, loads, placements, run.version_starts, estimator, detail, run.capacities
         )
@@ -475,21 +477,33 @@ def refit_analyses(run: RunData, estimator: str, training: tuple[int, int]) -> R
         port_work[:, start:] = fitted_port_dlts(run.topology, run.operator_stats, counts, training)[
             :, start:
         ]
-    if NODE_FINE in uses:
+    sources = run.source_profile if SOURCE_FINE in uses else None
+    if NODE_FINE in uses and sources is None:
         node_fine = _spliced_profile(
             run.node_profile, predicted_profile(run, training), loads, start
         )
-    detail = (
-        None
-        if port_work is None and node_fine is None
-        else Detail(node_fine=node_fine, port_work=port_work)
-    )
     return RunAnalyses(
         estimated_analysis(run, estimator),
         analyse(
-            run.topology, loads, placements, run.version_starts, estimator, detail, run.capacities
+            run.topology,
+            loads,
+            placements,
+            run.version_starts,
+            estimator,
+            _detail(node_fine, port_work, sources),
+            run.capacities,
         ),
     )
+
+
+def _detail(
+    node_fine: np.ndarray | None, port_work: np.ndarray | None, source_fine: np.ndarray | None
+) -> Detail | None:
+    """The finer work of a prediction, None when there is none (the arrivals per
+    sub-bucket, ``source_fine``, are the run's measured ones: a model predicts from them)."""
+    if node_fine is None and port_work is None and source_fine is None:
+        return None
+    return Detail(node_fine=node_fine, port_work=port_work, source_fine=source_fine)
 
 
 def _spliced_profile(

@@ -103,8 +103,8 @@ def layout(**query: Any) -> html.Div:
                             ids.OV_KPI_COVERAGE,
                             "Share of measured subintervals inside the estimator's band "
                             "[Mace, estimated + w + eps] (burst-aware: + 2w/k + eps, per-origin: "
-                            "+ (h + 2)w/k + w/4 + eps; the chart's legend names it).\n"
-                            + _explain("Mace", "w", "eps"),
+                            "+ (h + 2)w/k + eps, + w/4 from a node profile only; the chart's "
+                            "legend names it).\n" + _explain("Mace", "w", "eps"),
                         ),
                         md=3,
                     ),

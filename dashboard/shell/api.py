@@ -12,7 +12,7 @@ import flask
 from dashboard.context import CONFIG_KEY, DashboardContext
 from dashboard.core.complete import complete_report
 from dashboard.core.report import REPORT_PATH, choose_run
-from estimator.auto import AUTO
+from estimator.auto import AUTO, DEFAULT
 from estimator.errors import MaceError
 from estimator.pathaware import ESTIMATORS
 from estimator.runs import DEFAULT_TRAINING_SHARE
@@ -29,7 +29,7 @@ def _report() -> flask.Response:
     registered estimator or ``auto``, the default: the report says which it used and why)."""
     context: DashboardContext = flask.current_app.config[CONFIG_KEY]
     args = flask.request.args
-    estimator = args.get("estimator", AUTO)
+    estimator = args.get("estimator", DEFAULT)
     if estimator != AUTO and estimator not in ESTIMATORS:
         known = ", ".join([AUTO, *sorted(ESTIMATORS)])
         return _error(400, f"estimator must be one of {known}")

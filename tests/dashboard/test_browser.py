@@ -9,13 +9,14 @@ import pytest
 from dash.testing.wait import until
 
 from dashboard.app import create_app
+from estimator.auto import DEFAULT
 from tests.dashboard import ids
 
 pytestmark = pytest.mark.browser
 
 
-def _start(dash_duo, db: Path, path: str = "/") -> None:
-    app = create_app(db, refresh_seconds=60)
+def _start(dash_duo, db: Path, path: str = "/", estimator: str = DEFAULT) -> None:
+    app = create_app(db, refresh_seconds=60, estimator=estimator)
     dash_duo.start_server(app)
     if path != "/":
         dash_duo.wait_for_page(url=dash_duo.server_url + path)
@@ -37,14 +38,14 @@ def test_page_renders_without_console_errors(dash_duo, small_db: Path, path: str
 
 
 def test_overview_shows_kpis(dash_duo, small_db: Path):
-    _start(dash_duo, small_db)
+    _start(dash_duo, small_db, estimator="mace")
     # hand-computed: estimated MaceWC 0.8 s, measured 1.2 s, 3 of 4 intervals inside bounds
     dash_duo.wait_for_contains_text(f"#{ids.OV_KPI_WC}", "measured 1.200 s", timeout=20)
     dash_duo.wait_for_text_to_equal(f"#{ids.OV_KPI_COVERAGE}", "75.0%", timeout=20)
 
 
 def test_estimator_choice_changes_overview_and_report(dash_duo, tandem_db: Path):
-    _start(dash_duo, tandem_db)
+    _start(dash_duo, tandem_db, estimator="mace")
     # hand-computed in builders.TANDEM_TOPOLOGY: Mace 2.65 s, path-aware 3.25 s
     dash_duo.wait_for_contains_text(f"#{ids.OV_KPI_WC}", "Mace 2.650 s", timeout=20)
     dash_duo.select_dcc_dropdown(f"#{ids.ESTIMATOR}", value="estimator: path-aware")
@@ -55,7 +56,7 @@ def test_estimator_choice_changes_overview_and_report(dash_duo, tandem_db: Path)
 
 
 def test_whatif_move_changes_mace_wc(dash_duo, small_db: Path):
-    _start(dash_duo, small_db, "/whatif")
+    _start(dash_duo, small_db, "/whatif", estimator="mace")
     dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=20)
     before = dash_duo.find_element(f"#{ids.WI_MACE_WC}").text
     dash_duo.select_dcc_dropdown(f"#{ids.WI_OPERATOR}", value="b")
@@ -70,7 +71,7 @@ def test_whatif_move_changes_mace_wc(dash_duo, small_db: Path):
 
 def test_whatif_invalid_capacity_shows_message(dash_duo, small_db: Path):
     _start(dash_duo, small_db, "/whatif")
-    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=20)
+    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "per-origin WC: scenario", timeout=20)
     dash_duo.select_dcc_dropdown(f"#{ids.WI_CAP_NODE}", value="n1")
     dash_duo.find_element(f"#{ids.WI_CAP_VALUE}").send_keys("-3")
     dash_duo.find_element(f"#{ids.WI_SET_CAP}").click()
@@ -108,7 +109,7 @@ def test_optimizer_shows_progress_and_cancels(dash_duo, small_db: Path):
     from selenium.webdriver.common.keys import Keys
 
     _start(dash_duo, small_db, "/whatif")
-    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=20)
+    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "per-origin WC: scenario", timeout=20)
     # mace-hc converges at once on this run; random search spends its whole share
     icon = dash_duo.find_element(f"#{ids.WI_OPT_ALGO} .dash-dropdown-trigger-icon")
     ActionChains(dash_duo.driver).move_to_element(icon).click().perform()

@@ -29,7 +29,7 @@ def click_time(dash_duo, graph: str, time: float) -> None:
 
 
 def test_click_explains_the_clicked_subinterval(dash_duo, shifting_db: Path):
-    dash_duo.start_server(create_app(shifting_db, refresh_seconds=60))
+    dash_duo.start_server(create_app(shifting_db, refresh_seconds=60, estimator="mace"))
     text = f"#{ids.OV_EXPLAIN_TEXT}"
     # hand-computed in builders.SHIFTING_CPU: the worst subinterval is 1, on n1, all c's
     dash_duo.wait_for_contains_text(
@@ -58,7 +58,7 @@ def test_click_explains_the_clicked_subinterval(dash_duo, shifting_db: Path):
 
 
 def test_path_aware_explanation_shows_the_critical_path(dash_duo, tandem_db: Path):
-    dash_duo.start_server(create_app(tandem_db, refresh_seconds=60))
+    dash_duo.start_server(create_app(tandem_db, refresh_seconds=60, estimator="mace"))
     text = f"#{ids.OV_EXPLAIN_TEXT}"
     dash_duo.wait_for_contains_text(text, "n1 is the bottleneck", timeout=20)
     dash_duo.select_dcc_dropdown(f"#{ids.ESTIMATOR}", value="estimator: path-aware")

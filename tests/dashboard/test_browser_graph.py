@@ -151,7 +151,7 @@ def test_whatif_graph_shows_a_moved_operator_in_its_new_machine(dash_duo, five_n
     dash_duo.driver.set_window_size(1500, 1000)
     dash_duo.start_server(create_app(five_node_db, refresh_seconds=60))
     dash_duo.wait_for_page(url=dash_duo.server_url + "/whatif")
-    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=30)
+    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "WC: scenario", timeout=30)
     graph = ids.WI_GRAPH
     state = graph_state(dash_duo, graph)
     assert state["font"] >= 11 and state["inside"], state
@@ -249,7 +249,7 @@ def test_whatif_taps_choose_the_operator_and_its_target_machine(dash_duo, five_n
     dash_duo.driver.set_window_size(1500, 1000)
     dash_duo.start_server(create_app(five_node_db, refresh_seconds=60))
     dash_duo.wait_for_page(url=dash_duo.server_url + "/whatif")
-    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=30)
+    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "WC: scenario", timeout=30)
     graph = ids.WI_GRAPH
     assert graph_state(dash_duo, graph)["parents"]["q1_join"] == "machine:n1"
     dash_duo.driver.execute_script(

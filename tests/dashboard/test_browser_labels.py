@@ -22,7 +22,7 @@ pytestmark = pytest.mark.browser
 
 
 def _start(dash_duo, db: Path, path: str = "/") -> None:
-    app = create_app(db, refresh_seconds=60)
+    app = create_app(db, refresh_seconds=60, estimator="mace")
     dash_duo.start_server(app)
     if path != "/":
         dash_duo.wait_for_page(url=dash_duo.server_url + path)

@@ -43,7 +43,7 @@ def _shot(dash_duo, name: str) -> None:
 def _open(dash_duo, app) -> None:  # type: ignore[no-untyped-def]
     dash_duo.start_server(app)
     dash_duo.wait_for_page(url=dash_duo.server_url + "/whatif")
-    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=20)
+    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "WC: scenario", timeout=20)
 
 
 def test_apply_sends_the_placement_and_the_live_simulator_applies_it(

@@ -84,7 +84,7 @@ def test_apply_on_the_live_system_shows_up_as_a_change_on_the_overview(
         _ingest_until(landing, db, spark, versions=1, timeout=60)
         dash_duo.start_server(create_app(db, refresh_seconds=1, live_run=RUN))
         dash_duo.wait_for_page(url=f"{dash_duo.server_url}/whatif?run={RUN}")
-        dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=30)
+        dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "WC: scenario", timeout=30)
         button = f"#{ids.WI_LIVE_APPLY}"
         until(lambda: dash_duo.find_element(button).is_enabled(), timeout=10)
         before = topology.placement["a"]

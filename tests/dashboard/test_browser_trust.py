@@ -26,7 +26,7 @@ pytestmark = pytest.mark.browser
 
 
 def _start(dash_duo, db: Path) -> Dash:
-    app = create_app(db, refresh_seconds=60)
+    app = create_app(db, refresh_seconds=60, estimator="mace")
     dash_duo.start_server(app)
     return app
 

@@ -46,5 +46,5 @@ def test_unknown_values_in_the_url_are_ignored(dash_duo, small_db: Path) -> None
     dash_duo.wait_for_element(f"#{ids.OV_LATENCY} .main-svg", timeout=20)
     assert "small" in dash_duo.find_element(f"#{ids.RUN}").text
     until(lambda: "run=small" in dash_duo.driver.current_url, timeout=10)
-    assert "estimator=mace" in dash_duo.driver.current_url
+    assert "estimator=auto" in dash_duo.driver.current_url  # the default
     assert dash_duo.get_logs() == []

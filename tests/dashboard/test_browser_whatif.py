@@ -23,7 +23,7 @@ SUMMARY = f"#{ids.WI_MACE_WC}"
 
 
 def _open(dash_duo, db: Path) -> None:
-    dash_duo.start_server(create_app(db, refresh_seconds=60))
+    dash_duo.start_server(create_app(db, refresh_seconds=60, estimator="mace"))
     dash_duo.wait_for_page(url=dash_duo.server_url + "/whatif")
     dash_duo.wait_for_contains_text(SUMMARY, "MaceWC: scenario", timeout=20)
 

@@ -15,7 +15,9 @@ from dash.testing.wait import until
 
 from dashboard.app import create_app
 from dashboard.core.data import Database, RunCache
+from dashboard.core.estimators import shown_estimator
 from dashboard.core.report import change_checks
+from estimator.auto import DEFAULT
 from tests.dashboard import ids
 from tests.dashboard.builders import write_small_run
 from tests.dashboard.test_browser_whatif_flink import flink_db  # noqa: F401 (a fixture)
@@ -35,7 +37,7 @@ def _shot(dash_duo, name: str) -> None:
 def _open(dash_duo, db: Path) -> None:
     dash_duo.start_server(create_app(db, refresh_seconds=60))
     dash_duo.wait_for_page(url=dash_duo.server_url + "/whatif")
-    dash_duo.wait_for_contains_text(SUMMARY, "MaceWC: scenario", timeout=20)
+    dash_duo.wait_for_contains_text(SUMMARY, "WC: scenario", timeout=20)
 
 
 def _type(dash_duo, component: str, text: str) -> None:
@@ -135,7 +137,9 @@ def test_an_applied_change_shows_both_predictions_and_why_they_differ(
     before the change) differ; the page shows both, the Overview's number, and why."""
     db = tmp_path / "moved.duckdb"
     write_small_run(db, versions=[(2.0, {"a": "n2", "b": "n1", "c": "n1"})])
-    (check,) = change_checks(RunCache(Database(db)).get("small"))
+    run = RunCache(Database(db)).get("small")
+    # the table verifies with the estimate the page shows: the default's choice
+    (check,) = change_checks(run, shown_estimator(run, DEFAULT).name)
     _open(dash_duo, db)
     dash_duo.wait_for_element(f"#{ids.WI_CH_TABLE} td", timeout=20)
     cells = [td.text for td in dash_duo.find_elements(f"#{ids.WI_CH_TABLE} tbody td")]

@@ -61,7 +61,7 @@ def test_whatif_follows_the_shared_range_and_clock(dash_duo, tmp_path: Path) -> 
     dash_duo.start_server(create_app(_run(tmp_path), refresh_seconds=60))
     # the whole run first: its worst case is the burst's backlog
     dash_duo.wait_for_page(url=f"{dash_duo.server_url}/whatif?run=burst")
-    dash_duo.wait_for_contains_text(SUMMARY, "MaceWC: scenario", timeout=20)
+    dash_duo.wait_for_contains_text(SUMMARY, "WC: scenario", timeout=20)
     whole = _current_wc(dash_duo.find_element(SUMMARY).text)
     assert whole > 20, whole
     until(lambda: _axis(dash_duo) == [WALL, ["2026-11-18 11:06:40", LAST]], timeout=20)

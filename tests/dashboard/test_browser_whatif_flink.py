@@ -236,6 +236,6 @@ def test_apply_sends_the_call_only_when_confirmed(dash_duo, flink_db: Path, fake
 def test_the_card_is_hidden_on_a_run_without_taskmanagers(dash_duo, small_db: Path) -> None:
     dash_duo.start_server(create_app(small_db, refresh_seconds=60))
     dash_duo.wait_for_page(url=dash_duo.server_url + "/whatif")
-    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "MaceWC: scenario", timeout=20)
+    dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "WC: scenario", timeout=20)
     assert not dash_duo.find_element(CARD).is_displayed()
     assert dash_duo.get_logs() == []

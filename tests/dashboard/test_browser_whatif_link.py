@@ -27,7 +27,7 @@ MOVE_B = ("move", {"operator": "b", "node": "n1"})
 
 
 def _open(dash_duo, db: Path, refresh: float = 60, query: str = "") -> None:
-    dash_duo.start_server(create_app(db, refresh_seconds=refresh))
+    dash_duo.start_server(create_app(db, refresh_seconds=refresh, estimator="mace"))
     dash_duo.wait_for_page(url=f"{dash_duo.server_url}/whatif{query}")
     dash_duo.wait_for_contains_text(SUMMARY, "MaceWC: scenario", timeout=20)
 

@@ -37,6 +37,8 @@ def test_an_hour_of_a_13_node_run_gets_per_origin_with_its_reason() -> None:
     assert choice.name == "origin"
     assert "node profile at w/32" in choice.reason
     assert f"within the {TIME_BUDGET_S:g} s budget" in choice.reason
+    by_source = pick(replace(DEMO, source_profile=True), K)
+    assert "the sources' arrival profile at w/32" in by_source.reason
 
 
 def test_a_run_too_large_for_the_budget_falls_back_and_says_why() -> None:

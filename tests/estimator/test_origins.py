@@ -31,10 +31,46 @@ from estimator.runs import analyse
 from tests.estimator.test_burst import loop_peaks
 
 
+def source_spread(topology: Topology, port_work: np.ndarray, source_fine: np.ndarray) -> np.ndarray:
+    """Each port's work per subinterval and sub-bucket (inputs x D x k) spread like its
+    source's events, or like the operator feeding it, an operator's spread being its
+    ports' added up (1/k per sub-bucket where it has no work)."""
+    k = source_fine.shape[2]
+    shares = {}
+    for s, source in enumerate(topology.source_ids):
+        for p in range(port_work.shape[1]):
+            total = source_fine[s, p].sum()
+            shares[source, p] = source_fine[s, p] / total if total > 0 else np.full(k, 1 / k)
+    out = np.zeros((*port_work.shape, k))
+    spread: dict[tuple[str, int], np.ndarray] = {}
+    for op_id in topology.topological_order:
+        op = topology.operator_by_id[op_id]
+        rows = [
+            topology.input_offsets[topology.operator_index[op_id]] + q
+            for q in range(len(op.inputs))
+        ]
+        for p in range(port_work.shape[1]):
+            for r, upstream in zip(rows, op.inputs, strict=True):
+                out[r, p] = port_work[r, p] * (
+                    shares[upstream, p] if upstream in topology.source_ids else spread[upstream, p]
+                )
+            total = sum(port_work[r, p] for r in rows)
+            spread[op_id, p] = (
+                sum(out[r, p] for r in rows) / total if total > 0 else np.full(k, 1 / k)
+            )
+    return out
+
+
 def reference_replay(
-    topology: Topology, port_work: np.ndarray, node_fine: np.ndarray | None, k: int
+    topology: Topology,
+    port_work: np.ndarray,
+    node_fine: np.ndarray | None,
+    k: int,
+    source_fine: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Plain loop of the model in estimator/origins.py holding every bucket: queries x D."""
+    """Plain loop of the model in estimator/origins.py holding every bucket: queries x D;
+    each port's work spread like ``source_fine`` (:func:`source_spread`) when given, else
+    like its node's ``node_fine``, else evenly."""
     ops = list(topology.operators)
     index = topology.operator_index
     node_of = [topology.node_index[topology.placement[o.id]] for o in ops]
@@ -46,11 +82,14 @@ def reference_replay(
     for r, (j, _, _) in enumerate(rows):
         node_cpu[node_of[j]] += port_work[r]
     fine = np.zeros((len(rows), buckets))
+    by_source = None if source_fine is None else source_spread(topology, port_work, source_fine)
     for r, (j, _, _) in enumerate(rows):
         i = node_of[j]
         for s in range(buckets):
             p, b = divmod(s, k)
-            if node_fine is None:
+            if by_source is not None:
+                fine[r, s] = by_source[r, p, b]
+            elif node_fine is None:
                 fine[r, s] = port_work[r, p] / k
             elif node_cpu[i, p] > 0:
                 fine[r, s] = port_work[r, p] * node_fine[i, p, b] / node_cpu[i, p]
@@ -177,6 +216,56 @@ def test_the_replay_split_over_two_threads_equals_the_plain_loop(
     np.testing.assert_allclose(got, reference_replay(topology, port, fine, k), atol=1e-9)
 
 
+@st.composite
+def dags_with_sources(
+    draw: st.DrawFn,
+) -> tuple[Topology, np.ndarray, np.ndarray, int]:
+    """:func:`dags` with each source's events per subinterval and sub-bucket instead of a
+    node profile, some cells (and whole subintervals) empty."""
+    topology, port, _, k = draw(dags())
+    size = 2 * port.shape[1] * k
+    cells = st.one_of(st.just(0.0), st.floats(1.0, 50.0))
+    events = np.array(draw(st.lists(cells, min_size=size, max_size=size)))
+    return topology, port, events.reshape(2, port.shape[1], k), k
+
+
+@settings(max_examples=150, deadline=None)
+@given(dags_with_sources(), st.booleans())
+def test_spread_like_the_sources_the_kernel_equals_the_plain_loop(
+    case: tuple[Topology, np.ndarray, np.ndarray, int], split: bool
+) -> None:
+    """Each port's work spread like its sources' events (through the operators feeding
+    it, joins mixing their inputs by work), on one thread or split over two."""
+    from estimator import origins
+
+    topology, port, events, k = case
+    with pytest.MonkeyPatch.context() as patch:
+        if split:
+            patch.setattr(origins, "PARALLEL_FROM", 2)
+        got = origin_latency(topology, port, None, k, source_fine=events)
+    want = reference_replay(topology, port, None, k, source_fine=events)
+    np.testing.assert_allclose(got, want, atol=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(dags())
+def test_sources_spread_evenly_give_the_even_replay(
+    case: tuple[Topology, np.ndarray, np.ndarray | None, int],
+) -> None:
+    topology, port, _, k = case
+    events = np.ones((2, port.shape[1], k))
+    np.testing.assert_allclose(
+        origin_latency(topology, port, None, k, source_fine=events),
+        origin_latency(topology, port, None, k),
+        atol=1e-9,
+    )
+
+
+def test_a_source_profile_of_the_wrong_shape_is_a_clear_error() -> None:
+    with pytest.raises(ModelError, match="source profile of shape"):
+        origin_latency(_chain(), np.ones((2, 3)), None, 4, source_fine=np.ones((2, 3, 4)))
+
+
 class _InTurn:
     """A one-worker pool that runs each task when it is submitted: the second replay ends
     before the first starts, so the first joins it at the first boundary it can."""
@@ -213,7 +302,7 @@ def test_a_backlog_across_the_split_and_a_second_replay_out_of_room() -> None:
 
     def spy(*args: Any) -> tuple[np.ndarray, int, int]:
         out, window, joined = replay(*args)
-        calls.append((int(args[17]), window, joined))
+        calls.append((int(args[-5]), window, joined))  # begin, split, meet, record, slots
         return out, window, joined
 
     with pytest.MonkeyPatch.context() as patch:
@@ -508,9 +597,9 @@ def test_a_query_is_as_late_as_its_sinks() -> None:
 
 def test_a_run_analysis_carries_each_estimators_own_band() -> None:
     """``analyse`` keeps the band the estimator documents: Mace + w + eps for Mace,
-    max(per-origin, Mace) + (h + 2)w/k + w/4 + eps for per-origin with a profile (h = 1
-    hand-on from n1 to n2 here, w = 1; + 2w + eps without), the burst-aware band for
-    burst; the lower edge stays Mace."""
+    max(per-origin, Mace) + (h + 2)w/k + eps for per-origin with the sources' profile
+    (h = 1 hand-on from n1 to n2 here, w = 1), + w/4 more with a node profile only, + 2w
+    + eps without a profile, the burst-aware band for burst; the lower edge stays Mace."""
     topology = _chain()
     port = np.array([[1.6, 1.6, 0.2, 0.0], [1.2, 1.2, 0.3, 0.0]])
     k = 4
@@ -527,6 +616,20 @@ def test_a_run_analysis_carries_each_estimators_own_band() -> None:
     series = origin_latency(topology, port, fine, k).max(axis=0)
     np.testing.assert_allclose(origin.estimate, series)
     np.testing.assert_allclose(origin.upper, np.maximum(series, mace.estimate) + 3 / k + 0.25 + eps)
+    events = fine[:1, :, :] * 100  # the source's events: all in the first quarter too
+    by_source = analyse(
+        topology,
+        dlts,
+        [topology.placement],
+        (0,),
+        "origin",
+        Detail(port_work=port, source_fine=events),
+    )
+    source_series = origin_latency(topology, port, None, k, source_fine=events).max(axis=0)
+    np.testing.assert_allclose(by_source.estimate, source_series)
+    np.testing.assert_allclose(
+        by_source.upper, np.maximum(source_series, mace.estimate) + 3 / k + eps
+    )
     even_series = origin_latency(topology, port, None, SUB_BUCKETS).max(axis=0)
     np.testing.assert_allclose(even.upper, np.maximum(even_series, mace.estimate) + 2 + eps)
     base = estimate_from_dlts(

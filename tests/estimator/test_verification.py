@@ -145,7 +145,8 @@ def _by_hand(
 ) -> np.ndarray:
     """What a user computes for ``name`` from the model fitted on ``window``: each
     version's node loads evaluated at w and, from the arrivals per sub-bucket, at w / k
-    (the node profile), and the fitted model's port work."""
+    (the node profile, for burst-aware), the arrivals per sub-bucket themselves (for
+    per-origin), and the fitted model's port work."""
     fitted = fit_operator_stats(TOPOLOGY, stats, window).topology
     n, w = len(TOPOLOGY.node_ids), TOPOLOGY.subinterval
     loads = np.zeros((n, 6))
@@ -157,9 +158,11 @@ def _by_hand(
             finer = version.with_changes(subinterval=w / K)
             at_k = estimate(finer, profile.reshape(1, 6 * K)).dlts[:n].reshape(n, 6, K)
             fine[:, lo:hi] = at_k[:, lo:hi]
+    by_source = name == "origin" and profile is not None
     detail = Detail(
-        node_fine=None if profile is None else fine,
+        node_fine=None if profile is None or by_source else fine,
         port_work=port_load(fitted, build_load_model(fitted, COUNTS)),
+        source_fine=profile if by_source else None,
     )
     return analyse(TOPOLOGY, loads, [OLD, NEW], (0, 3), name, detail).estimate
 

@@ -107,13 +107,23 @@ def test_burst_estimate_from_the_store_equals_the_one_from_raw_executions(
 def test_per_origin_estimate_from_the_store_equals_the_one_from_raw_executions(
     bursty: Ingested, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--estimator origin`` on an ingested run reads the stored profile and the CPU of
-    every operator port: the same replay as from the simulator's raw executions."""
+    """``--estimator origin`` on an ingested run reads the stored arrivals per sub-bucket
+    and the CPU of every operator port: the same replay as from the simulator's raw
+    arrivals and executions."""
     topology, result, db = bursty
     run = _load(db)
-    executions = result.telemetry.frames()["executions"]
+    frames = result.telemetry.frames()
+    executions, arrivals = frames["executions"], frames["arrivals"]
     relative = executions["stimulus_time"].to_numpy() - topology.origin
-    fine = _node_work(topology, result, SUB_BUCKETS, run.intervals)
+    events = sub_bucket_work(
+        arrivals["source"].map({s: j for j, s in enumerate(topology.source_ids)}).to_numpy(),
+        arrivals["stimulus_time"].to_numpy() - topology.origin,
+        np.ones(len(arrivals)),
+        len(topology.source_ids),
+        topology.subinterval,
+        SUB_BUCKETS,
+        run.intervals,
+    )
     rows = [
         topology.input_offsets[topology.operator_index[o]] + p
         for o, p in zip(executions["operator"], executions["port"], strict=True)
@@ -127,7 +137,7 @@ def test_per_origin_estimate_from_the_store_equals_the_one_from_raw_executions(
         1,
         run.intervals,
     )[:, :, 0]
-    expected = origin_latency(topology, port, fine, SUB_BUCKETS)
+    expected = origin_latency(topology, port, None, SUB_BUCKETS, source_fine=events)
     stored = estimated_analysis(run, "origin")
     for row, query in enumerate(topology.queries):
         np.testing.assert_allclose(stored.per_query[query], expected[row], atol=1e-9)
@@ -144,8 +154,9 @@ def test_predictions_push_the_stored_arrival_profile_through_the_fitted_model(
     """The product's *predicted* burst-aware and per-origin figures equal the held-out
     benchmark's computation by hand from the raw telemetry: costs and selectivities fitted
     on the first 10% of the intervals, the source events per sub-bucket evaluated by the
-    fitted model at w / k (Mace's DLTS at the finer width) as each node's profile, the
-    model's port work per subinterval. Without the stored arrival profile the prediction
+    fitted model at w / k (Mace's DLTS at the finer width) as each node's profile for
+    burst-aware, the source events per sub-bucket themselves for per-origin, the model's
+    port work per subinterval. Without the stored arrival profile the prediction
     spreads each subinterval evenly, and differs."""
     topology, result, db = bursty
     run = _load(db)
@@ -185,10 +196,12 @@ def test_predictions_push_the_stored_arrival_profile_through_the_fitted_model(
         fitted.with_changes(subinterval=w / k), fine_counts.reshape(sources, intervals * k)
     )
     node_fine = at_sub_buckets.dlts[:n].reshape(n, intervals, k)
-    detail = Detail(
-        node_fine=node_fine, port_work=port_load(fitted, build_load_model(fitted, counts))
-    )
-    for name in ("burst", "origin"):
+    ports = port_load(fitted, build_load_model(fitted, counts))
+    details = {
+        "burst": Detail(node_fine=node_fine, port_work=ports),
+        "origin": Detail(port_work=ports, source_fine=fine_counts),
+    }
+    for name, detail in details.items():
         expected = analyse(topology, loads, [topology.placement], (0,), name, detail)
         predicted = predicted_analysis(run, 0.1, name)
         np.testing.assert_allclose(predicted.estimate, expected.estimate, atol=1e-9)
@@ -259,7 +272,7 @@ def test_the_default_report_is_per_origin_within_two_percent_and_says_why(
     bursty: Ingested, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``mace report --json`` with default options picks per-origin on this simulated
-    3-node run (the port work and the node profile are stored, the replay fits the budget),
+    3-node run (the port work and the profiles are stored, the replay fits the budget),
     names it with the reason, and its worst case is within 2% of the measured one. With a
     budget the run does not fit, the same report falls back to burst-aware and says why."""
     from dashboard.core.estimators import report_with_estimator
@@ -272,7 +285,7 @@ def test_the_default_report_is_per_origin_within_two_percent_and_says_why(
     assert used["name"] == "origin"
     assert used["label"] == "per-origin"
     assert used["reason"].startswith("auto: the most accurate estimate: per-origin")
-    assert f"node profile at w/{SUB_BUCKETS}" in used["reason"]
+    assert f"the sources' arrival profile at w/{SUB_BUCKETS}" in used["reason"]
     system = report["system"]
     assert system["estimated_wc"] == pytest.approx(system["measured_wc"], rel=0.02)
     assert main(["report", "--db", str(db), "--run", "bursty"]) == 0
