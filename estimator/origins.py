@@ -716,6 +716,10 @@ def _replay(
                                     unseen += 1
                             pending[at] += sent
                             remaining += sent
+                            if nd == i:
+                                # served in this loop over the bucket: no visit to mark,
+                                # and node i's own inbox is being read
+                                continue
                             dirty[nd] = True
                             if s < first[nd]:
                                 first[nd] = s

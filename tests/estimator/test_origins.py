@@ -200,6 +200,37 @@ def test_the_compact_kernel_equals_the_replay_holding_every_bucket(
     )
 
 
+def test_a_node_handing_on_to_itself_still_serves_every_bucket_it_received() -> None:
+    """The join o1 on n1 trickles buckets 0 and 1 to o2 on n0, which hands on to o3 and
+    o4 on n0 itself. After n0 has served all it had in a step, it looks only at the buckets
+    it received since; its hand-ons to its own operators must not take the place of
+    those buckets, else it idles with bucket 1 pending (2.75 s and 2.61 s, not 2.5 s:
+    n0 has 3.5 s of work, busy from 0 to 3.5 s, and bucket 1 ends at 1 s)."""
+    operators = [
+        ("o0", "q0", ["s0"]),
+        ("o1", "q1", ["s0", "s1"]),
+        ("o2", "q0", ["o1"]),
+        ("o3", "q1", ["o2"]),
+        ("o4", "q0", ["o2"]),
+    ]
+    topology = topology_from_dict(
+        {
+            "subinterval": 1.0,
+            "nodes": [{"id": "n0", "capacity": 1.0}, {"id": "n1", "capacity": 1.125}],
+            "sources": [{"id": "s0"}, {"id": "s1"}],
+            "operators": [
+                {"id": o, "query": q, "inputs": inputs, "cost": [0.01] * len(inputs)}
+                for o, q, inputs in operators
+            ],
+            "placement": {"o0": "n0", "o1": "n1", "o2": "n0", "o3": "n0", "o4": "n0"},
+        }
+    )
+    port = np.array([[0.0], [2.0], [1.5], [1.5], [1.5], [0.5]])
+    latency = origin_latency(topology, port, None, 2)
+    np.testing.assert_allclose(latency, reference_replay(topology, port, None, 2), atol=1e-9)
+    assert latency[0, 0] == pytest.approx(2.5)  # q0's sink o4 ends with n0's work
+
+
 @settings(max_examples=150, deadline=None)
 @given(dags())
 def test_the_replay_split_over_two_threads_equals_the_plain_loop(
