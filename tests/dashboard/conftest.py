@@ -177,10 +177,48 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def _compile_kernels(folder: Path) -> None:
+    """Run the estimators the pages default to (``auto`` picks per-origin on these runs)
+    once, so that numba compiles their kernels here: with a cold cache (a fresh clone,
+    or a kernel just changed) the first page would otherwise compile them inside its
+    callback, for longer than a browser test waits for its figures."""
+    import numpy as np
+
+    from estimator.model import topology_from_dict
+    from estimator.origins import origin_latency
+    from mace.report_command import load_report
+    from tests.dashboard.builders import write_small_run
+
+    topology = topology_from_dict(
+        {
+            "subinterval": 1.0,
+            "nodes": [{"id": "n0", "capacity": 1.0}, {"id": "n1", "capacity": 2.0}],
+            "sources": [{"id": "s0"}, {"id": "s1"}],
+            "operators": [
+                {"id": "a", "query": "q", "inputs": ["s0", "s1"], "cost": [0.01, 0.01]},
+                {"id": "b", "query": "q", "inputs": ["a"], "cost": 0.01},
+            ],
+            "placement": {"a": "n0", "b": "n1"},
+        }
+    )
+    port, k = np.ones((3, 300)), 4
+    for node_fine, source_fine in (
+        (None, None),
+        (np.ones((2, 300, k)), None),
+        (None, np.ones((2, 300, k))),
+    ):
+        origin_latency(topology, port, node_fine, k, source_fine=source_fine)
+    db = folder / "kernels.duckdb"
+    write_small_run(db)
+    for estimator in ("auto", "burst"):
+        load_report(db, "small", 0.1, estimator)
+
+
 @pytest.fixture(scope="session")
 def shared_chromium(
     pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[_SharedChromium]:
+    _compile_kernels(tmp_path_factory.mktemp("kernels"))
     chromium = _SharedChromium(pytestconfig, tmp_path_factory.mktemp("download"))
     yield chromium
     chromium.close()
