@@ -56,7 +56,8 @@ def flink_db(tmp_path: Path) -> Path:
     con = connect(db)
     try:
         con.execute(
-            "INSERT INTO sample_state VALUES ('flink', 'parse', 0, 0, 1.0, ?, 1, 1, 0.5)", [LONG]
+            "INSERT INTO sample_state VALUES ('flink', 'parse', 0, 0, 1.0, ?, 1, 1, 0.5, NULL)",
+            [LONG],
         )
     finally:
         con.close()
