@@ -201,11 +201,11 @@ def _compile_kernels(folder: Path) -> None:
             "placement": {"a": "n0", "b": "n1"},
         }
     )
-    port, k = np.ones((3, 300)), 4
+    port, k = np.ones((3, 40)), 4
     for node_fine, source_fine in (
         (None, None),
-        (np.ones((2, 300, k)), None),
-        (None, np.ones((2, 300, k))),
+        (np.ones((2, 40, k)), None),
+        (None, np.ones((2, 40, k))),
     ):
         origin_latency(topology, port, node_fine, k, source_fine=source_fine)
     db = folder / "kernels.duckdb"

@@ -86,7 +86,9 @@ def test_apply_sends_the_placement_and_the_live_simulator_applies_it(
     versions = list((landing / "small").glob("topology-*.yaml"))
     assert len(versions) == 1
     (run,) = discover(landing, set())
-    assert run.versions == [(request.valid_from, {"a": "n1", "b": "n2", "c": "n1"})]
+    # the new version moves operators and keeps the nodes' capacities
+    placement, capacities = {"a": "n1", "b": "n2", "c": "n1"}, {"n1": 1.0, "n2": 2.0}
+    assert run.versions == [(request.valid_from, placement, capacities)]
     assert dash_duo.get_logs() == []
 
 
