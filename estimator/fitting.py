@@ -176,8 +176,13 @@ SATURATED = 0.9
 there: its busy time says how fast it can go, not how much it was offered."""
 MIN_POINTS = 3
 QUEUED = 5
-"""Subintervals in which the fitted server has records waiting, at least, for its rate
-to be read off the run: a shorter queue is within the counters' noise."""
+"""Subintervals in which the fitted server has a queue (:data:`QUEUE_DEPTH`), at least,
+for its rate to be read off the run: a shorter queue is within the counters' noise."""
+QUEUE_DEPTH = 1.0
+"""Subintervals of the fitted rate's service that must wait for a subinterval to count
+as queued: records offered about as fast as a server of the peak offered rate serves
+them keep a record or two waiting now and then, and such a server (a Python worker's
+start, 15 records a second offered and served) is no measure of the thread's rate."""
 FIT_GAIN = 0.6
 """A fitted server rate counts when it brings the gap between the records served and
 the records a server without limit would have served to at most this share: counters
@@ -218,7 +223,8 @@ def served_rate(offered: np.ndarray, served: np.ndarray) -> float | None:
     cumulative records served, fed ``offered``, stay closest to the ``served`` counts
     (mean absolute gap), when a server of that rate explains the gap between what was
     offered and what was served, even read a few subintervals late (:data:`FIT_GAIN`,
-    :data:`LAGS`), and keeps records waiting in at least :data:`QUEUED` subintervals;
+    :data:`LAGS`), and keeps a subinterval's service waiting in at least :data:`QUEUED`
+    subintervals;
     None when no rate does (the operator kept up)."""
     taken = np.cumsum(served)
     arrived = np.cumsum(offered)
@@ -239,7 +245,8 @@ def served_rate(offered: np.ndarray, served: np.ndarray) -> float | None:
     model = np.cumsum(fluid_served(offered, np.array([rate]))[0])
     gap = float(np.abs(model - taken).mean())
     waiting = arrived - model  # records queued at each subinterval's end
-    if gap > FIT_GAIN * unlimited or int((waiting >= 1).sum()) < QUEUED:
+    depth = max(1.0, QUEUE_DEPTH * rate)
+    if gap > FIT_GAIN * unlimited or int((waiting >= depth).sum()) < QUEUED:
         return None
     return rate
 
