@@ -143,7 +143,8 @@ def fit_operator_stats(
                     reading, by_load = "busy time per record", busy_per_record_by_load(rows)
                     if read is not None:
                         costs[port], reading = read.cost, read.reading
-                    measured_rate = read is not None and read.reading in MEASURED_RATES
+                    rates = MEASURED_RATES if work <= 0 else QUEUED_RATE
+                    measured_rate = read is not None and read.reading in rates
                     if not measured_rate and 0 < work < costs[port]:
                         costs[port], reading = work, "worker time per record"
             selectivities[port] = outputs / events
@@ -171,6 +172,12 @@ MEASURED_RATES = ("queued", "saturated")
 reading is an upper bound of the cost, as is the work measured outside the thread per
 record (:data:`WORK_COLUMN`; it holds the worker's fixed overhead, large per record at
 a low rate): the cost is the least of the two."""
+QUEUED_RATE = ("queued",)
+"""The readings that measure the rate of a thread whose work is measured outside it (a
+Python operator's): its busy time is mostly waiting for its worker, so a full thread
+says how long it waited, not how fast its records are worked (a window operator's
+thread, busy 90% of the time beside a busier Python operator sharing its worker, read
+4.8 ms a record where its worker spent 1.35)."""
 SATURATED = 0.9
 """A thread busy for at least this share of its capacity in a subinterval is saturated
 there: its busy time says how fast it can go, not how much it was offered."""

@@ -305,7 +305,8 @@ def test_measured_work_only_ever_lowers_a_cost_read_from_busy_time(
 ) -> None:
     """Against a plain computation: with work measured, the cost is the least of the
     cost read from busy time alone and the work over the records of the intervals that
-    measured it (unless the busy time reads a full thread's rate)."""
+    measured it, a full thread's rate included (its busy time is waiting for the work
+    done outside it)."""
     frame = pd.DataFrame(
         {
             "operator": "op", "port": 0, "interval": range(len(rows)),
@@ -319,7 +320,7 @@ def test_measured_work_only_ever_lowers_a_cost_read_from_busy_time(
     (port,) = fit_operator_stats(_thread_topology(), frame).ports
     measured = [(n, w) for n, _, w in rows if w is not None]
     work = sum(w for _, w in measured) / sum(n for n, _ in measured) if measured else 0.0
-    if alone.reading == "saturated" or not 0 < work < alone.cost:
+    if not 0 < work < alone.cost:
         assert (port.cost, port.reading) == (alone.cost, alone.reading)
     else:
         assert (port.cost, port.reading) == (pytest.approx(work), "worker time per record")
@@ -334,3 +335,15 @@ def test_records_served_about_as_offered_are_not_a_queue() -> None:
     offered = np.array([12, 16, 17, 15, 13, 12, 18], dtype=float)
     served = np.array([12, 14, 16, 15, 13, 14, 16], dtype=float)
     assert served_rate(offered, served) is None
+
+
+def test_a_full_thread_whose_work_is_measured_elsewhere_costs_its_work() -> None:
+    """A thread busy 95% of every second at 200 records a second is full: it serves
+    200 a second, 5 ms a record of its time. Its Python worker spent 1.5 ms on each:
+    the thread was waiting, not working, and the record costs its work. Without the
+    worker's time, the full thread's rate is all there is."""
+    full = _thread_rows([200.0] * 20, [0.95] * 20)
+    (port,) = fit_operator_stats(_thread_topology(), full, None).ports
+    assert (port.cost, port.reading) == (pytest.approx(1 / 200), "saturated")
+    (port,) = fit_operator_stats(_thread_topology(), full.assign(work_seconds=0.3), None).ports
+    assert (port.cost, port.reading) == (pytest.approx(0.0015), "worker time per record")
