@@ -145,7 +145,7 @@ def fit_operator_stats(
                         costs[port], reading = read.cost, read.reading
                     rates = MEASURED_RATES if work <= 0 else QUEUED_RATE
                     measured_rate = read is not None and read.reading in rates
-                    if not measured_rate and 0 < work < costs[port]:
+                    if not measured_rate and work > 0:
                         costs[port], reading = work, "worker time per record"
             selectivities[port] = outputs / events
             fitted_ports.append(
@@ -168,16 +168,16 @@ def fit_operator_stats(
 
 
 MEASURED_RATES = ("queued", "saturated")
-"""Readings of a thread's cost that measure the rate it serves at directly. Any other
-reading is an upper bound of the cost, as is the work measured outside the thread per
-record (:data:`WORK_COLUMN`; it holds the worker's fixed overhead, large per record at
-a low rate): the cost is the least of the two."""
+"""Readings of a thread's cost that measure the rate it serves at directly; any other
+reading of busy time is an upper bound of the cost."""
 QUEUED_RATE = ("queued",)
-"""The readings that measure the rate of a thread whose work is measured outside it (a
-Python operator's): its busy time is mostly waiting for its worker, so a full thread
-says how long it waited, not how fast its records are worked (a window operator's
-thread, busy 90% of the time beside a busier Python operator sharing its worker, read
-4.8 ms a record where its worker spent 1.35)."""
+"""The reading that measures the rate of a thread whose work is measured outside it (a
+Python operator's, :data:`WORK_COLUMN`); otherwise that work per record is its cost.
+Such a thread's busy time is neither its work nor a bound of it: a full thread says how
+long it waited for its worker (a window operator's thread, busy 90% of the time beside
+a busier Python operator sharing its worker, read 4.8 ms a record where its worker
+spent 1.35), and a calm one can be idle while its worker works (0.14 ms a record of
+busy time on a chain whose worker spent 2.85 ms a record)."""
 SATURATED = 0.9
 """A thread busy for at least this share of its capacity in a subinterval is saturated
 there: its busy time says how fast it can go, not how much it was offered."""
