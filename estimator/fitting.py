@@ -143,8 +143,9 @@ def fit_operator_stats(
                     reading, by_load = "busy time per record", busy_per_record_by_load(rows)
                     if read is not None:
                         costs[port], reading = read.cost, read.reading
-                    measured_rate = read is not None and read.reading in MEASURED_RATES
-                    if not measured_rate and 0 < work < costs[port]:
+                    rates = MEASURED_RATES if work <= 0 else QUEUED_RATE
+                    measured_rate = read is not None and read.reading in rates
+                    if not measured_rate and work > 0:
                         costs[port], reading = work, "worker time per record"
             selectivities[port] = outputs / events
             fitted_ports.append(
@@ -167,17 +168,28 @@ def fit_operator_stats(
 
 
 MEASURED_RATES = ("queued", "saturated")
-"""Readings of a thread's cost that measure the rate it serves at directly. Any other
-reading is an upper bound of the cost, as is the work measured outside the thread per
-record (:data:`WORK_COLUMN`; it holds the worker's fixed overhead, large per record at
-a low rate): the cost is the least of the two."""
+"""Readings of a thread's cost that measure the rate it serves at directly; any other
+reading of busy time is an upper bound of the cost."""
+QUEUED_RATE = ("queued",)
+"""The reading that measures the rate of a thread whose work is measured outside it (a
+Python operator's, :data:`WORK_COLUMN`); otherwise that work per record is its cost.
+Such a thread's busy time is neither its work nor a bound of it: a full thread says how
+long it waited for its worker (a window operator's thread, busy 90% of the time beside
+a busier Python operator sharing its worker, read 4.8 ms a record where its worker
+spent 1.35), and a calm one can be idle while its worker works (0.14 ms a record of
+busy time on a chain whose worker spent 2.85 ms a record)."""
 SATURATED = 0.9
 """A thread busy for at least this share of its capacity in a subinterval is saturated
 there: its busy time says how fast it can go, not how much it was offered."""
 MIN_POINTS = 3
 QUEUED = 5
-"""Subintervals in which the fitted server has records waiting, at least, for its rate
-to be read off the run: a shorter queue is within the counters' noise."""
+"""Subintervals in which the fitted server has a queue (:data:`QUEUE_DEPTH`), at least,
+for its rate to be read off the run: a shorter queue is within the counters' noise."""
+QUEUE_DEPTH = 1.0
+"""Subintervals of the fitted rate's service that must wait for a subinterval to count
+as queued: records offered about as fast as a server of the peak offered rate serves
+them keep a record or two waiting now and then, and such a server (a Python worker's
+start, 15 records a second offered and served) is no measure of the thread's rate."""
 FIT_GAIN = 0.6
 """A fitted server rate counts when it brings the gap between the records served and
 the records a server without limit would have served to at most this share: counters
@@ -218,7 +230,8 @@ def served_rate(offered: np.ndarray, served: np.ndarray) -> float | None:
     cumulative records served, fed ``offered``, stay closest to the ``served`` counts
     (mean absolute gap), when a server of that rate explains the gap between what was
     offered and what was served, even read a few subintervals late (:data:`FIT_GAIN`,
-    :data:`LAGS`), and keeps records waiting in at least :data:`QUEUED` subintervals;
+    :data:`LAGS`), and keeps a subinterval's service waiting in at least :data:`QUEUED`
+    subintervals;
     None when no rate does (the operator kept up)."""
     taken = np.cumsum(served)
     arrived = np.cumsum(offered)
@@ -239,7 +252,8 @@ def served_rate(offered: np.ndarray, served: np.ndarray) -> float | None:
     model = np.cumsum(fluid_served(offered, np.array([rate]))[0])
     gap = float(np.abs(model - taken).mean())
     waiting = arrived - model  # records queued at each subinterval's end
-    if gap > FIT_GAIN * unlimited or int((waiting >= 1).sum()) < QUEUED:
+    depth = max(1.0, QUEUE_DEPTH * rate)
+    if gap > FIT_GAIN * unlimited or int((waiting >= depth).sum()) < QUEUED:
         return None
     return rate
 
