@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from estimator.bundles import cycle_excess
 from estimator.delays import NO_DELAY, QueryDelay
 from estimator.evaluator import epsilon
 from estimator.fitting import fit_operator_stats, training_window
@@ -53,6 +54,9 @@ class RunAnalysis:
     per_query_upper: Mapping[str, np.ndarray] = field(default_factory=dict)
     delays: Mapping[str, QueryDelay] = field(default_factory=dict)
     """Per query, the engine's fixed delay added to the series (empty: none is)."""
+    bundle_rise: Mapping[str, np.ndarray] = field(default_factory=dict)
+    """Per query crossing Python operators, their bundle cycles' rise above the calm
+    cycle per interval, which ``per_query`` holds where it exceeds the backlog."""
 
     def query_upper(self, query: str) -> np.ndarray:
         """The upper bound of ``query``'s latency: its own when known, else its estimate
@@ -399,6 +403,17 @@ def analyse(
         series = np.maximum(series, base.series)
         upper = np.maximum(upper, base.upper)
         per_query = {q: np.maximum(s, base.per_query[q]) for q, s in per_query.items()}
+    cycles = bundle_excess(
+        topology, node_dlts, query_hosts(topology, placements, starts, intervals)
+    )
+    if cycles:
+        # the rise of a bundle cycle and a backlog at the same thread are two views of
+        # one wait: the larger counts
+        width = upper - series
+        for query, rise in cycles.items():
+            per_query[query] = np.maximum(per_query[query], rise)
+        series = np.maximum(series, np.max(list(per_query.values()), axis=0))
+        upper = np.maximum(upper, series + width)
     return RunAnalysis(
         node_ids=topology.node_ids,
         ce_seconds=base.ce_seconds,
@@ -410,7 +425,35 @@ def analyse(
         per_query=per_query,
         estimator=estimator,
         per_query_lower=base.per_query,
+        bundle_rise=cycles,
     )
+
+
+def bundle_excess(
+    topology: Topology, node_dlts: np.ndarray, hosts: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Per query whose path crosses a thread of Python operators (a node with a
+    ``bundle_time``), what their bundle cycles add above the calm cycle in each
+    interval (:func:`estimator.bundles.cycle_excess`), summed over those threads; empty
+    when no node has a bundle time."""
+    bundled = [k for k, n in enumerate(topology.nodes) if n.bundle_time is not None]
+    if not bundled:
+        return {}
+    rises = {
+        k: cycle_excess(
+            node_dlts[k] / topology.nodes[k].capacity,
+            topology.subinterval,
+            float(topology.nodes[k].bundle_time or 0.0),
+            stages=topology.nodes[k].bundle_stages,
+        )
+        for k in bundled
+    }
+    out: dict[str, np.ndarray] = {}
+    for query, mask in hosts.items():
+        on_path = [k for k in bundled if mask[k].any()]
+        if on_path:
+            out[query] = np.sum([np.where(mask[k], rises[k], 0.0) for k in on_path], axis=0)
+    return out
 
 
 def predicted_operator_dlts(
