@@ -403,9 +403,7 @@ def analyse(
         series = np.maximum(series, base.series)
         upper = np.maximum(upper, base.upper)
         per_query = {q: np.maximum(s, base.per_query[q]) for q, s in per_query.items()}
-    cycles = bundle_excess(
-        topology, node_dlts, query_hosts(topology, placements, starts, intervals)
-    )
+    cycles = bundle_excess(topology, node_dlts, placements, starts)
     if cycles:
         # the rise of a bundle cycle and a backlog at the same thread are two views of
         # one wait: the larger counts
@@ -430,29 +428,53 @@ def analyse(
 
 
 def bundle_excess(
-    topology: Topology, node_dlts: np.ndarray, hosts: Mapping[str, np.ndarray]
+    topology: Topology,
+    node_dlts: np.ndarray,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
 ) -> dict[str, np.ndarray]:
-    """Per query whose path crosses a thread of Python operators (a node with a
-    ``bundle_time``), what their bundle cycles add above the calm cycle in each
-    interval (:func:`estimator.bundles.cycle_excess`), summed over those threads; empty
-    when no node has a bundle time."""
-    bundled = [k for k, n in enumerate(topology.nodes) if n.bundle_time is not None]
+    """Per query whose events cross a thread of Python operators (a node with a
+    ``bundle_time``), what the bundle cycles add above the calm cycle in each interval
+    (:func:`estimator.bundles.cycle_excess`): summed along a path from a source to the
+    query's own operators, each thread counted once where the path enters it, the
+    largest over the paths (the two inputs of a join are two paths, not one); empty when
+    no node has a bundle time."""
+    bundled = {n.id for n in topology.nodes if n.bundle_time is not None}
     if not bundled:
         return {}
+    intervals = node_dlts.shape[1]
     rises = {
-        k: cycle_excess(
-            node_dlts[k] / topology.nodes[k].capacity,
+        n.id: cycle_excess(
+            node_dlts[k] / n.capacity,
             topology.subinterval,
-            float(topology.nodes[k].bundle_time or 0.0),
-            stages=topology.nodes[k].bundle_stages,
+            float(n.bundle_time or 0.0),
+            stages=n.bundle_stages,
         )
-        for k in bundled
+        for k, n in enumerate(topology.nodes)
+        if n.id in bundled
     }
+    none = np.zeros(intervals)
     out: dict[str, np.ndarray] = {}
-    for query, mask in hosts.items():
-        on_path = [k for k in bundled if mask[k].any()]
-        if on_path:
-            out[query] = np.sum([np.where(mask[k], rises[k], 0.0) for k in on_path], axis=0)
+    for query in topology.queries:
+        members = topology.operators_of_query(query)
+        total = np.zeros(intervals)
+        for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
+            reached: dict[str, np.ndarray] = {}
+            for op in members:  # topology order: inputs first
+                node = placement[op]
+                entering = rises.get(node, none)[lo:hi]
+                best = np.zeros(hi - lo)
+                for upstream in topology.operator_by_id[op].inputs:
+                    if upstream in reached:
+                        same = placement[upstream] == node
+                        best = np.maximum(best, reached[upstream] + (0.0 if same else entering))
+                    else:  # a source
+                        best = np.maximum(best, entering)
+                reached[op] = best
+            own = [reached[o.id] for o in topology.operators if o.query == query]
+            total[lo:hi] = np.max(own, axis=0)
+        if any(placement[o] in bundled for o in members for placement in placements):
+            out[query] = total
     return out
 
 

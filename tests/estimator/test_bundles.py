@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from estimator.bundles import calm_cycle, cycle_excess, cycle_latency
 from estimator.errors import ModelError
 from estimator.model import topology_from_dict
-from estimator.runs import analyse
+from estimator.runs import analyse, bundle_excess
 
 RECORDS_PER_SECOND = 200
 """The reference's records per subinterval of 1 s: the model's work spread evenly, each
@@ -161,3 +161,34 @@ def test_bundle_times_round_trip_and_bad_ones_are_named() -> None:
         bad["nodes"][0][key] = value
         with pytest.raises(ModelError, match=f"node 'py' {message}"):
             topology_from_dict(bad)
+
+
+def test_a_join_adds_the_slower_input_path_not_both() -> None:
+    """Two sources, each parsed on its own Python thread, joined on a third: a record
+    crosses one parser and the join, so the query's rise is the larger parser's plus
+    the join's, interval by interval (a thread counted once per path)."""
+    document = {
+        "name": "join",
+        "nodes": [
+            {"id": "left", "capacity": 1.0, "bundle_time": 1.0},
+            {"id": "right", "capacity": 1.0, "bundle_time": 1.0},
+            {"id": "joiner", "capacity": 1.0, "bundle_time": 1.0},
+        ],
+        "sources": [{"id": "s1"}, {"id": "s2"}],
+        "operators": [
+            {"id": "p1", "query": "q", "inputs": ["s1"], "cost": 0.001},
+            {"id": "p2", "query": "q", "inputs": ["s2"], "cost": 0.001},
+            {"id": "j", "query": "q", "inputs": ["p1", "p2"], "cost": [0.001, 0.001]},
+            {"id": "out", "query": "q", "inputs": ["j"], "cost": 1e-6},
+        ],
+        "placement": {"p1": "left", "p2": "right", "j": "joiner", "out": "joiner"},
+    }
+    topology = topology_from_dict(document)
+    loads = np.array(
+        [[0.7] * 8 + [0.05] * 8, [0.05] * 4 + [0.8] * 6 + [0.05] * 6, [0.6] * 10 + [0.05] * 6]
+    )
+    rises = [cycle_excess(row, 1.0, 1.0) for row in loads]
+    expected = np.maximum(rises[0], rises[1]) + rises[2]
+    got = bundle_excess(topology, loads, [topology.placement], [0])
+    assert (np.minimum(rises[0], rises[1]) > 0).any()  # both rise at once somewhere
+    np.testing.assert_allclose(got["q"], expected)
