@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 PHASES = 8
-"""Phases of the bundle timer tried; the latency is the worst of them."""
+"""Phases of the bundle timer tried; the latency is their median."""
 
 
 def calm_cycle(bundle_time: float, overhead: float = 0.0) -> float:
