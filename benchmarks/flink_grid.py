@@ -102,6 +102,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ingest and report the runs already in --workdir (its runs.json) again",
     )
     grid.add_argument(
+        "--bundle-ms",
+        type=int,
+        help="python.fn-execution.bundle.time of the Python jobs (default: Flink's, 1000)",
+    )
+    grid.add_argument(
         "--no-chaining",
         nargs="*",
         metavar="JOB",
@@ -229,9 +234,11 @@ def run_one(job: str, level: str, seed: int, args: argparse.Namespace) -> dict[s
     low, high = rates(job, level)
     load_before = os.getloadavg()
     started = time.time()
+    bundle = ("--bundle-ms", str(args.bundle_ms)) if args.bundle_ms and not spec.sql else ()
     process, url = start_job(
-        spec, inputs, landing, run_id, run_dir, job, chaining=chained(job, args.no_chaining)
-    )
+        spec, inputs, landing, run_id, run_dir, job, chaining=chained(job, args.no_chaining),
+        extra=bundle,
+    )  # fmt: skip
     progress(f"{run_id}: job running at {url} after {time.time() - started:.0f} s")
     collector = FlinkCollector(FlinkRest(url), landing, run_id=run_id, flush_every=2.0)
     stop_collecting = threading.Event()
@@ -303,6 +310,7 @@ def run_one(job: str, level: str, seed: int, args: argparse.Namespace) -> dict[s
         "seed": seed,
         "rates": {"low": low, "high": high},
         "chaining": chained(job, args.no_chaining),
+        "bundle_ms": args.bundle_ms,
         "producers": produced,
         "drained": drained,
         "collector_error": failures[0] if failures else None,

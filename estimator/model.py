@@ -32,6 +32,9 @@ makes interval numbers overflow or every run one interval long."""
 CAPACITY_RANGE = (1e-3, 1e6)
 """Accepted node capacities in reference cores: a smaller one turns a second of work
 into a busy span of weeks, a larger one is no machine."""
+BUNDLE_TIME_RANGE = (1e-3, 3_600.0)
+"""Accepted bundle times of a Python operator in seconds (Flink's is a positive number
+of milliseconds; an hour-long bundle is no streaming job)."""
 DEFAULT_EVENT_BYTES = 100.0
 OPERATOR_MODELS = ("linear", "product")
 
@@ -45,11 +48,36 @@ class Node:
     so a host saturates when the threads it carries together want more than its
     cores, although none of them is full (a Flink TaskManager's cores shared by its
     subtasks' threads). A host has no host of its own.
+
+    ``bundle_time`` (seconds) marks a thread that runs Python operators in bundles
+    (Flink's ``python.fn-execution.bundle.time``), ``bundle_stages`` of them in a row on
+    a record's way through it: their bundle cycle adds latency that rises with the
+    thread's work well before it is full (:mod:`estimator.bundles`).
     """
 
     id: str
     capacity: float
     host: str | None = None
+    bundle_time: float | None = None
+    bundle_stages: int = 1
+
+
+def node_entry(
+    node_id: str,
+    capacity: float,
+    host: str | None = None,
+    bundle_time: float | None = None,
+    bundle_stages: int | None = 1,
+) -> dict[str, Any]:
+    """A node as the topology document writes it: optional keys only when set."""
+    entry: dict[str, Any] = {"id": node_id, "capacity": capacity}
+    if host is not None:
+        entry["host"] = host
+    if bundle_time is not None:
+        entry["bundle_time"] = bundle_time
+        if bundle_stages not in (None, 1):
+            entry["bundle_stages"] = bundle_stages
+    return entry
 
 
 @dataclass(frozen=True)
@@ -275,7 +303,7 @@ class Topology:
             "subinterval": self.subinterval,
             "origin": self.origin,
             "nodes": [
-                {"id": n.id, "capacity": n.capacity, **({"host": n.host} if n.host else {})}
+                node_entry(n.id, n.capacity, n.host, n.bundle_time, n.bundle_stages)
                 for n in self.nodes
             ],
             "sources": sources,
@@ -419,7 +447,15 @@ def topology_from_dict(data: Any) -> Topology:
         host = entry.get("host")
         if host is not None and not isinstance(host, str):
             raise ModelError(f"node '{node_id}' host: expected a node id, got {host!r}")
-        nodes.append(Node(node_id, capacity, host))
+        bundle_time = entry.get("bundle_time")
+        if bundle_time is not None:
+            bundle_time = _within(bundle_time, f"node '{node_id}' bundle_time", BUNDLE_TIME_RANGE)
+        stages = entry.get("bundle_stages", 1)
+        if isinstance(stages, bool) or not isinstance(stages, int) or not 1 <= stages <= 100:
+            raise ModelError(
+                f"node '{node_id}' bundle_stages: expected an integer in [1, 100], got {stages!r}"
+            )
+        nodes.append(Node(node_id, capacity, host, bundle_time, stages))
     if not nodes:
         raise ModelError("topology: 'nodes' must list at least one node")
     _check_hosts(nodes)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from estimator.bundles import cycle_excess
 from estimator.delays import NO_DELAY, QueryDelay
 from estimator.evaluator import epsilon
 from estimator.fitting import fit_operator_stats, training_window
@@ -53,6 +54,9 @@ class RunAnalysis:
     per_query_upper: Mapping[str, np.ndarray] = field(default_factory=dict)
     delays: Mapping[str, QueryDelay] = field(default_factory=dict)
     """Per query, the engine's fixed delay added to the series (empty: none is)."""
+    bundle_rise: Mapping[str, np.ndarray] = field(default_factory=dict)
+    """Per query crossing Python operators, their bundle cycles' rise above the calm
+    cycle per interval, which ``per_query`` holds where it exceeds the backlog."""
 
     def query_upper(self, query: str) -> np.ndarray:
         """The upper bound of ``query``'s latency: its own when known, else its estimate
@@ -399,6 +403,15 @@ def analyse(
         series = np.maximum(series, base.series)
         upper = np.maximum(upper, base.upper)
         per_query = {q: np.maximum(s, base.per_query[q]) for q, s in per_query.items()}
+    cycles = bundle_excess(topology, node_dlts, placements, starts)
+    if cycles:
+        # the rise of a bundle cycle and a backlog at the same thread are two views of
+        # one wait: the larger counts
+        width = upper - series
+        for query, rise in cycles.items():
+            per_query[query] = np.maximum(per_query[query], rise)
+        series = np.maximum(series, np.max(list(per_query.values()), axis=0))
+        upper = np.maximum(upper, series + width)
     return RunAnalysis(
         node_ids=topology.node_ids,
         ce_seconds=base.ce_seconds,
@@ -410,7 +423,59 @@ def analyse(
         per_query=per_query,
         estimator=estimator,
         per_query_lower=base.per_query,
+        bundle_rise=cycles,
     )
+
+
+def bundle_excess(
+    topology: Topology,
+    node_dlts: np.ndarray,
+    placements: Sequence[Mapping[str, str]],
+    starts: Sequence[int],
+) -> dict[str, np.ndarray]:
+    """Per query whose events cross a thread of Python operators (a node with a
+    ``bundle_time``), what the bundle cycles add above the calm cycle in each interval
+    (:func:`estimator.bundles.cycle_excess`): summed along a path from a source to the
+    query's own operators, each thread counted once where the path enters it, the
+    largest over the paths (the two inputs of a join are two paths, not one); empty when
+    no node has a bundle time."""
+    bundled = {n.id for n in topology.nodes if n.bundle_time is not None}
+    if not bundled:
+        return {}
+    intervals = node_dlts.shape[1]
+    rises = {
+        n.id: cycle_excess(
+            node_dlts[k] / n.capacity,
+            topology.subinterval,
+            float(n.bundle_time or 0.0),
+            stages=n.bundle_stages,
+        )
+        for k, n in enumerate(topology.nodes)
+        if n.id in bundled
+    }
+    none = np.zeros(intervals)
+    out: dict[str, np.ndarray] = {}
+    for query in topology.queries:
+        members = topology.operators_of_query(query)
+        total = np.zeros(intervals)
+        for placement, (lo, hi) in zip(placements, segments(starts, intervals), strict=True):
+            reached: dict[str, np.ndarray] = {}
+            for op in members:  # topology order: inputs first
+                node = placement[op]
+                entering = rises.get(node, none)[lo:hi]
+                best = np.zeros(hi - lo)
+                for upstream in topology.operator_by_id[op].inputs:
+                    if upstream in reached:
+                        same = placement[upstream] == node
+                        best = np.maximum(best, reached[upstream] + (0.0 if same else entering))
+                    else:  # a source
+                        best = np.maximum(best, entering)
+                reached[op] = best
+            own = [reached[o.id] for o in topology.operators if o.query == query]
+            total[lo:hi] = np.max(own, axis=0)
+        if any(placement[o] in bundled for o in members for placement in placements):
+            out[query] = total
+    return out
 
 
 def predicted_operator_dlts(

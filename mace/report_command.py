@@ -89,7 +89,34 @@ def load_report(
     from dashboard.core.complete import complete_report
 
     run_data, goals = load_run_data(db, run_id)
-    return complete_report(run_data, goals, training_share, estimator)
+    report = complete_report(run_data, goals, training_share, estimator)
+    report.update(bundle_cycles(run_data))
+    return report
+
+
+def bundle_cycles(run: Any) -> dict[str, Any]:
+    """Where a run has threads of Python operators (nodes with a bundle time): per thread
+    its bundle time, its stages and their calm cycle (inside the calibrated engine
+    delay), and per query crossing them the largest rise above the calm cycles that the
+    estimate adds (:mod:`estimator.bundles`); empty without such threads."""
+    from estimator.bundles import calm_cycle
+    from estimator.runs import bundle_excess
+
+    threads = [n for n in run.topology.nodes if n.bundle_time is not None]
+    if not threads:
+        return {}
+    rises = bundle_excess(run.topology, run.node_dlts, run.placements, run.version_starts)
+    return {
+        "bundle_cycles": {
+            n.id: {
+                "bundle_time": n.bundle_time,
+                "stages": n.bundle_stages,
+                "calm_cycle": n.bundle_stages * calm_cycle(n.bundle_time),
+            }
+            for n in threads
+        },
+        "bundle_rise": {q: float(r.max(initial=0.0)) for q, r in rises.items()},
+    }
 
 
 def fetch_report(
@@ -156,6 +183,15 @@ def format_report(report: dict[str, Any]) -> str:
     lines.append(f"  bound coverage {cell(report['system']['bound_coverage'], True)}")
     for operator, thread in report.get("threads", {}).items():
         lines.append(f"  {_thread_line(operator, thread)}")
+    for node, cycle in report.get("bundle_cycles", {}).items():
+        lines.append(
+            f"  bundle cycle of {node}: bundle time {cycle['bundle_time']:g} s x "
+            f"{cycle['stages']} Python operator(s), calm cycle {cycle['calm_cycle']:.3g} s "
+            "(in the engine delay)"
+        )
+    if "bundle_rise" in report:
+        rises = ", ".join(f"{q} {r:.3g} s" for q, r in report["bundle_rise"].items())
+        lines.append(f"  bundle cycles' rise under load, added to the estimate at most: {rises}")
     if "complete_intervals" in report and report["complete_intervals"] < report["intervals"]:
         left = report["intervals"] - report["complete_intervals"]
         lines.append(

@@ -19,7 +19,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from estimator.arrivals import MAX_INTERVALS
-from estimator.model import Topology, topology_from_dict, version_at, version_starts
+from estimator.model import (
+    Topology,
+    node_entry,
+    topology_from_dict,
+    version_at,
+    version_starts,
+)
 from storage.db import storage_errors
 from storage.errors import StorageError
 
@@ -260,7 +266,9 @@ def run_topology(
     params = [run_id]
     with storage_errors(f"reading topology of run '{run_id}'"):
         nodes = con.execute(
-            "SELECT node, capacity, host FROM nodes WHERE run_id = ? ORDER BY position", params
+            "SELECT node, capacity, host, bundle_time, bundle_stages FROM nodes"
+            " WHERE run_id = ? ORDER BY position",
+            params,
         ).fetchall()
         sources = con.execute(
             "SELECT source, event_bytes FROM sources WHERE run_id = ? ORDER BY position", params
@@ -292,7 +300,7 @@ def run_topology(
         "subinterval": run.subinterval,
         "origin": run.origin,
         "nodes": [
-            {"id": n, "capacity": c, **({"host": h} if h is not None else {})} for n, c, h in nodes
+            node_entry(n, c, h, bundle_time, stages) for n, c, h, bundle_time, stages in nodes
         ],
         "sources": [{"id": s, "event_bytes": b} for s, b in sources],
         "operators": [

@@ -110,8 +110,12 @@ def write_run(
         )
         _ensure_run_keys(con, [run_id])
         con.executemany(
-            "INSERT INTO nodes (run_id, node, capacity, position, host) VALUES (?, ?, ?, ?, ?)",
-            [[run_id, n.id, n.capacity, k, n.host] for k, n in enumerate(topology.nodes)],
+            "INSERT INTO nodes (run_id, node, capacity, position, host, bundle_time,"
+            " bundle_stages) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                [run_id, n.id, n.capacity, k, n.host, n.bundle_time, n.bundle_stages]
+                for k, n in enumerate(topology.nodes)
+            ],
         )
         con.executemany(
             "INSERT INTO sources VALUES (?, ?, ?, ?)",

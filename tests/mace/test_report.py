@@ -335,3 +335,31 @@ def test_report_changes_of_a_rescaled_run(
     assert change["predicted_wc_after"] == 0.0
     assert main(["report", "--db", str(db), "--estimator", "mace"]) == 0
     assert "subinterval 2 (n2 2->4): predicted 0.8882 -> 0.0000 s" in capsys.readouterr().out
+
+
+def test_a_thread_with_a_bundle_time_is_in_the_report(tmp_path: Path) -> None:
+    """n1 (query q2's thread) runs Python operators in bundles of 0.5 s: the report
+    names its calm cycle and the rise its bundle cycles add, and q2's estimate holds
+    that rise where it is above the backlog (CE/C of n1: [0, 0.2, 0, 0, 0])."""
+    import numpy as np
+
+    from estimator.bundles import cycle_excess
+    from mace.report_command import format_report, load_report
+    from tests.dashboard.builders import SMALL_TOPOLOGY
+
+    document = dict(SMALL_TOPOLOGY)
+    document["nodes"] = [
+        {"id": "n1", "capacity": 1.0, "bundle_time": 0.5},
+        {"id": "n2", "capacity": 2.0},
+    ]
+    db = tmp_path / "bundles.duckdb"
+    write_small_run(db, document=document)
+    report = load_report(db, None, 0.1, "mace")
+    rise = cycle_excess(np.array([0.5, 1.2, 0.5, 0.0, 1.0]), 1.0, 0.5)
+    assert report["bundle_cycles"] == {"n1": {"bundle_time": 0.5, "stages": 1, "calm_cycle": 1.0}}
+    assert report["bundle_rise"] == {"q2": pytest.approx(rise.max())}
+    with_outputs = [0, 1, 2, 4]
+    expected = np.maximum(rise, [0.0, 0.2, 0.0, 0.0, 0.0])[with_outputs].max()
+    assert rise.max() > 0.2
+    assert report["queries"]["q2"]["estimated_wc"] == pytest.approx(expected)
+    assert "bundle cycle of n1: bundle time 0.5 s x 1 Python operator(s)" in format_report(report)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from dashboard.core.data import latency_rollup
 from estimator.arrivals import arrivals_window
 from estimator.loaders import topology_from_text
-from estimator.model import version_starts
+from estimator.model import topology_from_dict, version_starts
 from estimator.runs import measured_node_dlts, node_profile_matrix
 from storage import reads, schema, writes
 from storage.db import connect, connect_to_read, transaction
@@ -124,6 +124,19 @@ def test_topology_round_trip_and_placement_versions(db: Path) -> None:
         assert given == reads.run_topology(con, "r1", interval)
     with pytest.raises(StorageError, match="unknown run 'nope'"):
         reads.run_topology(con, "nope")
+
+
+def test_a_thread_of_python_operators_keeps_its_bundle_time(db: Path) -> None:
+    document = _topology().to_dict()
+    document["nodes"][0] |= {"bundle_time": 1.0, "bundle_stages": 2}
+    topology = topology_from_dict(document)
+    con = connect(db)
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", topology, [])
+    stored = reads.run_topology(con, "r1")
+    assert stored == topology
+    assert (stored.nodes[0].bundle_time, stored.nodes[0].bundle_stages) == (1.0, 2)
+    assert stored.nodes[1].bundle_time is None
 
 
 def test_each_version_keeps_its_node_capacities(db: Path) -> None:
