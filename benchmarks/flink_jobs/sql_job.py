@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> None:
     config = Configuration()
     settings = {
         **configuration(argparse.Namespace(
-            rest_port=args.rest_port, no_chaining=False, bundle_size=None, bundle_ms=None
+            rest_port=args.rest_port, no_chaining=False, bundle_size=None, bundle_ms=None,
+            adaptive=False,
         )),
         "execution.checkpointing.interval": f"{CHECKPOINT_MS}ms",
         "table.local-time-zone": "UTC",

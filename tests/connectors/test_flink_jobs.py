@@ -118,3 +118,21 @@ def test_probe_sinks_are_named_after_their_vertex() -> None:
     assert (
         flink_grid.sink_vertex("sink", ["WindowAggregate-4-Writer"]) == "WindowAggregate-4-Writer"
     )
+
+
+@pytest.mark.slow
+def test_sql_job_builds_its_plan(tmp_path: Path) -> None:
+    """The SQL job (no Python operator) builds its plan with the MiniCluster's settings:
+    source, the costly filter, the keyed window and the sink."""
+    python = flink_venv() / "bin" / "python"
+    if not (flink_venv() / ".installed").is_file():
+        pytest.skip(f"no Flink environment at {flink_venv()} (make flink-env)")
+    command = [str(python), "-m", "benchmarks.flink_jobs.sql_job", "--plan",
+               "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"),
+               "--rest-port", "1", "--job-name", "sql"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    plan = done.stdout[done.stdout.index("== Optimized Execution Plan ==") :]
+    for step in ("TableSourceScan", "SHA256", "WindowAggregate", "Sink(table="):
+        assert step in plan, (step, plan)
