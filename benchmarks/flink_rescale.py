@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from benchmarks import flink_grid as grid
 
 
@@ -124,7 +126,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for producer in producers:
             producer.terminate()
         stop_process(process)
-    versions = sorted(p.name for p in (landing / run_id).glob("topology-*.yaml"))
+    files = sorted((landing / run_id).glob("topology-*.yaml"), key=lambda p: p.name)
+    versions = [
+        {"file": p.name, "stopped": yaml.safe_load(p.read_text(encoding="utf-8")).get("stopped")}
+        for p in files
+    ]
     grid.progress(f"{run_id}: stopped, drained={drained}, versions {versions}")
     report = grid.ingest_and_report([{"run": run_id}], landing, args.workdir / "mace.duckdb", None)
     raw = json.loads(

@@ -11,8 +11,10 @@ version, with backlogs carried over from one version to the next.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -21,8 +23,8 @@ from estimator.bundles import cycle_excess
 from estimator.delays import NO_DELAY, QueryDelay
 from estimator.evaluator import epsilon
 from estimator.fitting import fit_operator_stats, training_window
-from estimator.mace import estimate_from_dlts
-from estimator.model import Topology, replace_capacities
+from estimator.mace import Stops, estimate_from_dlts, stop_series
+from estimator.model import BOUNDARY_TOLERANCE, Topology, replace_capacities
 from estimator.pathaware import Detail, estimator_by_name
 from estimator.propagation import LoadModel, build_load_model, fine_basis, port_load
 
@@ -338,6 +340,38 @@ def version_topologies(
     return out
 
 
+class Restarted(Protocol):
+    """A placement version as :func:`version_stops` reads it."""
+
+    @property
+    def valid_from(self) -> float: ...
+
+    @property
+    def stopped_at(self) -> float | None: ...
+
+
+def version_stops(
+    versions: Sequence[Restarted], origin: float, subinterval: float, intervals: int
+) -> Stops | None:
+    """The restarts before the run's placement versions (a version's ``stopped_at`` until
+    its ``valid_from``: a Flink rescale) over its ``intervals`` subintervals from
+    ``origin``; None when the run has none."""
+    pairs = [(v.stopped_at, v.valid_from) for v in versions if v.stopped_at is not None]
+    return stop_series(pairs, origin, subinterval, intervals) if pairs else None
+
+
+def restart_starts(
+    versions: Sequence[Restarted], origin: float, subinterval: float
+) -> list[int | None]:
+    """The subinterval each version's restart began in (None: it began without one)."""
+    return [
+        None
+        if v.stopped_at is None
+        else max(0, math.floor((v.stopped_at - origin) / subinterval + BOUNDARY_TOLERANCE))
+        for v in versions
+    ]
+
+
 def capacity_series(
     versions: Sequence[Topology], starts: Sequence[int], intervals: int
 ) -> np.ndarray:
@@ -361,6 +395,7 @@ def analyse(
     estimator: str = "mace",
     detail: Detail | None = None,
     capacities: Sequence[Mapping[str, float]] | None = None,
+    stops: Stops | None = None,
 ) -> RunAnalysis:
     """CE, Mace, bottleneck, bounds and per-query series for node loads of a run, with
     the registered ``estimator`` applied in each placement version's segment (from the
@@ -369,7 +404,10 @@ def analyse(
     ``capacities`` are the node capacities of each version where they change
     (:func:`version_topologies`): CE carries each node's backlog across a change and
     serves it at the capacity of the interval; a refinement sees the capacities of the
-    segment it refines, as it sees its placement."""
+    segment it refines, as it sees its placement. ``stops`` are the restarts where
+    nothing was served (:func:`estimator.mace.stop_series`): Mace serves nothing there
+    and waits for the rest of the stop, and every estimate is at least Mace's (a
+    refinement serves at the nodes' capacities and would not see the stop)."""
     chosen = estimator_by_name(estimator)
     intervals = node_dlts.shape[1]
     versions = version_topologies(topology, placements, capacities)
@@ -382,6 +420,7 @@ def analyse(
         topology.subinterval,
         eps,
         query_hosts(topology, placements, starts, intervals),
+        stops=stops,
     )
     series = base.series.copy()
     upper = base.upper.copy()
@@ -397,9 +436,9 @@ def analyse(
         upper[lo:hi] = refined.upper[lo:hi]
         for query in per_query:
             per_query[query][lo:hi] = refined.per_query[query][lo:hi]
-    if topology.hosted:
-        # refinements follow work from node to node and do not see hosts; a host's
-        # backlog is in Mace, which bounds every estimate from below
+    if topology.hosted or stops is not None:
+        # refinements follow work from node to node and see neither hosts nor stops; a
+        # host's backlog and a stop's are in Mace, which bounds every estimate from below
         series = np.maximum(series, base.series)
         upper = np.maximum(upper, base.upper)
         per_query = {q: np.maximum(s, base.per_query[q]) for q, s in per_query.items()}
