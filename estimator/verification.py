@@ -11,7 +11,11 @@ the predicted latency; its worst case over the period before the change (old pla
 and capacities) and over the period after it (the new ones, until the next change or
 the end of the run) are set against the measured worst case (``lat_max``) of the same
 periods. The prediction sees the arrivals that really came after the change: it checks
-the model's judgement of the deployment, not a forecast of the workload.
+the model's judgement of the deployment, not a forecast of the workload. A change that
+began with a restart (the job stopped, then ran at the new parallelism) is predicted
+with the restart: nothing is served while the job is stopped, so the backlog it leaves
+is carried into the period after the change; each period ends where the next restart
+began.
 An estimator that reads a node profile (burst-aware, per-origin) gets the one the
 fitted model predicts from the run's arrivals per sub-bucket, as the product's
 predicted figure does (:func:`estimator.runs.predicted_node_profile`).
