@@ -50,6 +50,15 @@ def rescale(url: str, job_id: str, parallelism: int) -> dict[str, Any]:
     return body
 
 
+def restart(path: Path) -> dict[str, Any]:
+    """A version file's name, the time the job stopped before it and how long it was
+    stopped (the version is valid from the epoch in its name)."""
+    stopped = yaml.safe_load(path.read_text(encoding="utf-8")).get("stopped")
+    valid_from = float(path.stem.removeprefix("topology-"))
+    downtime = None if stopped is None else round(valid_from - float(stopped), 3)
+    return {"file": path.name, "stopped": stopped, "downtime": downtime}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from connectors.flink.collector import FlinkCollector
     from connectors.flink.rest import FlinkRest
@@ -126,11 +135,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for producer in producers:
             producer.terminate()
         stop_process(process)
-    files = sorted((landing / run_id).glob("topology-*.yaml"), key=lambda p: p.name)
-    versions = [
-        {"file": p.name, "stopped": yaml.safe_load(p.read_text(encoding="utf-8")).get("stopped")}
-        for p in files
-    ]
+    versions = [restart(p) for p in sorted((landing / run_id).glob("topology-*.yaml"))]
     grid.progress(f"{run_id}: stopped, drained={drained}, versions {versions}")
     report = grid.ingest_and_report([{"run": run_id}], landing, args.workdir / "mace.duckdb", None)
     raw = json.loads(

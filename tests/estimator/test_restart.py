@@ -4,6 +4,7 @@ waits for the rest of the stop. Against a plain loop and by hand."""
 
 from __future__ import annotations
 
+import itertools
 from types import SimpleNamespace
 
 import numpy as np
@@ -49,7 +50,7 @@ stop_pairs = st.lists(
 
 
 def _disjoint(pairs: list[tuple[float, float]]) -> bool:
-    return all(b[0] >= a[1] for a, b in zip(pairs, pairs[1:], strict=False))
+    return all(b[0] >= a[1] for a, b in itertools.pairwise(pairs))
 
 
 @settings(max_examples=120, deadline=None)
