@@ -18,7 +18,9 @@ another parallelism: its threads node's capacity) is written as a new topology
 version ``topology-<epoch>.yaml``. The job is re-read every ``REDISCOVER_EVERY``
 seconds, and at once when its answer shows a vertex at another parallelism; a rescaled
 job's version is written once it runs again, valid from the time it did (Flink's
-``RUNNING`` timestamp of the job), with the time it stopped processing before it
+``RUNNING`` timestamp of the job, or the time its last subtask started running, which
+is seconds later when the subtasks start Python workers), with the time it stopped
+processing before it
 (``stopped``, :meth:`FlinkCollector.stop_before`), so that the restart's downtime can
 be modelled. It stops when the job ends, when
 ``stop`` is set (Ctrl-C, SIGTERM), or after ``duration`` seconds, and writes
@@ -316,17 +318,21 @@ class FlinkCollector:
         if self.state != "RUNNING":
             return
         document = topology_document(graph, self.mode, self.subinterval)
-        self.graph = graph
-        self._rescaled = False
-        if (document["placement"], document["nodes"]) != (
+        changed = (document["placement"], document["nodes"]) != (
             self._document["placement"],
             self._document["nodes"],
-        ):
+        )
+        resumed = self._subtasks_running_since() if changed else None
+        if changed and resumed is None:
+            return  # a subtask still starts (a Python worker takes seconds): not yet
+        self.graph = graph
+        self._rescaled = False
+        if changed:
             self._document = {**document, "origin": self._document["origin"]}
             self.stats.versions += 1
             now = self.clock()
-            since = self._running_since
-            valid_from = since if since is not None and self._last_version < since <= now else now
+            since = max(self._running_since or 0.0, resumed or 0.0)
+            valid_from = since if self._last_version < since <= now else now
             stopped = self.stop_before(valid_from)
             document = dict(self._document)
             if stopped is not None:
@@ -334,6 +340,27 @@ class FlinkCollector:
             self._last_version = valid_from
             self._stopped_since = None
             write_topology(self.run_dir, document, f"topology-{valid_from:.3f}.yaml")
+
+    def _subtasks_running_since(self) -> float | None:
+        """When the job's last subtask started running (seconds; 0 when Flink does not
+        say), or None while a subtask does not run yet. A rescaled job is ``RUNNING``
+        before its subtasks are deployed and initialized, which takes seconds."""
+        try:
+            job = self.rest.job(self.job_id)
+            latest = 0.0
+            for vertex in job.get("vertices", []):
+                for subtask in self.rest.vertex(self.job_id, vertex["id"]).get("subtasks", []):
+                    if subtask.get("status") not in ("RUNNING", "FINISHED"):
+                        return None
+                    running = (subtask.get("status-duration") or {}).get("RUNNING")
+                    start, lasted = subtask.get("start-time"), subtask.get("duration")
+                    if running is not None and start and lasted is not None:
+                        latest = max(latest, (float(start) + float(lasted) - running) / 1000)
+            return latest
+        except FlinkRestError:
+            return None
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return 0.0  # an answer of the wrong shape: the job's RUNNING time is used
 
     def stop_before(self, valid_from: float) -> float | None:
         """When the job stopped processing before it ran again at ``valid_from``: the

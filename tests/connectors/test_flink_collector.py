@@ -285,6 +285,49 @@ def test_a_rescaled_vertex_becomes_a_topology_version(tmp_path: Path) -> None:
     assert later.placement == first.placement
 
 
+def test_a_rescale_version_waits_for_every_subtask_to_run(tmp_path: Path) -> None:
+    """The job is RUNNING again while its new subtask still initializes (a Python worker
+    starts): the version is written once that subtask runs, valid from when it did."""
+    fake = FakeFlink()
+    vertex = next(v for v in fake.job["vertices"] if v["name"] == "enrich")
+    detail = fake.vertices[vertex["id"]]
+    first = detail["subtasks"][0]
+    started: list[float] = []
+
+    def rescale() -> None:
+        started.append(round(time.time() - 0.01, 3))
+        fake.job["timestamps"] = {**fake.job["timestamps"], "RUNNING": started[0] * 1000}
+        detail["subtasks"] = [first, {**first, "subtask": 1, "status": "INITIALIZING"}]
+        vertex["parallelism"] = 2
+
+    def run_subtask() -> None:
+        now = time.time() * 1000
+        started.append(round(now / 1000 - 0.2, 3))
+        second = {
+            **first,
+            "subtask": 1,
+            "status": "RUNNING",
+            "start-time": now - 500,
+            "duration": 500,
+            "status-duration": {"INITIALIZING": 300, "RUNNING": 200},
+        }
+        detail["subtasks"] = [first, second]  # fmt: skip
+
+    stop = threading.Event()
+    with serve(fake) as url:
+        collector = FlinkCollector(FlinkRest(url), tmp_path, run_id="r", every=0.05)
+        timers = [
+            threading.Timer(0.3, rescale),
+            threading.Timer(0.7, run_subtask),
+            threading.Timer(1.3, stop.set),
+        ]
+        for timer in timers:
+            timer.start()
+        collector.run(stop)
+    (version,) = (tmp_path / "r").glob("topology-*.yaml")
+    assert version.name == f"topology-{started[1]:.3f}.yaml"
+
+
 @pytest.mark.parametrize("seen_by", ["checkpoint", "restarting", "vertex", "job"])
 def test_a_rescale_version_says_when_the_job_stopped(tmp_path: Path, seen_by: str) -> None:
     """The job stops for a restart and runs again at another parallelism: the version
