@@ -360,6 +360,11 @@ def version_stops(
     return stop_series(pairs, origin, subinterval, intervals) if pairs else None
 
 
+def measured_downtimes(versions: Sequence[Restarted]) -> list[float]:
+    """How long the job was stopped before each version that began with a restart."""
+    return [v.valid_from - v.stopped_at for v in versions if v.stopped_at is not None]
+
+
 def restart_starts(
     versions: Sequence[Restarted], origin: float, subinterval: float
 ) -> list[int | None]:
