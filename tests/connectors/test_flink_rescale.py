@@ -53,7 +53,7 @@ def _until(predicate: Callable[[], object], timeout: float) -> bool:
 
 def test_a_rescaled_job_gets_a_version_and_its_change_is_verified(
     spark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     if not (flink_venv() / ".installed").is_file():
         pytest.fail(f"no Flink environment at {flink_venv()}: run `make flink-env`")
     landing, run_dir = tmp_path / "landing", tmp_path / "job"
