@@ -341,7 +341,7 @@ def version_topologies(
 
 
 class Restarted(Protocol):
-    """A placement version as :func:`version_stops` reads it."""
+    """A placement version as :func:`restart_spans` reads it."""
 
     @property
     def valid_from(self) -> float: ...
@@ -349,20 +349,62 @@ class Restarted(Protocol):
     @property
     def stopped_at(self) -> float | None: ...
 
+    @property
+    def capacities(self) -> Mapping[str, float]: ...
+
+
+RESUME_WITHIN = 30.0
+"""Seconds after a version's start within which its rescaled operators' first busy time
+says when the job processed again; none within them (nothing to process): the
+version's start."""
+
+
+def restart_spans(
+    versions: Sequence[Restarted],
+    starts: Sequence[int],
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    intervals: int,
+) -> list[tuple[float, float]]:
+    """[stopped, resumed) of each version that began with a restart (a Flink rescale),
+    the run's clock: from its ``stopped_at`` until the job processed again, the start of
+    the first subinterval from the version's on in which the operators on the nodes it
+    rescaled (every operator when it rescaled none) were busy (``operator_stats``), within
+    :data:`RESUME_WITHIN` seconds, else its ``valid_from``. A rescaled Flink job runs its
+    subtasks seconds before a Python operator works: its worker starts first."""
+    busy = operator_matrix(topology, operator_stats, intervals, "cpu_seconds")
+    w = topology.subinterval
+    spans = []
+    previous: Restarted | None = None
+    for version, start in zip(versions, starts, strict=True):
+        if version.stopped_at is not None:
+            rows = _rescaled_rows(topology, previous, version)
+            window = busy[rows, start : min(intervals, start + math.ceil(RESUME_WITHIN / w))]
+            worked = np.flatnonzero(window.sum(axis=0) > 0)
+            resumed = version.valid_from
+            if worked.size:
+                resumed = max(resumed, topology.origin + (start + int(worked[0])) * w)
+            spans.append((version.stopped_at, resumed))
+        previous = version
+    return spans
+
+
+def _rescaled_rows(
+    topology: Topology, previous: Restarted | None, version: Restarted
+) -> np.ndarray:
+    """Operator rows on the nodes whose capacity ``version`` changed (all without)."""
+    old = previous.capacities if previous is not None else {}
+    nodes = {n for n, c in version.capacities.items() if n in old and old[n] != c}
+    rows = [k for k, op in enumerate(topology.operator_ids) if topology.placement[op] in nodes]
+    return np.array(rows or range(len(topology.operator_ids)), dtype=np.int64)
+
 
 def version_stops(
-    versions: Sequence[Restarted], origin: float, subinterval: float, intervals: int
+    spans: Sequence[tuple[float, float]], origin: float, subinterval: float, intervals: int
 ) -> Stops | None:
-    """The restarts before the run's placement versions (a version's ``stopped_at`` until
-    its ``valid_from``: a Flink rescale) over its ``intervals`` subintervals from
-    ``origin``; None when the run has none."""
-    pairs = [(v.stopped_at, v.valid_from) for v in versions if v.stopped_at is not None]
-    return stop_series(pairs, origin, subinterval, intervals) if pairs else None
-
-
-def measured_downtimes(versions: Sequence[Restarted]) -> list[float]:
-    """How long the job was stopped before each version that began with a restart."""
-    return [v.valid_from - v.stopped_at for v in versions if v.stopped_at is not None]
+    """The restarts ``spans`` (:func:`restart_spans`) over the run's ``intervals``
+    subintervals from ``origin``; None when the run has none."""
+    return stop_series(spans, origin, subinterval, intervals) if spans else None
 
 
 def restart_starts(

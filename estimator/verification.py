@@ -43,6 +43,7 @@ from estimator.runs import (
     fitted_model,
     node_loads,
     predicted_node_profile,
+    restart_spans,
     restart_starts,
     segments,
     version_stops,
@@ -172,7 +173,12 @@ def verify_changes(
         capacities=[v.capacities for v in run.versions],
         finish=finish,
         stops=version_stops(
-            run.versions, run.topology.origin, run.topology.subinterval, run.intervals
+            restart_spans(
+                run.versions, run.version_starts, run.topology, run.operator_stats, run.intervals
+            ),
+            run.topology.origin,
+            run.topology.subinterval,
+            run.intervals,
         ),
         restarts=restart_starts(run.versions, run.topology.origin, run.topology.subinterval),
     )
@@ -205,7 +211,7 @@ def check_changes(
     ``capacities`` are each version's node capacities where they differ from the
     topology's (:func:`estimator.runs.version_topologies`); ``finish`` turns each
     prediction into the figure compared (:data:`Finish`); ``stops`` are the restarts
-    measured before the changes (:func:`estimator.runs.version_stops`), where the
+    measured before the changes (:func:`estimator.runs.restart_spans`), where the
     prediction serves nothing: the backlog a restart leaves is carried into the period
     after the change. ``restarts`` are the subintervals those restarts began in (None:
     a version without one): a period ends where the next restart begins, so the period

@@ -78,13 +78,16 @@ def load_fitted_run(db: Path, run_id: str | None) -> FittedRun:
 
 def restart_json(data: RunData, fitted: FittedRun, edits: Edits) -> dict[str, Any] | None:
     """What a restart into the edited deployment costs: the median of the restarts
-    measured on the run (a rescale's stop, ``version_stops``) tried at the run's busiest
+    measured on the run (:func:`estimator.runs.restart_spans`) tried at the run's busiest
     moments (:func:`estimator.parallelism.restart_cost`); None when none was measured."""
     from dashboard.core.deployment import figures
     from estimator.parallelism import resolve, restart_cost, shape_of
-    from estimator.runs import measured_downtimes
+    from estimator.runs import restart_spans
 
-    downtimes = measured_downtimes(data.versions)
+    spans = restart_spans(
+        data.versions, data.version_starts, data.topology, data.operator_stats, data.intervals
+    )
+    downtimes = [resumed - stopped for stopped, resumed in spans]
     if not downtimes:
         return None
     shape = shape_of(fitted.topology)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from estimator.mace import estimate_from_dlts, stop_series
-from estimator.runs import analyse, restart_starts, version_stops
+from estimator.runs import analyse, restart_spans, restart_starts, version_stops
 from estimator.verification import check_changes
 from tests.estimator.test_rescale import NODES, THREE, VERTEX
 
@@ -120,10 +120,12 @@ def test_a_restart_before_a_rescale_by_hand() -> None:
     placements = [dict(VERTEX.placement)] * 2
     capacities = [{"op-threads": 1.0}, {"op-threads": 2.0}]
     versions = [
-        SimpleNamespace(valid_from=0.0, stopped_at=None),
-        SimpleNamespace(valid_from=3.0, stopped_at=2.0),
+        SimpleNamespace(valid_from=0.0, stopped_at=None, capacities={"op-threads": 1.0}),
+        SimpleNamespace(valid_from=3.0, stopped_at=2.0, capacities={"op-threads": 2.0}),
     ]
-    stops = version_stops(versions, VERTEX.origin, VERTEX.subinterval, 6)
+    spans = restart_spans(versions, (0, 3), VERTEX, stats, 6)
+    assert spans == [(2.0, 3.0)]  # op (rescaled) works again in interval 3
+    stops = version_stops(spans, VERTEX.origin, VERTEX.subinterval, 6)
     restarts = restart_starts(versions, VERTEX.origin, VERTEX.subinterval)
     assert restarts == [None, 2]
     measured = np.array([0.6, 1.1, 3.0, 1.2, 0.8, 0.5])
@@ -144,6 +146,23 @@ def test_a_restart_before_a_rescale_by_hand() -> None:
         VERTEX, stats, counts, placements, (0, 3), measured, capacities=capacities
     )
     assert unstopped.predicted_wc_after == pytest.approx(0.5)
+
+
+def test_a_restart_lasts_until_the_rescaled_operators_work_again() -> None:
+    # the job runs again at 3.0 but the rescaled op is not busy in intervals 3 and 4 (a
+    # Python worker starting): the stop lasts until 5.0, where it works again; a version
+    # whose operators do nothing within RESUME_WITHIN keeps its start
+    stats = pd.DataFrame(
+        [("op", 0, p, 15, 15, 0.0 if p in (2, 3, 4) else 1.5) for p in range(8)],
+        columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"],
+    )
+    versions = [
+        SimpleNamespace(valid_from=0.0, stopped_at=None, capacities={"op-threads": 1.0}),
+        SimpleNamespace(valid_from=3.0, stopped_at=2.5, capacities={"op-threads": 2.0}),
+    ]
+    assert restart_spans(versions, (0, 3), VERTEX, stats, 8) == [(2.5, 5.0)]
+    silent = stats.assign(cpu_seconds=0.0)
+    assert restart_spans(versions, (0, 3), VERTEX, silent, 8) == [(2.5, 3.0)]
 
 
 def test_the_period_after_a_change_ends_where_the_next_restart_begins() -> None:
