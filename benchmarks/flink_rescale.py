@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from benchmarks import flink_grid as grid
 
 
@@ -46,6 +48,15 @@ def rescale(url: str, job_id: str, parallelism: int) -> dict[str, Any]:
             body[str(vertex["id"])] = {"parallelism": bounds}
     put_json(f"{base}/resource-requirements", body)
     return body
+
+
+def restart(path: Path) -> dict[str, Any]:
+    """A version file's name, the time the job stopped before it and how long it was
+    stopped (the version is valid from the epoch in its name)."""
+    stopped = yaml.safe_load(path.read_text(encoding="utf-8")).get("stopped")
+    valid_from = float(path.stem.removeprefix("topology-"))
+    downtime = None if stopped is None else round(valid_from - float(stopped), 3)
+    return {"file": path.name, "stopped": stopped, "downtime": downtime}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -124,7 +135,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for producer in producers:
             producer.terminate()
         stop_process(process)
-    versions = sorted(p.name for p in (landing / run_id).glob("topology-*.yaml"))
+    versions = [restart(p) for p in sorted((landing / run_id).glob("topology-*.yaml"))]
     grid.progress(f"{run_id}: stopped, drained={drained}, versions {versions}")
     report = grid.ingest_and_report([{"run": run_id}], landing, args.workdir / "mace.duckdb", None)
     raw = json.loads(

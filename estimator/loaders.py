@@ -7,6 +7,7 @@ validated model, so the numerical code stays free of I/O.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,28 @@ def load_topology(path: str | Path) -> Topology:
         raise ModelError(
             message if message.startswith(str(path)) else f"{path}: {message}"
         ) from None
+
+
+def load_version(path: str | Path, valid_from: float) -> tuple[Topology, float | None]:
+    """Read a placement version file (``topology-<epoch>.yaml``, valid from
+    ``valid_from``): its topology and ``stopped``, when the job stopped processing
+    before it (a restart's start; None when the file has none). A stop must be a finite
+    time no later than ``valid_from``."""
+    document = _read_document(path)
+    try:
+        topology = topology_from_dict(document)
+    except ModelError as exc:
+        raise ModelError(f"{path}: {exc}") from None
+    stopped = document.get("stopped")
+    if stopped is None:
+        return topology, None
+    if isinstance(stopped, bool) or not isinstance(stopped, int | float):
+        raise ModelError(f"{path}: stopped: expected a time in seconds, got {stopped!r}")
+    if not math.isfinite(stopped) or stopped > valid_from:
+        raise ModelError(
+            f"{path}: stopped: must be a finite time before {valid_from}, got {stopped!r}"
+        )
+    return topology, float(stopped)
 
 
 def load_placement(path: str | Path) -> dict[str, str]:

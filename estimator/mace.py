@@ -128,6 +128,36 @@ class Estimate:
         }
 
 
+@dataclass(frozen=True)
+class Stops:
+    """When the whole job served nothing (a Flink rescale's restart: the job is cancelled
+    and runs again at the new parallelism), per subinterval: ``share``, the part of it
+    stopped (0..1), and ``left``, the seconds of stop still to come at its end (what a
+    record that arrived in it waits before any service)."""
+
+    share: np.ndarray
+    left: np.ndarray
+
+
+def stop_series(
+    stops: Sequence[tuple[float, float]], origin: float, subinterval: float, intervals: int
+) -> Stops | None:
+    """``stops`` ([stopped, resumed) pairs, the run's clock) over the ``intervals``
+    subintervals from ``origin``; None when none of them is stopped."""
+    begin = origin + subinterval * np.arange(intervals, dtype=float)
+    end = begin + subinterval
+    share = np.zeros(intervals)
+    left = np.zeros(intervals)
+    for stopped, resumed in stops:
+        overlap = np.minimum(end, resumed) - np.maximum(begin, stopped)
+        share += np.clip(overlap, 0.0, None) / subinterval
+        after = np.where(end > stopped, np.clip(resumed - end, 0.0, None), 0.0)
+        np.maximum(left, after, out=left)
+    if not share.any():
+        return None
+    return Stops(np.minimum(share, 1.0), left)
+
+
 def _per_interval(capacities: np.ndarray) -> np.ndarray:
     """Capacities broadcast against resources x subintervals (fixed ones as a column)."""
     return capacities if capacities.ndim == 2 else capacities[:, None]
@@ -142,6 +172,7 @@ def estimate_from_dlts(
     query_rows: Mapping[str, np.ndarray] | None = None,
     delay_min: np.ndarray | None = None,
     delay_max: np.ndarray | None = None,
+    stops: Stops | None = None,
 ) -> Estimate:
     """CE, Mace, bottlenecks, bounds and per-query Mace from a resource DLTS matrix.
 
@@ -151,11 +182,17 @@ def estimate_from_dlts(
     the capacity of that subinterval); ``query_rows`` maps a
     query to the boolean mask of resources that host it (see :func:`per_query_max`);
     ``delay_min`` and ``delay_max`` are per-resource propagation delays on source-to-sink paths
-    (section VII-B), zero when omitted.
+    (section VII-B), zero when omitted. ``stops`` are the subintervals where the job
+    served nothing: every resource serves C * w * (1 - share) there, and every latency
+    (the series, its bounds, each query's) waits the stop still to come; CE/C divides by
+    the capacity the backlog is served at once the job runs.
     """
     dlts = np.asarray(dlts, dtype=float)
     caps = np.asarray(capacities, dtype=float)
-    ce_seconds = cumulative_excess(dlts, caps * subinterval) / _per_interval(caps)
+    service = caps * subinterval
+    if stops is not None:
+        service = _per_interval(service) * (1.0 - stops.share)
+    ce_seconds = cumulative_excess(dlts, service) / _per_interval(caps)
     mace, bottleneck = mace_series(ce_seconds)
     if delay_min is None or not np.any(delay_min):
         lower = mace.copy()
@@ -166,6 +203,9 @@ def estimate_from_dlts(
     else:
         upper = np.max(ce_seconds + delay_max[:, None], axis=0) + subinterval + epsilon
     per_query = {q: per_query_max(ce_seconds, mask) for q, mask in (query_rows or {}).items()}
+    if stops is not None:
+        mace, lower, upper = mace + stops.left, lower + stops.left, upper + stops.left
+        per_query = {q: s + stops.left for q, s in per_query.items()}
     return Estimate(
         subinterval=subinterval,
         resources=tuple(resources),

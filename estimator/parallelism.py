@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from estimator.errors import ScenarioError
-from estimator.mace import estimate_from_dlts
+from estimator.mace import Stops, estimate_from_dlts, stop_series
 from estimator.model import Topology
 from estimator.runs import RunAnalysis
 
@@ -328,11 +328,16 @@ def query_masks(topology: Topology, shape: Shape, resources: Resources) -> dict[
 
 
 def predict(
-    topology: Topology, shape: Shape, deployment: Deployment, operator_dlts: np.ndarray
+    topology: Topology,
+    shape: Shape,
+    deployment: Deployment,
+    operator_dlts: np.ndarray,
+    stops: Stops | None = None,
 ) -> RunAnalysis:
     """Mace of ``deployment`` for the operator DLTS ``operator_dlts`` (operators x
     intervals, e.g. a fitted model's): per subtask and TaskManager, per query, the
-    system, and the bottleneck."""
+    system, and the bottleneck; with ``stops``, the job serves nothing while stopped
+    (:func:`estimator.mace.estimate_from_dlts`)."""
     resources = expand(shape, deployment)
     loads = resource_loads(topology, shape, resources, operator_dlts)
     eps = 0.0
@@ -347,6 +352,7 @@ def predict(
         topology.subinterval,
         eps,
         query_masks(topology, shape, resources),
+        stops=stops,
     )
     return RunAnalysis(
         node_ids=resources.ids,
@@ -363,6 +369,50 @@ def predict(
 
 def _ops_on(topology: Topology, node: str) -> list[int]:
     return [k for k, op in enumerate(topology.operator_ids) if topology.placement[op] == node]
+
+
+@dataclass(frozen=True)
+class RestartCost:
+    """A restart of ``downtime`` seconds (a rescale: the job stops, then runs at the
+    new deployment) at the moment of the run where it hurts most among those tried: the
+    predicted analysis with it, and the subinterval it began in."""
+
+    downtime: float
+    interval: int
+    analysis: RunAnalysis
+
+
+RESTART_CANDIDATES = 5
+"""The busiest subintervals a restart is tried before and at (:func:`restart_cost`)."""
+
+
+def restart_cost(
+    topology: Topology,
+    shape: Shape,
+    deployment: Deployment,
+    operator_dlts: np.ndarray,
+    downtime: float,
+    finish: Callable[[RunAnalysis], RunAnalysis] = lambda analysis: analysis,
+) -> RestartCost:
+    """What a restart of ``downtime`` seconds into ``deployment`` costs over the run's
+    arrivals: a restart is tried at each of the :data:`RESTART_CANDIDATES` subintervals
+    with the most work and ending just before each (a backlog its burst meets), and
+    the one with the largest predicted system worst case (after ``finish``) is kept."""
+    intervals = operator_dlts.shape[1]
+    w = topology.subinterval
+    busiest = np.argsort(-operator_dlts.sum(axis=0), kind="stable")[:RESTART_CANDIDATES]
+    before = math.ceil(downtime / w)
+    starts = sorted({int(p) for q in busiest for p in (q, max(0, q - before))})
+    worst: RestartCost | None = None
+    for start in starts:
+        begin = topology.origin + start * w
+        stops = stop_series([(begin, begin + downtime)], topology.origin, w, intervals)
+        analysis = finish(predict(topology, shape, deployment, operator_dlts, stops))
+        if worst is None or analysis.estimate.max() > worst.analysis.estimate.max():
+            worst = RestartCost(downtime, start, analysis)
+    if worst is None:
+        raise ScenarioError("a restart needs a run with at least one subinterval")
+    return worst
 
 
 # -- recommendation ------------------------------------------------------------------

@@ -11,8 +11,10 @@ version, with backlogs carried over from one version to the next.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -21,8 +23,8 @@ from estimator.bundles import cycle_excess
 from estimator.delays import NO_DELAY, QueryDelay
 from estimator.evaluator import epsilon
 from estimator.fitting import fit_operator_stats, training_window
-from estimator.mace import estimate_from_dlts
-from estimator.model import Topology, replace_capacities
+from estimator.mace import Stops, estimate_from_dlts, stop_series
+from estimator.model import BOUNDARY_TOLERANCE, Topology, replace_capacities
 from estimator.pathaware import Detail, estimator_by_name
 from estimator.propagation import LoadModel, build_load_model, fine_basis, port_load
 
@@ -338,6 +340,85 @@ def version_topologies(
     return out
 
 
+class Restarted(Protocol):
+    """A placement version as :func:`restart_spans` reads it."""
+
+    @property
+    def valid_from(self) -> float: ...
+
+    @property
+    def stopped_at(self) -> float | None: ...
+
+    @property
+    def capacities(self) -> Mapping[str, float]: ...
+
+
+RESUME_WITHIN = 30.0
+"""Seconds after a version's start within which its rescaled operators' first busy time
+says when the job processed again; none within them (nothing to process): the
+version's start."""
+
+
+def restart_spans(
+    versions: Sequence[Restarted],
+    starts: Sequence[int],
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    intervals: int,
+) -> list[tuple[float, float]]:
+    """[stopped, resumed) of each version that began with a restart (a Flink rescale),
+    the run's clock: from its ``stopped_at`` until the job processed again, the start of
+    the first subinterval from the version's on in which the operators on the nodes it
+    rescaled (every operator when it rescaled none) were busy (``operator_stats``), within
+    :data:`RESUME_WITHIN` seconds, else its ``valid_from``. A rescaled Flink job runs its
+    subtasks seconds before a Python operator works: its worker starts first."""
+    busy = operator_matrix(topology, operator_stats, intervals, "cpu_seconds")
+    w = topology.subinterval
+    spans = []
+    previous: Restarted | None = None
+    for version, start in zip(versions, starts, strict=True):
+        if version.stopped_at is not None:
+            rows = _rescaled_rows(topology, previous, version)
+            window = busy[rows, start : min(intervals, start + math.ceil(RESUME_WITHIN / w))]
+            worked = np.flatnonzero(window.sum(axis=0) > 0)
+            resumed = version.valid_from
+            if worked.size:
+                resumed = max(resumed, topology.origin + (start + int(worked[0])) * w)
+            spans.append((version.stopped_at, resumed))
+        previous = version
+    return spans
+
+
+def _rescaled_rows(
+    topology: Topology, previous: Restarted | None, version: Restarted
+) -> np.ndarray:
+    """Operator rows on the nodes whose capacity ``version`` changed (all without)."""
+    old = previous.capacities if previous is not None else {}
+    nodes = {n for n, c in version.capacities.items() if n in old and old[n] != c}
+    rows = [k for k, op in enumerate(topology.operator_ids) if topology.placement[op] in nodes]
+    return np.array(rows or range(len(topology.operator_ids)), dtype=np.int64)
+
+
+def version_stops(
+    spans: Sequence[tuple[float, float]], origin: float, subinterval: float, intervals: int
+) -> Stops | None:
+    """The restarts ``spans`` (:func:`restart_spans`) over the run's ``intervals``
+    subintervals from ``origin``; None when the run has none."""
+    return stop_series(spans, origin, subinterval, intervals) if spans else None
+
+
+def restart_starts(
+    versions: Sequence[Restarted], origin: float, subinterval: float
+) -> list[int | None]:
+    """The subinterval each version's restart began in (None: it began without one)."""
+    return [
+        None
+        if v.stopped_at is None
+        else max(0, math.floor((v.stopped_at - origin) / subinterval + BOUNDARY_TOLERANCE))
+        for v in versions
+    ]
+
+
 def capacity_series(
     versions: Sequence[Topology], starts: Sequence[int], intervals: int
 ) -> np.ndarray:
@@ -361,6 +442,7 @@ def analyse(
     estimator: str = "mace",
     detail: Detail | None = None,
     capacities: Sequence[Mapping[str, float]] | None = None,
+    stops: Stops | None = None,
 ) -> RunAnalysis:
     """CE, Mace, bottleneck, bounds and per-query series for node loads of a run, with
     the registered ``estimator`` applied in each placement version's segment (from the
@@ -369,7 +451,10 @@ def analyse(
     ``capacities`` are the node capacities of each version where they change
     (:func:`version_topologies`): CE carries each node's backlog across a change and
     serves it at the capacity of the interval; a refinement sees the capacities of the
-    segment it refines, as it sees its placement."""
+    segment it refines, as it sees its placement. ``stops`` are the restarts where
+    nothing was served (:func:`estimator.mace.stop_series`): Mace serves nothing there
+    and waits for the rest of the stop, and every estimate is at least Mace's (a
+    refinement serves at the nodes' capacities and would not see the stop)."""
     chosen = estimator_by_name(estimator)
     intervals = node_dlts.shape[1]
     versions = version_topologies(topology, placements, capacities)
@@ -382,6 +467,7 @@ def analyse(
         topology.subinterval,
         eps,
         query_hosts(topology, placements, starts, intervals),
+        stops=stops,
     )
     series = base.series.copy()
     upper = base.upper.copy()
@@ -397,9 +483,9 @@ def analyse(
         upper[lo:hi] = refined.upper[lo:hi]
         for query in per_query:
             per_query[query][lo:hi] = refined.per_query[query][lo:hi]
-    if topology.hosted:
-        # refinements follow work from node to node and do not see hosts; a host's
-        # backlog is in Mace, which bounds every estimate from below
+    if topology.hosted or stops is not None:
+        # refinements follow work from node to node and see neither hosts nor stops; a
+        # host's backlog and a stop's are in Mace, which bounds every estimate from below
         series = np.maximum(series, base.series)
         upper = np.maximum(upper, base.upper)
         per_query = {q: np.maximum(s, base.per_query[q]) for q, s in per_query.items()}

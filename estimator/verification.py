@@ -11,7 +11,11 @@ the predicted latency; its worst case over the period before the change (old pla
 and capacities) and over the period after it (the new ones, until the next change or
 the end of the run) are set against the measured worst case (``lat_max``) of the same
 periods. The prediction sees the arrivals that really came after the change: it checks
-the model's judgement of the deployment, not a forecast of the workload.
+the model's judgement of the deployment, not a forecast of the workload. A change that
+began with a restart (the job stopped, then ran at the new parallelism) is predicted
+with the restart: nothing is served while the job is stopped, so the backlog it leaves
+is carried into the period after the change; each period ends where the next restart
+began.
 An estimator that reads a node profile (burst-aware, per-origin) gets the one the
 fitted model predicts from the run's arrivals per sub-bucket, as the product's
 predicted figure does (:func:`estimator.runs.predicted_node_profile`).
@@ -29,6 +33,7 @@ import pandas as pd
 
 from estimator.arrivals import Arrivals
 from estimator.errors import ModelError
+from estimator.mace import Stops
 from estimator.model import Topology
 from estimator.pathaware import NODE_FINE, PORT_WORK, SOURCE_FINE, Detail, estimator_by_name
 from estimator.propagation import port_load
@@ -38,7 +43,10 @@ from estimator.runs import (
     fitted_model,
     node_loads,
     predicted_node_profile,
+    restart_spans,
+    restart_starts,
     segments,
+    version_stops,
     version_topologies,
 )
 
@@ -91,6 +99,12 @@ class _Version(Protocol):
 
     @property
     def capacities(self) -> Mapping[str, float]: ...
+
+    @property
+    def valid_from(self) -> float: ...
+
+    @property
+    def stopped_at(self) -> float | None: ...
 
 
 class _Latency(Protocol):
@@ -158,6 +172,15 @@ def verify_changes(
         profile=profile,
         capacities=[v.capacities for v in run.versions],
         finish=finish,
+        stops=version_stops(
+            restart_spans(
+                run.versions, run.version_starts, run.topology, run.operator_stats, run.intervals
+            ),
+            run.topology.origin,
+            run.topology.subinterval,
+            run.intervals,
+        ),
+        restarts=restart_starts(run.versions, run.topology.origin, run.topology.subinterval),
     )
 
 
@@ -175,6 +198,8 @@ def check_changes(
     profile: np.ndarray | None = None,
     capacities: Sequence[Mapping[str, float]] | None = None,
     finish: Finish | None = None,
+    stops: Stops | None = None,
+    restarts: Sequence[int | None] | None = None,
 ) -> list[ChangeCheck]:
     """:func:`verify_changes` on arrays: ``operator_stats`` rows (columns of
     ``operator_stats``), ``counts`` the arrivals (``topology.source_ids`` rows),
@@ -185,11 +210,17 @@ def check_changes(
     estimator spreads each subinterval evenly (per-origin) or is Mace (burst-aware).
     ``capacities`` are each version's node capacities where they differ from the
     topology's (:func:`estimator.runs.version_topologies`); ``finish`` turns each
-    prediction into the figure compared (:data:`Finish`)."""
+    prediction into the figure compared (:data:`Finish`); ``stops`` are the restarts
+    measured before the changes (:func:`estimator.runs.restart_spans`), where the
+    prediction serves nothing: the backlog a restart leaves is carried into the period
+    after the change. ``restarts`` are the subintervals those restarts began in (None:
+    a version without one): a period ends where the next restart begins, so the period
+    before a change is the old configuration running and the one after it the new
+    configuration with the backlog its restart left, not the next change's restart."""
     if training is not None and training < 1:
         raise ModelError(f"training must be at least 1 subinterval, got {training}")
     intervals = int(np.asarray(measured).shape[0])
-    periods = segments(starts, intervals)
+    periods = _running(segments(starts, intervals), restarts)
     numbers = list(versions) if versions is not None else list(range(len(placements)))
     shapes = version_topologies(topology, placements, capacities)
     complete = [v.capacity_by_node for v in shapes]
@@ -207,6 +238,7 @@ def check_changes(
             estimator,
             profile,
             finish,
+            stops,
         )
         checks.append(
             ChangeCheck(
@@ -230,6 +262,19 @@ def check_changes(
     return checks
 
 
+def _running(
+    periods: list[tuple[int, int]], restarts: Sequence[int | None] | None
+) -> list[tuple[int, int]]:
+    """Each version's period up to the restart of the next (the whole period without)."""
+    if restarts is None:
+        return periods
+    out = []
+    for k, (lo, hi) in enumerate(periods):
+        following = restarts[k + 1] if k + 1 < len(restarts) else None
+        out.append((lo, hi if following is None else min(hi, max(lo, following))))
+    return out
+
+
 def _rescaled(old: Topology, new: Topology) -> tuple[tuple[str, float, float], ...]:
     before = old.capacity_by_node
     return tuple((n.id, before[n.id], n.capacity) for n in new.nodes if before[n.id] != n.capacity)
@@ -244,6 +289,7 @@ def _predicted_series(
     estimator: str,
     profile: np.ndarray | None,
     finish: Finish | None,
+    stops: Stops | None = None,
 ) -> np.ndarray:
     """The system latency predicted by the model fitted on ``window`` under the run's
     ``versions`` (placements, their first subintervals, their capacities), with the node
@@ -269,7 +315,7 @@ def _predicted_series(
         if ports is None and fine is None and sources is None
         else Detail(node_fine=fine, port_work=ports, source_fine=sources)
     )
-    analysis = analyse(topology, loads, placements, starts, estimator, detail, capacities)
+    analysis = analyse(topology, loads, placements, starts, estimator, detail, capacities, stops)
     return (analysis if finish is None else finish(analysis, window)).estimate
 
 

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from estimator.errors import ModelError
-from estimator.loaders import load_topology
+from estimator.loaders import load_topology, load_version
 from estimator.model import Topology, validate_placement
 from ingest.errors import IngestError
 from ingest.transforms import (
@@ -85,8 +85,11 @@ class RunFolder:
     run_id: str
     topology: Topology | None
     error: str | None
-    versions: list[tuple[float, dict[str, str], dict[str, float]]] = field(default_factory=list)
-    """Later placement versions: (valid_from, placement, node capacities)."""
+    versions: list[tuple[float, dict[str, str], dict[str, float], float | None]] = field(
+        default_factory=list
+    )
+    """Later placement versions: (valid_from, placement, node capacities, the time the
+    job stopped before it or None)."""
     warnings: list[str] = field(default_factory=list)
     files: list[LandingFile] = field(default_factory=list)
     stamp: str = ""  # the topology files' names, sizes and modification times
@@ -238,14 +241,15 @@ def _read_versions(run_dir: Path, topology: Topology, run: RunFolder) -> None:
     """The run's ``topology-<epoch>.yaml`` versions: each one's placement and the
     capacities of the run's nodes in it (a rescaled vertex's threads node has its new
     parallelism); a node the version does not list keeps its capacity of topology.yaml,
-    a node topology.yaml does not list cannot be placed on."""
+    a node topology.yaml does not list cannot be placed on; ``stopped`` is when the job
+    stopped processing before the version (a rescale's restart)."""
     for file in sorted(run_dir.iterdir()):
         match = _VERSION_FILE.match(file.name)
         if not match:
             continue
         try:
             epoch = float(match["epoch"])
-            version = load_topology(file)
+            version, stopped = load_version(file, epoch)
             placement = validate_placement(
                 version.placement, topology.operator_ids, topology.node_ids
             )
@@ -254,7 +258,7 @@ def _read_versions(run_dir: Path, topology: Topology, run: RunFolder) -> None:
             continue
         own = version.capacity_by_node
         capacities = {n.id: own.get(n.id, n.capacity) for n in topology.nodes}
-        run.versions.append((epoch, placement, capacities))
+        run.versions.append((epoch, placement, capacities, stopped))
     run.versions.sort(key=lambda pair: pair[0])
 
 

@@ -9,7 +9,7 @@ Reads return rows and frames; what aggregates them lives with its user
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import duckdb
@@ -48,12 +48,14 @@ class RunInfo:
 class PlacementVersion:
     """One placement of a run, valid from ``valid_from`` (seconds, the run's clock), with
     every node's capacity in it (a version may rescale a vertex as well as move
-    operators)."""
+    operators), and ``stopped_at``, when the job stopped processing before it (a Flink
+    rescale's restart; None: no stop): nothing is served from then until ``valid_from``."""
 
     version: int
     valid_from: float
     placement: dict[str, str]
     capacities: dict[str, float] = field(default_factory=dict)
+    stopped_at: float | None = None
 
 
 def _query(con: duckdb.DuckDBPyConnection, what: str, sql: str, params: list[Any]) -> pd.DataFrame:
@@ -217,7 +219,8 @@ def interval_range(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, in
 def placement_versions(con: duckdb.DuckDBPyConnection, run_id: str) -> list[PlacementVersion]:
     """The run's placements in version order (version 0 is the one of topology.yaml),
     each with its node capacities: ``node_capacities``' rows, else (version 0, or a
-    version stored before them) ``nodes.capacity``."""
+    version stored before them) ``nodes.capacity``, and the stop before it
+    (``version_stops``)."""
     with storage_errors(f"reading placements of run '{run_id}'"):
         rows = con.execute(
             "SELECT version, valid_from, operator, node FROM placements WHERE run_id = ?"
@@ -232,6 +235,9 @@ def placement_versions(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Plac
             " ORDER BY version, node",
             [run_id],
         ).fetchall()
+        stops = con.execute(
+            "SELECT version, stopped_at FROM version_stops WHERE run_id = ?", [run_id]
+        ).fetchall()
     if not rows:
         get_run(con, run_id)
         raise StorageError(f"run '{run_id}' has no placement")
@@ -245,6 +251,9 @@ def placement_versions(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Plac
     for version, node, capacity in later:
         if int(version) in versions and str(node) in base:
             versions[int(version)].capacities[str(node)] = float(capacity)
+    for version, stopped_at in stops:
+        if int(version) in versions:
+            versions[int(version)] = replace(versions[int(version)], stopped_at=float(stopped_at))
     return list(versions.values())
 
 

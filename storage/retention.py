@@ -45,6 +45,7 @@ PER_RUN_TABLES = (
     "links",
     "placements",
     "node_capacities",
+    "version_stops",
     "run_keys",
     "runs",
 )

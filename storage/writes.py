@@ -66,9 +66,14 @@ class ManifestEntry:
     rows_quarantined: int
 
 
-Version = tuple[float, Mapping[str, str]] | tuple[float, Mapping[str, str], Mapping[str, float]]
-"""A later placement version: (valid_from, placement) or (valid_from, placement, node
-capacities), e.g. from ``topology-<epoch>.yaml``."""
+Version = (
+    tuple[float, Mapping[str, str]]
+    | tuple[float, Mapping[str, str], Mapping[str, float]]
+    | tuple[float, Mapping[str, str], Mapping[str, float], float | None]
+)
+"""A later placement version: (valid_from, placement), optionally with its node
+capacities and the time the job stopped before it (None: no stop), e.g. from
+``topology-<epoch>.yaml``."""
 
 
 def write_run(
@@ -96,6 +101,7 @@ def write_run(
             "links",
             "placements",
             "node_capacities",
+            "version_stops",
         ):
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
         # an upsert, not delete + insert: created_at and last_ingested_at stay
@@ -171,6 +177,13 @@ def write_run(
                     for n in topology.nodes
                 ],
             )
+        stops = [
+            [run_id, version, float(v[3])]
+            for version, v in enumerate(later, start=1)
+            if len(v) > 3 and v[3] is not None
+        ]
+        if stops:
+            con.executemany("INSERT INTO version_stops VALUES (?, ?, ?)", stops)
 
 
 def _first(version: Version) -> float:

@@ -18,7 +18,11 @@ another parallelism: its threads node's capacity) is written as a new topology
 version ``topology-<epoch>.yaml``. The job is re-read every ``REDISCOVER_EVERY``
 seconds, and at once when its answer shows a vertex at another parallelism; a rescaled
 job's version is written once it runs again, valid from the time it did (Flink's
-``RUNNING`` timestamp of the job). It stops when the job ends, when
+``RUNNING`` timestamp of the job, or the time its last subtask started running, which
+is seconds later when the subtasks start Python workers), with the time it stopped
+processing before it
+(``stopped``, :meth:`FlinkCollector.stop_before`), so that the restart's downtime can
+be modelled. It stops when the job ends, when
 ``stop`` is set (Ctrl-C, SIGTERM), or after ``duration`` seconds, and writes
 every sample it took before returning.
 """
@@ -47,6 +51,11 @@ from connectors.flink.workers import PythonWorkers, WorkAttribution, WorkerTime
 from estimator.model import topology_from_dict
 
 TERMINAL_STATES = ("FINISHED", "CANCELED", "FAILED", "SUSPENDED")
+RESTART_STATUSES = frozenset(
+    {"CANCELING", "CANCELED", "CREATED", "SCHEDULED", "DEPLOYING", "INITIALIZING"}
+)
+"""A vertex's statuses while its job restarts (the adaptive scheduler's rescale keeps the
+job ``RUNNING``)."""
 DEFAULT_EVERY = 1.0
 DEFAULT_FLUSH_EVERY = 5.0
 DEFAULT_GIVE_UP = 60.0
@@ -218,6 +227,8 @@ class FlinkCollector:
         self._latest: dict[str, tuple[float, float]] = {}
         self._rescaled = False  # the job's answer shows another parallelism than the graph
         self._running_since: float | None = None  # the job's last switch to RUNNING
+        self._stopped_since: float | None = None  # when it last stopped running, if since
+        self._seen_running = self.graph.start_time  # the last poll that saw it running
         self._last_version = self.graph.start_time  # valid_from of the newest version
 
     @property
@@ -307,19 +318,78 @@ class FlinkCollector:
         if self.state != "RUNNING":
             return
         document = topology_document(graph, self.mode, self.subinterval)
-        self.graph = graph
-        self._rescaled = False
-        if (document["placement"], document["nodes"]) != (
+        changed = (document["placement"], document["nodes"]) != (
             self._document["placement"],
             self._document["nodes"],
-        ):
+        )
+        resumed = self._subtasks_running_since() if changed else None
+        if changed and resumed is None:
+            return  # a subtask still starts (a Python worker takes seconds): not yet
+        self.graph = graph
+        self._rescaled = False
+        if changed:
             self._document = {**document, "origin": self._document["origin"]}
             self.stats.versions += 1
             now = self.clock()
-            since = self._running_since
-            valid_from = since if since is not None and self._last_version < since <= now else now
+            since = max(self._running_since or 0.0, resumed or 0.0)
+            valid_from = since if self._last_version < since <= now else now
+            stopped = self.stop_before(valid_from)
+            document = dict(self._document)
+            if stopped is not None:
+                document["stopped"] = round(stopped, 3)
             self._last_version = valid_from
-            write_topology(self.run_dir, self._document, f"topology-{valid_from:.3f}.yaml")
+            self._stopped_since = None
+            write_topology(self.run_dir, document, f"topology-{valid_from:.3f}.yaml")
+
+    def _subtasks_running_since(self) -> float | None:
+        """When the job's last subtask started running (seconds; 0 when Flink does not
+        say), or None while a subtask does not run yet. A rescaled job is ``RUNNING``
+        before its subtasks are deployed and initialized, which takes seconds."""
+        try:
+            job = self.rest.job(self.job_id)
+            latest = 0.0
+            for vertex in job.get("vertices", []):
+                for subtask in self.rest.vertex(self.job_id, vertex["id"]).get("subtasks", []):
+                    if subtask.get("status") not in ("RUNNING", "FINISHED"):
+                        return None
+                    running = (subtask.get("status-duration") or {}).get("RUNNING")
+                    start, lasted = subtask.get("start-time"), subtask.get("duration")
+                    if running is not None and start and lasted is not None:
+                        latest = max(latest, (float(start) + float(lasted) - running) / 1000)
+            return latest
+        except FlinkRestError:
+            return None
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return 0.0  # an answer of the wrong shape: the job's RUNNING time is used
+
+    def stop_before(self, valid_from: float) -> float | None:
+        """When the job stopped processing before it ran again at ``valid_from``: the
+        completion of the checkpoint it restored from (the adaptive scheduler rescales
+        when a checkpoint completes, and what was processed after it is processed again),
+        else Flink's ``RESTARTING`` time or the first poll that saw the job or a vertex
+        stop; None when none lies between the previous version and ``valid_from``."""
+        for candidate in (self._restored_checkpoint(), self._stopped_since):
+            if candidate is not None and self._last_version < candidate <= valid_from:
+                return candidate
+        return None
+
+    def _restored_checkpoint(self) -> float | None:
+        """The completion time of the checkpoint the job last restored from, if the
+        checkpoint statistics still hold it."""
+        try:
+            answer = self.rest.checkpoints(self.job_id)
+            latest = answer.get("latest") or {}
+            restored = latest.get("restored") or {}
+            if "id" not in restored:
+                return None
+            for entry in (latest.get("completed") or {}, *(answer.get("history") or [])):
+                if entry.get("id") == restored["id"] and entry.get("latest_ack_timestamp"):
+                    return float(entry["latest_ack_timestamp"]) / 1000.0
+        except FlinkRestError:
+            return None
+        except (TypeError, ValueError, AttributeError):
+            return None  # an answer of the wrong shape: the polls' stop is used
+        return None
 
     def run(self, stop: threading.Event, duration: float | None = None) -> CollectStats:
         """Poll until the job ends, ``stop`` is set or ``duration`` has passed."""
@@ -381,11 +451,28 @@ class FlinkCollector:
         known = {v.vertex_id: v.parallelism for v in self.graph.vertices}
         try:
             now = {str(v["id"]): int(v["parallelism"]) for v in job.get("vertices", [])}
-            running = job.get("timestamps", {}).get("RUNNING")
+            stamps = job.get("timestamps", {})
+            running = stamps.get("RUNNING")
             self._running_since = float(running) / 1000.0 if running else None
+            restarting = stamps.get("RESTARTING")
+            restarting_since = float(restarting) / 1000.0 if restarting else None
+            restarting_vertices = any(
+                str(v.get("status")) in RESTART_STATUSES for v in job.get("vertices", [])
+            )
         except (KeyError, TypeError, ValueError, AttributeError):
             return False  # an answer of the wrong shape: the next rediscovery says why
         self._rescaled = self._rescaled or any(known.get(v, p) != p for v, p in now.items())
+        seen = self.clock()
+        stopped = self.state != "RUNNING" or restarting_vertices
+        if not stopped and not self._rescaled:
+            self._stopped_since = None  # a restart without a new version models nothing
+            self._seen_running = seen
+        elif stopped and self._stopped_since is None:
+            self._stopped_since = (
+                restarting_since
+                if restarting_since is not None and self._seen_running <= restarting_since <= seen
+                else seen
+            )
         return self.state in TERMINAL_STATES
 
     def poll_quietly(self) -> None:

@@ -170,6 +170,9 @@ class FlinkRest:
     def job(self, job_id: str) -> dict[str, Any]:
         return self.object(f"/jobs/{job_id}")
 
+    def checkpoints(self, job_id: str) -> dict[str, Any]:
+        return self.object(f"/jobs/{job_id}/checkpoints")
+
     def plan(self, job_id: str) -> dict[str, Any]:
         return self.object(f"/jobs/{job_id}/plan")
 

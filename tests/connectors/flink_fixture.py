@@ -23,7 +23,9 @@ def recorded(name: str, job: str = "flink") -> Any:
 
 class FakeFlink:
     """Serves the recorded job; ``polls_until_finished`` counter answers later the job is
-    FINISHED; each counter answer adds ``step`` records to every recorded value."""
+    FINISHED; each counter answer adds ``step`` records to every recorded value; a
+    ``state`` set is the job's state until then (e.g. RESTARTING while it rescales), a
+    ``checkpoints`` set its answer to the checkpoint statistics (none: 404)."""
 
     def __init__(self, polls_until_finished: int = 1_000_000, step: float = 10.0):
         self.job = recorded("job")
@@ -37,6 +39,8 @@ class FakeFlink:
         self.step = step
         self.counter_requests = 0
         self.fail_next = 0
+        self.state: str | None = None
+        self.checkpoints: dict[str, Any] | None = None
 
     def answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
         if self.fail_next > 0:
@@ -44,6 +48,7 @@ class FakeFlink:
             return 503, {"errors": ["service unavailable"]}
         parts = path.strip("/").split("/")
         state = "FINISHED" if self.counter_requests >= self.polls_until_finished else "RUNNING"
+        state = self.state or state
         if parts == ["jobs", "overview"]:
             jobs = [{**j, "state": state} for j in self.overview["jobs"]]
             return 200, {"jobs": jobs}
@@ -54,6 +59,8 @@ class FakeFlink:
                 return 404, {"errors": [f"Job {parts[1]} not found"]}
             if len(parts) == 2:
                 return 200, {**self.job, "state": state}
+            if parts[2:] == ["checkpoints"] and self.checkpoints is not None:
+                return 200, self.checkpoints
             if parts[2:] == ["plan"]:
                 return 200, self.plan
             if len(parts) == 4 and parts[2] == "vertices":

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from connectors.errors import ConnectorError
 from connectors.flink.collector import FlinkCollector, sample_rows, source_metric_names
@@ -282,6 +283,107 @@ def test_a_rescaled_vertex_becomes_a_topology_version(tmp_path: Path) -> None:
     assert first.capacity_by_node["enrich-threads"] == 1.0
     assert later.capacity_by_node["enrich-threads"] == 2.0
     assert later.placement == first.placement
+
+
+def test_a_rescale_version_waits_for_every_subtask_to_run(tmp_path: Path) -> None:
+    """The job is RUNNING again while its new subtask still initializes (a Python worker
+    starts): the version is written once that subtask runs, valid from when it did."""
+    fake = FakeFlink()
+    vertex = next(v for v in fake.job["vertices"] if v["name"] == "enrich")
+    detail = fake.vertices[vertex["id"]]
+    first = detail["subtasks"][0]
+    started: list[float] = []
+
+    def rescale() -> None:
+        started.append(round(time.time() - 0.01, 3))
+        fake.job["timestamps"] = {**fake.job["timestamps"], "RUNNING": started[0] * 1000}
+        detail["subtasks"] = [first, {**first, "subtask": 1, "status": "INITIALIZING"}]
+        vertex["parallelism"] = 2
+
+    def run_subtask() -> None:
+        now = time.time() * 1000
+        started.append(round(now / 1000 - 0.2, 3))
+        second = {
+            **first,
+            "subtask": 1,
+            "status": "RUNNING",
+            "start-time": now - 500,
+            "duration": 500,
+            "status-duration": {"INITIALIZING": 300, "RUNNING": 200},
+        }
+        detail["subtasks"] = [first, second]  # fmt: skip
+
+    stop = threading.Event()
+    with serve(fake) as url:
+        collector = FlinkCollector(FlinkRest(url), tmp_path, run_id="r", every=0.05)
+        timers = [
+            threading.Timer(0.3, rescale),
+            threading.Timer(0.7, run_subtask),
+            threading.Timer(1.3, stop.set),
+        ]
+        for timer in timers:
+            timer.start()
+        collector.run(stop)
+    (version,) = (tmp_path / "r").glob("topology-*.yaml")
+    assert version.name == f"topology-{started[1]:.3f}.yaml"
+
+
+@pytest.mark.parametrize("seen_by", ["checkpoint", "restarting", "vertex", "job"])
+def test_a_rescale_version_says_when_the_job_stopped(tmp_path: Path, seen_by: str) -> None:
+    """The job stops for a restart and runs again at another parallelism: the version
+    says when it stopped: when the checkpoint it restored from completed, else Flink's
+    RESTARTING timestamp, else the first poll that saw a vertex (the adaptive scheduler
+    keeps the job RUNNING) or the job stop."""
+    fake = FakeFlink()
+    vertex = next(v for v in fake.job["vertices"] if v["name"] == "enrich")
+    stopped: list[float] = []
+    running_again: list[float] = []
+
+    def stop_job() -> None:
+        stopped.append(round(time.time() - 0.02, 3))
+        if seen_by == "restarting":
+            fake.job["timestamps"] = {**fake.job["timestamps"], "RESTARTING": stopped[0] * 1000}
+        if seen_by == "vertex":
+            vertex["status"] = "CANCELING"
+        else:
+            fake.state = "RESTARTING"
+
+    def run_again() -> None:
+        detail = fake.vertices[vertex["id"]]
+        detail["subtasks"] = [detail["subtasks"][0], {**detail["subtasks"][0], "subtask": 1}]
+        running_again.append(round(time.time() - 0.01, 3))
+        fake.job["timestamps"] = {**fake.job["timestamps"], "RUNNING": running_again[0] * 1000}
+        vertex["parallelism"], vertex["status"] = 2, "RUNNING"
+        fake.state = None
+        if seen_by == "checkpoint":
+            completed = {"id": 7, "trigger_timestamp": stopped[0] * 1000 - 300,
+                         "latest_ack_timestamp": stopped[0] * 1000 - 100}  # fmt: skip
+            fake.checkpoints = {
+                "latest": {"completed": None, "restored": {"id": 7, "is_savepoint": False}},
+                "history": [{"id": 8}, completed],
+            }
+
+    stop = threading.Event()
+    with serve(fake) as url:
+        collector = FlinkCollector(FlinkRest(url), tmp_path, run_id="r", every=0.05)
+        timers = [
+            threading.Timer(0.3, stop_job),
+            threading.Timer(0.6, run_again),
+            threading.Timer(1.2, stop.set),
+        ]
+        for timer in timers:
+            timer.start()
+        collector.run(stop)
+    (version,) = (tmp_path / "r").glob("topology-*.yaml")
+    document = yaml.safe_load(version.read_text(encoding="utf-8"))
+    if seen_by == "checkpoint":
+        assert document["stopped"] == pytest.approx(stopped[0] - 0.1, abs=1e-3)
+    elif seen_by == "restarting":
+        assert document["stopped"] == pytest.approx(stopped[0], abs=1e-3)
+    else:  # seen at a poll (every 0.05 s) after the stop, before the job ran again
+        assert stopped[0] <= document["stopped"] <= running_again[0]
+    assert version.name == f"topology-{running_again[0]:.3f}.yaml"
+    assert "stopped" not in yaml.safe_load((tmp_path / "r" / "topology.yaml").read_text())
 
 
 def test_collector_survives_hiccups_and_stops_on_request(tmp_path: Path) -> None:

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
+from ingest import extract
 from ingest.job import ingest_once
 from simulator.run import simulate
 from simulator.telemetry import write_run
@@ -38,3 +40,17 @@ def test_simulated_change_ingests_as_a_new_placement_version(spark, tmp_path: Pa
         (1, 4.25, {"a": "n1", "b": "n2"}),
     ]
     assert stats[0][0] == len(arrivals["s"])  # every event reached b, moved or not
+
+
+def test_a_version_file_gives_the_time_the_job_stopped_before_it(tmp_path: Path) -> None:
+    run = tmp_path / "landing" / "r"
+    run.mkdir(parents=True)
+    document = two_nodes().to_dict()
+    (run / "topology.yaml").write_text(yaml.safe_dump(document))
+    rescaled = {**document, "stopped": 4.0}
+    (run / "topology-4.250.yaml").write_text(yaml.safe_dump(rescaled))
+    (run / "topology-9.000.yaml").write_text(yaml.safe_dump({**document, "stopped": 9.5}))
+    (found,) = extract.discover(tmp_path / "landing", set())
+    assert [(v[0], v[3]) for v in found.versions] == [(4.25, 4.0)]
+    (warning,) = found.warnings  # a stop after the version is no stop before it
+    assert warning.startswith("topology-9.000.yaml ignored:") and "stopped" in warning

@@ -18,7 +18,7 @@ from mace.cli import main
 from tests.dashboard.builders import write_small_run
 
 BURSTY = [50.0] * 9 + [300.0]
-WHATIF_KEYS = {"run", "delays", "recorded", "changed"}
+WHATIF_KEYS = {"run", "delays", "recorded", "changed", "restart"}
 SIDE_KEYS = {"deployment", "queries", "system", "bottleneck"}
 DEPLOYMENT_KEYS = {"parallelism", "subtasks", "taskmanagers", "slots", "cores"}
 FIGURE_KEYS = {"wc", "p99", "mean"}
@@ -96,6 +96,27 @@ def test_whatif_json_predicts_a_higher_parallelism(
     assert changed["bottleneck"] in {"m#0", "m#1"}
     assert changed["deployment"]["parallelism"] == {"m": 2}
     assert changed["deployment"]["taskmanagers"] == 0
+    assert document["restart"] is None  # no restart measured on this run
+
+
+def test_whatif_says_what_a_measured_restart_costs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the run restarted once for 2 s (stopped at 48, running again at 50). The same
+    # deployment restarted for 2 s at the busiest moments: ending at a burst (intervals
+    # 7 and 8 stopped: CE 0.5, 1.0, then 1.0 + 3.0 - 1 = 3.0 in the burst) or during
+    # one (9 and 10: CE 3.0 with 1 s of stop left, 4.0 s; then 3.5): the worst is 4.0 s
+    db = tmp_path / "restarted.duckdb"
+    write_small_run(db, "restarted", [(50.0, {"work": "m"}, {}, 48.0)],
+                    bursty_document(False), measured_cpu={}, arrivals=BURSTY * 10)  # fmt: skip
+    document = run_json(capsys, "whatif", "--db", str(db), "--set", "m.parallelism=1", "--json")
+    restart = document["restart"]
+    assert set(restart) == {"downtime", "measured", "interval", *SIDE_KEYS} - {"deployment"}
+    assert (restart["downtime"], restart["measured"], restart["interval"]) == (2.0, 1, 9)
+    assert restart["system"]["wc"] == pytest.approx(4.0)
+    assert document["changed"]["system"]["wc"] == pytest.approx(2.0)
+    assert main(["whatif", "--db", str(db), "--set", "m.parallelism=1"]) == 0
+    assert "restart: 2.00 s stopped (the median of 1 measured" in capsys.readouterr().out
 
 
 def test_whatif_readable_output(bursty_db: Path, capsys: pytest.CaptureFixture[str]) -> None:

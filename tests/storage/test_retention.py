@@ -20,9 +20,9 @@ NOW = datetime(2026, 1, 31, 12, 0)
 
 def _store(tmp_path: Path) -> Path:
     """Runs old (40 days), mid (10 days), new (1 hour) and busy (40 days, a pending file),
-    each with a second version that rescales n1."""
+    each with a second version that rescales n1 after a restart."""
     db = tmp_path / "store.duckdb"
-    rescaled = (2.0, {"a": "n2", "b": "n2", "c": "n1"}, {"n1": 2.0})
+    rescaled = (2.0, {"a": "n2", "b": "n2", "c": "n1"}, {"n1": 2.0}, 1.5)
     for run_id in ("old", "mid", "new", "busy"):
         write_small_run(db, run_id, [rescaled])
     con = connect(db)

@@ -157,6 +157,21 @@ def test_each_version_keeps_its_node_capacities(db: Path) -> None:
     assert [v.capacities["n2"] for v in reads.placement_versions(con, "r1")] == [2.0, 4.0]
 
 
+def test_a_version_keeps_the_stop_before_it(db: Path) -> None:
+    topology = _topology()
+    same = {"a": "n1", "b": "n2"}
+    con = connect(db)
+    with transaction(con, "test"):
+        writes.write_run(
+            con, "r1", topology, [(102.0, same, {"n2": 4.0}, 99.5), (104.0, same, {}, None)]
+        )
+    versions = reads.placement_versions(con, "r1")
+    assert [v.stopped_at for v in versions] == [None, 99.5, None]
+    with transaction(con, "test"):  # written again: replaced, not added
+        writes.write_run(con, "r1", topology, [(102.0, same, {"n2": 4.0})])
+    assert [v.stopped_at for v in reads.placement_versions(con, "r1")] == [None, None]
+
+
 def test_sample_state_keeps_the_newest_sample_and_marks_a_counter_run(db: Path) -> None:
     con = connect(db)
     with transaction(con, "test"):

@@ -1,0 +1,178 @@
+"""A restart before a placement version (a Flink rescale: the job stops, then runs at the
+new parallelism): nothing is served while it is stopped, and a record that arrives then
+waits for the rest of the stop. Against a plain loop and by hand."""
+
+from __future__ import annotations
+
+import itertools
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from estimator.mace import estimate_from_dlts, stop_series
+from estimator.runs import analyse, restart_spans, restart_starts, version_stops
+from estimator.verification import check_changes
+from tests.estimator.test_rescale import NODES, THREE, VERTEX
+
+
+def plain_restarted_mace(
+    loads: np.ndarray,
+    caps: np.ndarray,
+    w: float,
+    origin: float,
+    stops: list[tuple[float, float]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lindley's recursion one subinterval at a time, serving nothing while the job is
+    stopped: C * w times the part of the subinterval it runs; CE/C plus the stop left at
+    the subinterval's end, per node and the max over nodes."""
+    ce = np.zeros_like(loads)
+    intervals = loads.shape[1]
+    for i in range(loads.shape[0]):
+        backlog = 0.0
+        for p in range(intervals):
+            begin, end = origin + p * w, origin + (p + 1) * w
+            stopped = sum(max(0.0, min(end, b) - max(begin, a)) for a, b in stops)
+            running = max(0.0, 1.0 - stopped / w)
+            left = max([b - end for a, b in stops if a < end and b > end], default=0.0)
+            backlog = max(0.0, backlog + loads[i, p] - caps[i, p] * w * running)
+            ce[i, p] = backlog / caps[i, p] + left
+    return ce, ce.max(axis=0)
+
+
+stop_pairs = st.lists(
+    st.tuples(st.floats(0.0, 20.0), st.floats(0.05, 6.0)).map(lambda s: (s[0], s[0] + s[1])),
+    max_size=2,
+).map(lambda pairs: sorted(pairs))
+
+
+def _disjoint(pairs: list[tuple[float, float]]) -> bool:
+    return all(b[0] >= a[1] for a, b in itertools.pairwise(pairs))
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    intervals=st.integers(1, 20),
+    subinterval=st.sampled_from([0.5, 1.0, 2.0]),
+    stops=stop_pairs,
+    seed=st.integers(0, 10_000),
+)
+def test_a_stop_against_a_plain_loop(
+    intervals: int, subinterval: float, stops: list[tuple[float, float]], seed: int
+) -> None:
+    if not _disjoint(stops):
+        stops = stops[:1]
+    rng = np.random.default_rng(seed)
+    origin = 100.0
+    loads = rng.uniform(0, 3, (len(NODES), intervals))
+    caps = np.repeat(rng.choice([0.5, 1.0, 2.0], len(NODES))[:, None], intervals, axis=1)
+    shifted = [(origin + a, origin + b) for a, b in stops]
+    series = stop_series(shifted, origin, subinterval, intervals)
+    got = estimate_from_dlts(loads, caps[:, 0], NODES, subinterval, 0.0, stops=series)
+    ce, mace = plain_restarted_mace(loads, caps, subinterval, origin, shifted)
+    np.testing.assert_allclose(got.series, mace, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.lower, mace, rtol=1e-9, atol=1e-9)
+    left = ce - got.ce_seconds  # the stop still to come is the same for every node
+    np.testing.assert_allclose(left, np.repeat(left[:1], len(NODES), axis=0), atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(intervals=st.integers(1, 15), seed=st.integers(0, 10_000))
+def test_no_stop_is_todays_analysis_exactly(intervals: int, seed: int) -> None:
+    loads = np.random.default_rng(seed).uniform(0, 3, (len(NODES), intervals))
+    placements = [dict(THREE.placement), {"a": "n2", "b": "n3"}]
+    starts = (0, intervals // 2)
+    # a stop wholly before the run's first subinterval is no stop
+    assert stop_series([(-5.0, -1.0)], 0.0, 1.0, intervals) is None
+    for name in ("mace", "path", "burst"):
+        today = analyse(THREE, loads, placements, starts, name)
+        with_none = analyse(THREE, loads, placements, starts, name, stops=None)
+        assert np.array_equal(today.estimate, with_none.estimate)
+        assert np.array_equal(today.upper, with_none.upper)
+
+
+def test_stop_series_by_hand() -> None:
+    # origin 100, w = 1: stopped from 102.5 to 105.2. Subinterval 2 is half stopped and
+    # a record arriving in it waits until 105.2, 2.2 s after its end; 3 and 4 are
+    # stopped (1.2 s and 0.2 s left); 5 is stopped for 0.2 s, with nothing left.
+    stops = stop_series([(102.5, 105.2)], 100.0, 1.0, 7)
+    assert stops is not None
+    np.testing.assert_allclose(stops.share, [0, 0, 0.5, 1, 1, 0.2, 0], atol=1e-12)
+    np.testing.assert_allclose(stops.left, [0, 0, 2.2, 1.2, 0.2, 0, 0], atol=1e-12)
+
+
+def test_a_restart_before_a_rescale_by_hand() -> None:
+    # one operator (cost 0.1, 15 events/s: 1.5 CPU-s/s) on one thread, then two from
+    # interval 3, the job stopped for all of interval 2 before it. One thread: CE 0.5,
+    # 1.0, then 2.5 (nothing served in interval 2). Two threads: 2.0, 1.5, 1.0 over
+    # capacity 2: 1.0, 0.75, 0.5. Without the stop the period after the change would be
+    # predicted at 0.5 s. The period before the change ends where the restart began:
+    # intervals 0 and 1, the old configuration running (worst 1.0 s).
+    stats = pd.DataFrame(
+        [("op", 0, p, 0 if p == 2 else 15, 0 if p == 2 else 15, 0.0 if p == 2 else 1.5)
+         for p in range(6)],
+        columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"],
+    )  # fmt: skip
+    counts = np.full((1, 6), 15.0)
+    placements = [dict(VERTEX.placement)] * 2
+    capacities = [{"op-threads": 1.0}, {"op-threads": 2.0}]
+    versions = [
+        SimpleNamespace(valid_from=0.0, stopped_at=None, capacities={"op-threads": 1.0}),
+        SimpleNamespace(valid_from=3.0, stopped_at=2.0, capacities={"op-threads": 2.0}),
+    ]
+    spans = restart_spans(versions, (0, 3), VERTEX, stats, 6)
+    assert spans == [(2.0, 3.0)]  # op (rescaled) works again in interval 3
+    stops = version_stops(spans, VERTEX.origin, VERTEX.subinterval, 6)
+    restarts = restart_starts(versions, VERTEX.origin, VERTEX.subinterval)
+    assert restarts == [None, 2]
+    measured = np.array([0.6, 1.1, 3.0, 1.2, 0.8, 0.5])
+    (check,) = check_changes(
+        VERTEX, stats, counts, placements, (0, 3), measured, capacities=capacities, stops=stops
+    )
+    assert check.predicted_wc_before == pytest.approx(2.5)
+    assert check.predicted_wc_after == pytest.approx(1.0)
+    (running,) = check_changes(
+        VERTEX, stats, counts, placements, (0, 3), measured, capacities=capacities,
+        stops=stops, restarts=restarts,
+    )  # fmt: skip
+    assert (running.before, running.after, running.training) == ((0, 2), (3, 6), (0, 2))
+    assert running.predicted_wc_before == pytest.approx(1.0)
+    assert running.predicted_wc_after == pytest.approx(1.0)
+    assert (running.measured_wc_before, running.measured_wc_after) == (1.1, 1.2)
+    (unstopped,) = check_changes(
+        VERTEX, stats, counts, placements, (0, 3), measured, capacities=capacities
+    )
+    assert unstopped.predicted_wc_after == pytest.approx(0.5)
+
+
+def test_a_restart_lasts_until_the_rescaled_operators_work_again() -> None:
+    # the job runs again at 3.0 but the rescaled op is not busy in intervals 3 and 4 (a
+    # Python worker starting): the stop lasts until 5.0, where it works again; a version
+    # whose operators do nothing within RESUME_WITHIN keeps its start
+    stats = pd.DataFrame(
+        [("op", 0, p, 15, 15, 0.0 if p in (2, 3, 4) else 1.5) for p in range(8)],
+        columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"],
+    )
+    versions = [
+        SimpleNamespace(valid_from=0.0, stopped_at=None, capacities={"op-threads": 1.0}),
+        SimpleNamespace(valid_from=3.0, stopped_at=2.5, capacities={"op-threads": 2.0}),
+    ]
+    assert restart_spans(versions, (0, 3), VERTEX, stats, 8) == [(2.5, 5.0)]
+    silent = stats.assign(cpu_seconds=0.0)
+    assert restart_spans(versions, (0, 3), VERTEX, silent, 8) == [(2.5, 3.0)]
+
+
+def test_the_period_after_a_change_ends_where_the_next_restart_begins() -> None:
+    # versions from 0, 4 and 8 of 12 subintervals; the third began with a restart in 6
+    stats = pd.DataFrame(
+        [("op", 0, p, 15, 15, 1.5) for p in range(12)],
+        columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"],
+    )
+    checks = check_changes(
+        VERTEX, stats, np.full((1, 12), 5.0), [dict(VERTEX.placement)] * 3, (0, 4, 8),
+        np.ones(12), restarts=[None, None, 6],
+    )  # fmt: skip
+    assert [(c.before, c.after) for c in checks] == [((0, 4), (4, 6)), ((4, 6), (8, 12))]
