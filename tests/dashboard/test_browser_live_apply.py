@@ -86,9 +86,10 @@ def test_apply_sends_the_placement_and_the_live_simulator_applies_it(
     versions = list((landing / "small").glob("topology-*.yaml"))
     assert len(versions) == 1
     (run,) = discover(landing, set())
-    # the new version moves operators and keeps the nodes' capacities
+    # the new version moves operators and keeps the nodes' capacities; a simulated
+    # change has no restart (no stop)
     placement, capacities = {"a": "n1", "b": "n2", "c": "n1"}, {"n1": 1.0, "n2": 2.0}
-    assert run.versions == [(request.valid_from, placement, capacities)]
+    assert run.versions == [(request.valid_from, placement, capacities, None)]
     assert dash_duo.get_logs() == []
 
 
