@@ -58,7 +58,10 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
         else:
             with _MIGRATING:
                 refuse_foreign(con, file)
-                migrate(con)
+                try:
+                    migrate(con)
+                except StorageError as exc:
+                    raise StorageError(f"{file}: {exc}") from exc
     except BaseException:
         con.close()
         raise

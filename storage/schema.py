@@ -406,7 +406,8 @@ def migrate(con: duckdb.DuckDBPyConnection) -> int:
             f"(knows up to {SCHEMA_VERSION}); upgrade mace"
         )
     for number in range(version + 1, SCHEMA_VERSION + 1):
-        with transaction(con, f"applying migration {number}"):
+        what = f"applying migration {number} (schema version {version} to {SCHEMA_VERSION})"
+        with transaction(con, what), storage_errors(what):
             con.execute(MIGRATIONS[number - 1])
             con.execute("INSERT INTO schema_version (version) VALUES (?)", [number])
     return SCHEMA_VERSION

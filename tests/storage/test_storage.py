@@ -650,3 +650,24 @@ def test_a_batch_of_another_runs_files_keeps_a_cached_run(db: Path) -> None:
     assert reloaded is not finished
     assert reloaded.operator_stats["cpu_seconds"].tolist() == pytest.approx([0.4, 0.4])
     database.close()
+
+
+def test_a_migration_that_fails_names_the_file_and_the_migration(tmp_path: Path) -> None:
+    """A file whose recorded schema version is behind the tables it holds (the last
+    migration's table exists, its version row does not): opening it for writing stops
+    with one line naming the file and the migration, and leaves the file as it was."""
+    path = tmp_path / "odd.duckdb"
+    connect(path).close()
+    odd = duckdb.connect(str(path))
+    odd.execute("DELETE FROM schema_version WHERE version = ?", [SCHEMA_VERSION])
+    odd.close()
+    with pytest.raises(StorageError) as caught:
+        connect(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: applying migration {SCHEMA_VERSION} ")
+    assert "\n" not in message
+    check = duckdb.connect(str(path), read_only=True)
+    try:
+        assert current_version(check) == SCHEMA_VERSION - 1
+    finally:
+        check.close()
