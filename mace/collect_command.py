@@ -214,9 +214,17 @@ def run_flink(args: argparse.Namespace) -> int:
     graph = collector.graph
     print(
         f"collecting job {collector.job_id} ({graph.name}, {len(graph.vertices)} vertices) "
-        f"into {collector.run_dir} every {args.every:g} s; Ctrl-C to stop",
+        f"into {collector.run_dir} every {collector.every:g} s; Ctrl-C to stop",
         flush=True,
     )
+    if collector.every > args.every:
+        print(
+            f"note: Flink refreshes its REST metrics every {collector.every:g} s "
+            "(metrics.fetcher.update-interval), so the collector polls at that pace; set it "
+            f"to {round(args.every * 1000)} ms or less on the cluster to sample every "
+            f"{args.every:g} s",
+            file=sys.stderr,
+        )
     try:
         stats = collector.run(stop, duration=args.duration)
     except OSError as exc:  # the last write failed too: say so in one line
