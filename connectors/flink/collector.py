@@ -20,6 +20,12 @@ fetches, and when the poll and the fetcher beat, one sample would repeat the las
 the next carry two polls' counts (docs/flink.md, "Counters come from Flink's metric
 cache"). A fetcher slower than ``every`` sets the polling interval.
 
+A file-fed source whose folder the collector can see (``offered``: source id -> folder)
+counts the records offered to it, the lines of the files in the folder
+(:mod:`connectors.flink.offered`), as its records out when they exceed what it read:
+the files it has not read yet are a queue in front of the job that no counter of
+Flink's file source shows.
+
 It survives REST hiccups (a failed poll is retried at the next tick, and the
 collector gives up only after ``give_up`` seconds without an answer) and job
 restarts (counters that restart from zero are the ingestion's to detect). A
@@ -56,6 +62,7 @@ import yaml
 
 from connectors.errors import ConnectorError
 from connectors.flink.graph import JobGraph, job_graph, subtask_samples, topology_document
+from connectors.flink.offered import OfferedFiles
 from connectors.flink.rest import FlinkRest, FlinkRestError, JobNotFound
 from connectors.flink.workers import PythonWorkers, WorkAttribution, WorkerTime
 from estimator.model import topology_from_dict
@@ -210,10 +217,12 @@ class FlinkCollector:
         clock: Callable[[], float] = time.time,
         on_poll: Callable[[CollectStats], None] | None = None,
         workers: Callable[[], dict[str, WorkerTime]] | None = None,
+        offered: dict[str, Path] | None = None,
     ):
         """``workers`` reads the Python workers' cumulative times; by default
         :class:`~connectors.flink.workers.PythonWorkers` when the REST endpoint is on
-        this host (a local cluster), nothing otherwise."""
+        this host (a local cluster), nothing otherwise. ``offered`` maps a source's id
+        to the folder it reads."""
         if every <= 0 or flush_every <= 0 or give_up <= 0:
             raise ConnectorError("--every, --flush-every and --give-up must be positive")
         self.rest = rest
@@ -238,6 +247,12 @@ class FlinkCollector:
         self.stats = CollectStats(job_id=self.job_id, run_dir=self.run_dir)
         self._document = topology_document(self.graph, mode, subinterval)
         self._pending: list[dict[str, Any]] = []
+        sources = {str(s["id"]) for s in self._document["sources"]}
+        for source in offered or {}:
+            if source not in sources:
+                known = ", ".join(sorted(sources))
+                raise ConnectorError(f"--offered: no source {source!r} (sources: {known})")
+        self.offered = {k: OfferedFiles(v) for k, v in (offered or {}).items()}
         self._attribution = WorkAttribution()
         if workers is None and urlsplit(rest.url).hostname in LOCAL_HOSTS:
             workers = PythonWorkers()
@@ -248,6 +263,10 @@ class FlinkCollector:
         self._stopped_since: float | None = None  # when it last stopped running, if since
         self._seen_running = self.graph.start_time  # the last poll that saw it running
         self._last_version = self.graph.start_time  # valid_from of the newest version
+
+    def topology_document(self) -> dict[str, Any]:
+        """The topology the collector writes (its current version)."""
+        return self._document
 
     @property
     def pending_rows(self) -> int:
@@ -287,6 +306,11 @@ class FlinkCollector:
             for v in self.graph.vertices
         }
         rows = sample_rows(self.graph, counters, asked, self.mode)
+        for source, files in self.offered.items():
+            reading = [r for r in rows if r["operator"] == source]
+            if reading:
+                unread = files.total(asked) - sum(float(r["records_out"]) for r in reading)
+                reading[0]["records_out"] = float(reading[0]["records_out"]) + max(0.0, unread)
         latest: dict[str, tuple[float, float]] = {}
         for row in rows:
             op, records_in, records_out = row["operator"], row["records_in"], row["records_out"]
