@@ -193,9 +193,14 @@ class FlinkRest:
         None if the configuration cannot be read."""
         try:
             entries = self.get("/jobmanager/config")
-            values = {e.get("key"): e.get("value") for e in entries if isinstance(e, dict)}
+        except FlinkRestError:
+            return None
+        if not isinstance(entries, list):
+            return None
+        values = {e.get("key"): e.get("value") for e in entries if isinstance(e, dict)}
+        try:
             return float(values.get(FETCHER_INTERVAL) or 10000) / 1000
-        except (FlinkRestError, TypeError, ValueError, AttributeError):
+        except (TypeError, ValueError):
             return None
 
     def task_time(self, job_id: str, vertex_id: str) -> list[dict[str, str]]:

@@ -244,6 +244,9 @@ def test_a_slow_metric_fetcher_sets_the_polling_interval(tmp_path: Path) -> None
     with serve(FakeFlink(fetcher=2.0)) as url:
         assert FlinkCollector(FlinkRest(url), tmp_path, every=1.0).every == 2.0
         assert FlinkCollector(FlinkRest(url), tmp_path, every=5.0).every == 5.0
+    with serve(FakeFlink()) as url:  # no configuration answer: the interval is not known
+        collector = FlinkCollector(FlinkRest(url), tmp_path, every=1.0)
+        assert collector.fetcher_interval is None and collector.every == 1.0
 
 
 def test_a_wrong_url_and_a_missing_job_give_one_line_errors(tmp_path: Path) -> None:
