@@ -107,6 +107,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="python.fn-execution.bundle.time of the Python jobs (default: Flink's, 1000)",
     )
     grid.add_argument(
+        "--count-files",
+        action="store_true",
+        help="count the lines of a one-input job's input folder as its source's offered "
+        "records (mace collect flink --offered), so files not read yet are a queue",
+    )
+    grid.add_argument(
         "--no-chaining",
         nargs="*",
         metavar="JOB",
@@ -240,7 +246,17 @@ def run_one(job: str, level: str, seed: int, args: argparse.Namespace) -> dict[s
         extra=bundle,
     )  # fmt: skip
     progress(f"{run_id}: job running at {url} after {time.time() - started:.0f} s")
-    collector = FlinkCollector(FlinkRest(url), landing, run_id=run_id, flush_every=2.0)
+    offered: dict[str, Path] = {}
+    if args.count_files:
+        found = FlinkCollector(FlinkRest(url), landing, run_id=run_id)
+        sources = [str(s["id"]) for s in found.topology_document()["sources"]]
+        if len(sources) == len(inputs) == 1:
+            offered = {sources[0]: inputs[0]}
+        else:
+            progress(f"{run_id}: {len(sources)} sources, {len(inputs)} inputs: files not counted")
+    collector = FlinkCollector(
+        FlinkRest(url), landing, run_id=run_id, flush_every=2.0, offered=offered
+    )
     stop_collecting = threading.Event()
     failures: list[str] = []
 
@@ -311,6 +327,7 @@ def run_one(job: str, level: str, seed: int, args: argparse.Namespace) -> dict[s
         "rates": {"low": low, "high": high},
         "chaining": chained(job, args.no_chaining),
         "bundle_ms": args.bundle_ms,
+        "offered_counted": sorted(offered),
         "producers": produced,
         "drained": drained,
         "collector_error": failures[0] if failures else None,

@@ -6,6 +6,7 @@ import argparse
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 
 from connectors.flink.collector import DEFAULT_EVERY, DEFAULT_FLUSH_EVERY, DEFAULT_GIVE_UP
@@ -50,6 +51,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "its TaskManager's cores; taskmanager: operators share their TaskManager's cores",
     )
     flink.add_argument("--duration", type=float, help="stop after this many seconds")
+    flink.add_argument(
+        "--offered",
+        action="append",
+        default=[],
+        metavar="SOURCE=FOLDER",
+        help="a file-fed source reads FOLDER, visible from here: count the lines of its files "
+        "as the records offered to SOURCE (a topology source id), so that files not read "
+        "yet count as a queue (repeat for several sources)",
+    )
     flink.add_argument(
         "--give-up",
         type=float,
@@ -195,6 +205,14 @@ def run_flink(args: argparse.Namespace) -> int:
 
     if args.duration is not None and args.duration <= 0:
         raise UsageError(f"--duration must be positive, got {args.duration:g}")
+    offered: dict[str, Path] = {}
+    for item in args.offered:
+        source, sep, folder = item.partition("=")
+        if not sep or not source or not folder:
+            raise UsageError(f"--offered {item!r}: expected SOURCE=FOLDER")
+        if not Path(folder).is_dir():
+            raise UsageError(f"--offered {item!r}: {folder} is not a folder")
+        offered[source] = Path(folder)
     stop = threading.Event()  # set by Ctrl-C or SIGTERM; also cuts a GET in progress
     collector = FlinkCollector(
         FlinkRest(args.rest, stop=stop),
@@ -205,6 +223,7 @@ def run_flink(args: argparse.Namespace) -> int:
         flush_every=args.flush_every,
         give_up=args.give_up,
         mode=args.nodes,
+        offered=offered,
     )
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -214,9 +233,17 @@ def run_flink(args: argparse.Namespace) -> int:
     graph = collector.graph
     print(
         f"collecting job {collector.job_id} ({graph.name}, {len(graph.vertices)} vertices) "
-        f"into {collector.run_dir} every {args.every:g} s; Ctrl-C to stop",
+        f"into {collector.run_dir} every {collector.every:g} s; Ctrl-C to stop",
         flush=True,
     )
+    if collector.every > args.every:
+        print(
+            f"note: Flink refreshes its REST metrics every {collector.every:g} s "
+            "(metrics.fetcher.update-interval), so the collector polls at that pace; set it "
+            f"to {round(args.every * 1000)} ms or less on the cluster to sample every "
+            f"{args.every:g} s",
+            file=sys.stderr,
+        )
     try:
         stats = collector.run(stop, duration=args.duration)
     except OSError as exc:  # the last write failed too: say so in one line

@@ -10,6 +10,22 @@ charges it to the threads they serve (``work_seconds``, :mod:`connectors.flink.w
 Every ``flush_every`` seconds the rows taken so far are appended as
 one Parquet file, written under a hidden name and renamed.
 
+Flink's REST API answers metrics from a cache: a request more than
+``metrics.fetcher.update-interval`` after the last fetch starts a new fetch from the
+TaskManagers and is answered, at once, with the old values. So a poll first asks (which
+starts the fetch), waits until the answer shows new values (at most ``FETCH_WAIT``),
+then reads every vertex, and stamps the sample with the time it asked. Read at once, a
+sample would hold the values of the poll before, its vertices could come from two
+fetches, and when the poll and the fetcher beat, one sample would repeat the last and
+the next carry two polls' counts (docs/flink.md, "Counters come from Flink's metric
+cache"). A fetcher slower than ``every`` sets the polling interval.
+
+A file-fed source whose folder the collector can see (``offered``: source id -> folder)
+counts the records offered to it, the lines of the files in the folder
+(:mod:`connectors.flink.offered`), as its records out when they exceed what it read:
+the files it has not read yet are a queue in front of the job that no counter of
+Flink's file source shows.
+
 It survives REST hiccups (a failed poll is retried at the next tick, and the
 collector gives up only after ``give_up`` seconds without an answer) and job
 restarts (counters that restart from zero are the ingestion's to detect). A
@@ -46,6 +62,7 @@ import yaml
 
 from connectors.errors import ConnectorError
 from connectors.flink.graph import JobGraph, job_graph, subtask_samples, topology_document
+from connectors.flink.offered import OfferedFiles
 from connectors.flink.rest import FlinkRest, FlinkRestError, JobNotFound
 from connectors.flink.workers import PythonWorkers, WorkAttribution, WorkerTime
 from estimator.model import topology_from_dict
@@ -60,6 +77,10 @@ DEFAULT_EVERY = 1.0
 DEFAULT_FLUSH_EVERY = 5.0
 DEFAULT_GIVE_UP = 60.0
 REDISCOVER_EVERY = 30.0
+FETCH_WAIT = 0.5
+"""Seconds a poll waits at most for the metric fetch it started (one took 0.06-0.2 s
+on a loaded 2-core machine)."""
+FETCH_STEP = 0.02
 SAMPLE_SCHEMA = pa.schema(
     [
         ("time", pa.float64()),
@@ -196,10 +217,12 @@ class FlinkCollector:
         clock: Callable[[], float] = time.time,
         on_poll: Callable[[CollectStats], None] | None = None,
         workers: Callable[[], dict[str, WorkerTime]] | None = None,
+        offered: dict[str, Path] | None = None,
     ):
         """``workers`` reads the Python workers' cumulative times; by default
         :class:`~connectors.flink.workers.PythonWorkers` when the REST endpoint is on
-        this host (a local cluster), nothing otherwise."""
+        this host (a local cluster), nothing otherwise. ``offered`` maps a source's id
+        to the folder it reads."""
         if every <= 0 or flush_every <= 0 or give_up <= 0:
             raise ConnectorError("--every, --flush-every and --give-up must be positive")
         self.rest = rest
@@ -212,6 +235,10 @@ class FlinkCollector:
         self.clock = clock
         self.on_poll = on_poll
         self.job_id = find_job(rest, job_id)
+        self.fetcher_interval = rest.fetcher_interval()
+        """Flink's metric fetcher interval in seconds (None: not known)."""
+        if self.fetcher_interval is not None and self.fetcher_interval > every:
+            self.every = self.fetcher_interval  # polling faster reads one fetch twice
         self.graph, self.state = read_graph(rest, self.job_id)
         self.run_id = run_id or f"flink-{self.graph.name}-{self.job_id[:8]}"
         if "/" in self.run_id or self.run_id in ("", ".", ".."):
@@ -220,6 +247,12 @@ class FlinkCollector:
         self.stats = CollectStats(job_id=self.job_id, run_dir=self.run_dir)
         self._document = topology_document(self.graph, mode, subinterval)
         self._pending: list[dict[str, Any]] = []
+        sources = {str(s["id"]) for s in self._document["sources"]}
+        for source in offered or {}:
+            if source not in sources:
+                known = ", ".join(sorted(sources))
+                raise ConnectorError(f"--offered: no source {source!r} (sources: {known})")
+        self.offered = {k: OfferedFiles(v) for k, v in (offered or {}).items()}
         self._attribution = WorkAttribution()
         if workers is None and urlsplit(rest.url).hostname in LOCAL_HOSTS:
             workers = PythonWorkers()
@@ -230,6 +263,10 @@ class FlinkCollector:
         self._stopped_since: float | None = None  # when it last stopped running, if since
         self._seen_running = self.graph.start_time  # the last poll that saw it running
         self._last_version = self.graph.start_time  # valid_from of the newest version
+
+    def topology_document(self) -> dict[str, Any]:
+        """The topology the collector writes (its current version)."""
+        return self._document
 
     @property
     def pending_rows(self) -> int:
@@ -243,9 +280,9 @@ class FlinkCollector:
     def poll(self) -> int:
         """Take one sample of every subtask and keep it; returns the number of rows taken."""
         started = time.perf_counter()
+        times = self.workers() if self.workers is not None else {}  # read as the fetch starts
         rows = self.sample()
         self._pending += rows
-        times = self.workers() if self.workers is not None else {}
         self._attribution.attribute(rows, times)
         self.stats.python_workers = len(times)
         self.stats.polls += 1
@@ -254,8 +291,10 @@ class FlinkCollector:
         return len(rows)
 
     def sample(self) -> list[dict[str, Any]]:
-        """One sample of every subtask, not kept (:meth:`poll` keeps it); :meth:`drained`
+        """One sample of every subtask, not kept (:meth:`poll` keeps it), stamped with the
+        time it asked Flink for fresh values (:meth:`fresh_values`); :meth:`drained`
         answers from the newest sample."""
+        asked = self.fresh_values()
         counters = {
             v.vertex_id: self.rest.counters(
                 self.job_id,
@@ -266,7 +305,12 @@ class FlinkCollector:
             )
             for v in self.graph.vertices
         }
-        rows = sample_rows(self.graph, counters, self.clock(), self.mode)
+        rows = sample_rows(self.graph, counters, asked, self.mode)
+        for source, files in self.offered.items():
+            reading = [r for r in rows if r["operator"] == source]
+            if reading:
+                unread = files.total(asked) - sum(float(r["records_out"]) for r in reading)
+                reading[0]["records_out"] = float(reading[0]["records_out"]) + max(0.0, unread)
         latest: dict[str, tuple[float, float]] = {}
         for row in rows:
             op, records_in, records_out = row["operator"], row["records_in"], row["records_out"]
@@ -274,6 +318,20 @@ class FlinkCollector:
             latest[str(op)] = (before[0] + float(records_in), before[1] + float(records_out))
         self._latest = latest
         return rows
+
+    def fresh_values(self) -> float:
+        """Start a fetch of Flink's metric cache and wait until its values are in (the
+        first vertex's task time changed) or ``min(FETCH_WAIT, every / 2)`` passed;
+        return the time of the request that started it."""
+        vertex = self.graph.vertices[0].vertex_id
+        asked = self.clock()
+        before = self.rest.task_time(self.job_id, vertex)
+        deadline = time.monotonic() + min(FETCH_WAIT, self.every / 2)
+        while time.monotonic() < deadline:
+            time.sleep(FETCH_STEP)
+            if self.rest.task_time(self.job_id, vertex) != before:
+                break
+        return asked
 
     def drained(self) -> bool:
         """Whether, at the last sample, every operator had read all its inputs had sent

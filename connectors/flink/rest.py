@@ -1,9 +1,10 @@
 """A small client of Flink's REST API (the JobManager's web endpoint), standard library only.
 
 Only the read-only endpoints the collector needs: the job list, a job's plan and
-vertices, where subtasks run, the TaskManagers, and per-subtask counters of a
-vertex (``/jobs/<id>/vertices/<vid>/metrics?get=0.numRecordsIn,...``: one request
-per vertex for all its subtasks).
+vertices, where subtasks run, the TaskManagers, the JobManager's configuration (for
+its metric fetcher's interval), and per-subtask counters of a vertex
+(``/jobs/<id>/vertices/<vid>/metrics?get=0.numRecordsIn,...``: one request per vertex
+for all its subtasks).
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from typing import Any
 from connectors.errors import ConnectorError
 from connectors.flink.graph import COUNTERS, PENDING
 
+TASK_TIME = ("accumulateBusyTimeMs", "accumulateIdleTimeMs", "accumulateBackPressuredTimeMs")
+"""A subtask's busy, idle and back-pressured time: together they grow with the wall clock
+while it runs, so a new answer shows that Flink's metric fetcher brought new values."""
+FETCHER_INTERVAL = "metrics.fetcher.update-interval"
 DEFAULT_TIMEOUT = 5.0
 """Seconds one GET may take in all (connect, send, the whole answer)."""
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
@@ -181,6 +186,29 @@ class FlinkRest:
 
     def taskmanagers(self) -> dict[str, Any]:
         return self.object("/taskmanagers")
+
+    def fetcher_interval(self) -> float | None:
+        """Seconds between two metric fetches of the JobManager
+        (``metrics.fetcher.update-interval``; Flink's default, 10 s, when not set), or
+        None if the configuration cannot be read."""
+        try:
+            entries = self.get("/jobmanager/config")
+        except FlinkRestError:
+            return None
+        if not isinstance(entries, list):
+            return None
+        values = {e.get("key"): e.get("value") for e in entries if isinstance(e, dict)}
+        try:
+            return float(values.get(FETCHER_INTERVAL) or 10000) / 1000
+        except (TypeError, ValueError):
+            return None
+
+    def task_time(self, job_id: str, vertex_id: str) -> list[dict[str, str]]:
+        """The first subtask's :data:`TASK_TIME` on a vertex, as Flink's metric store has
+        them now (one short request)."""
+        names = ",".join(f"0.{name}" for name in TASK_TIME)
+        answer = self.get(f"/jobs/{job_id}/vertices/{vertex_id}/metrics", get=names)
+        return answer if isinstance(answer, list) else []
 
     def counters(
         self,

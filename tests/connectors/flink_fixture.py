@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,9 +26,22 @@ class FakeFlink:
     """Serves the recorded job; ``polls_until_finished`` counter answers later the job is
     FINISHED; each counter answer adds ``step`` records to every recorded value; a
     ``state`` set is the job's state until then (e.g. RESTARTING while it rescales), a
-    ``checkpoints`` set its answer to the checkpoint statistics (none: 404)."""
+    ``checkpoints`` set its answer to the checkpoint statistics (none: 404).
 
-    def __init__(self, polls_until_finished: int = 1_000_000, step: float = 10.0):
+    With ``fetcher`` (seconds) it answers metrics as Flink's REST API does, from a cache:
+    a metrics request more than ``fetcher`` s after the last fetch starts one and is
+    answered with the cached values; the fetch lands ``fetch_delay`` s later with the
+    values of the moment it started: the recorded ones plus ``rate`` records a second
+    since the fake was made, and task times that grow with the wall clock."""
+
+    def __init__(
+        self,
+        polls_until_finished: int = 1_000_000,
+        step: float = 10.0,
+        fetcher: float | None = None,
+        fetch_delay: float = 0.05,
+        rate: float = 1000.0,
+    ):
         self.job = recorded("job")
         self.job_id = self.job["jid"]
         self.overview = recorded("jobs_overview")
@@ -41,6 +55,14 @@ class FakeFlink:
         self.fail_next = 0
         self.state: str | None = None
         self.checkpoints: dict[str, Any] | None = None
+        self.fetcher = fetcher
+        self.fetch_delay = fetch_delay
+        self.rate = rate
+        self.started = time.time()
+        self._cache: dict[str, dict[str, float]] = {}
+        self._landing: tuple[float, dict[str, dict[str, float]]] | None = None
+        self._last_fetch = float("-inf")
+        self._lock = threading.Lock()
 
     def answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
         if self.fail_next > 0:
@@ -54,6 +76,9 @@ class FakeFlink:
             return 200, {"jobs": jobs}
         if parts == ["taskmanagers"]:
             return 200, self.taskmanagers
+        if parts == ["jobmanager", "config"] and self.fetcher is not None:
+            ms = str(round(self.fetcher * 1000))
+            return 200, [{"key": "metrics.fetcher.update-interval", "value": ms}]
         if len(parts) >= 2 and parts[0] == "jobs":
             if parts[1] != self.job_id:
                 return 404, {"errors": [f"Job {parts[1]} not found"]}
@@ -69,7 +94,28 @@ class FakeFlink:
                 return 200, self._counters(parts[3], query.get("get", [""])[0].split(","))
         return 404, {"errors": ["Not found: " + path]}
 
+    def live(self, vertex: str, at: float) -> dict[str, float]:
+        """A vertex's metrics at wall-clock time ``at`` (the ``fetcher`` mode's)."""
+        elapsed = at - self.started
+        values = {m["id"]: float(m["value"]) for m in self.counters[vertex]}
+        values = {n: v + self.rate * elapsed if "Records" in n else v for n, v in values.items()}
+        return {**values, "0.accumulateIdleTimeMs": 1000 * elapsed}
+
+    def _cached(self, names: list[str], vertex: str) -> list[dict[str, str]]:
+        with self._lock:
+            now = time.time()
+            if self._landing is not None and now >= self._landing[0]:
+                self._cache, self._landing = self._landing[1], None
+            if now - self._last_fetch > (self.fetcher or 0.0):
+                self._last_fetch = now
+                snapshot = {v: self.live(v, now) for v in self.counters}
+                self._landing = (now + self.fetch_delay, snapshot)
+            values = self._cache.get(vertex, {})
+        return [{"id": n, "value": str(values[n])} for n in names if n in values]
+
     def _counters(self, vertex: str, names: list[str]) -> list[dict[str, str]]:
+        if self.fetcher is not None:
+            return self._cached(names, vertex)
         self.counter_requests += 1
         extra = self.step * (self.counter_requests // len(self.vertices))
         values = {m["id"]: float(m["value"]) for m in self.counters[vertex]}

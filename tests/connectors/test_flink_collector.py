@@ -221,6 +221,34 @@ def test_counter_answers_become_sample_rows() -> None:
     assert len(rows) == len(graph.vertices)
 
 
+def test_a_sample_holds_the_counts_of_the_moment_it_is_stamped_with(tmp_path: Path) -> None:
+    """Flink answers metrics from a cache that a request refreshes only after answering:
+    read at once, each sample would hold the counts of the poll before (0.3 s, 300
+    records, behind its time stamp)."""
+    fake = FakeFlink(fetcher=0.2, fetch_delay=0.05, rate=1000.0)
+    with serve(fake) as url:
+        collector = FlinkCollector(FlinkRest(url), tmp_path, run_id="r", every=0.3)
+        assert collector.fetcher_interval == pytest.approx(0.2)
+        rows = []
+        for _ in range(4):
+            rows += collector.sample()
+            time.sleep(0.3)
+    enrich = next(v for v, name in collector.graph.ids.items() if name == "enrich")
+    for row in (r for r in rows if r["operator"] == "enrich"):
+        expected = fake.live(enrich, row["time"])["0.numRecordsIn"]
+        assert abs(row["records_in"] - expected) <= 30  # the fetch starts within 30 ms
+
+
+def test_a_slow_metric_fetcher_sets_the_polling_interval(tmp_path: Path) -> None:
+    """Polling faster than Flink refreshes its metric cache would read one fetch twice."""
+    with serve(FakeFlink(fetcher=2.0)) as url:
+        assert FlinkCollector(FlinkRest(url), tmp_path, every=1.0).every == 2.0
+        assert FlinkCollector(FlinkRest(url), tmp_path, every=5.0).every == 5.0
+    with serve(FakeFlink()) as url:  # no configuration answer: the interval is not known
+        collector = FlinkCollector(FlinkRest(url), tmp_path, every=1.0)
+        assert collector.fetcher_interval is None and collector.every == 1.0
+
+
 def test_a_wrong_url_and_a_missing_job_give_one_line_errors(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -88,6 +88,26 @@ def test_discovered_topology_is_the_jobs_graph(flink_demo: tuple[Path, str]) -> 
     assert topology.capacity_by_node[tm] == os.cpu_count()
 
 
+def test_each_sample_is_one_fetch_of_flinks_metric_cache(flink_demo: tuple[Path, str]) -> None:
+    """The collector waits for the metric fetch its poll started, so every vertex of a
+    sample comes from that one fetch: no operator has read more than its inputs had
+    sent, and each poll is one time stamp, later than the last."""
+    import pandas as pd
+
+    workdir, _ = flink_demo
+    (run_dir,) = [p for p in (workdir / "landing").iterdir() if p.is_dir()]
+    topology = load_topology(run_dir / "topology.yaml")
+    samples = pd.concat(pd.read_parquet(f) for f in sorted((run_dir / "samples").glob("*.parquet")))
+    totals = samples.groupby(["time", "operator"])[["records_in", "records_out"]].sum()
+    times = samples["time"].drop_duplicates()
+    assert times.is_monotonic_increasing and len(times) > 10
+    for time_, snapshot in totals.groupby(level="time"):
+        counts = snapshot.droplevel("time")
+        for operator in topology.operators:
+            sent = sum(counts.loc[u, "records_out"] for u in operator.inputs)
+            assert counts.loc[operator.id, "records_in"] <= sent, (time_, operator.id)
+
+
 def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str]) -> None:
     workdir, stdout = flink_demo
     generated = sum(
