@@ -407,6 +407,19 @@ def version_stops(
     return stop_series(spans, origin, subinterval, intervals) if spans else None
 
 
+def measured_stops(
+    versions: Sequence[Restarted],
+    starts: Sequence[int],
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    intervals: int,
+) -> Stops | None:
+    """The restarts of a run's ``versions`` (:func:`restart_spans`) as the stops every
+    analysis of the run serves nothing in (:func:`version_stops`); None without one."""
+    spans = restart_spans(versions, starts, topology, operator_stats, intervals)
+    return version_stops(spans, topology.origin, topology.subinterval, intervals)
+
+
 def restart_starts(
     versions: Sequence[Restarted], origin: float, subinterval: float
 ) -> list[int | None]:
