@@ -372,6 +372,8 @@ def restart_spans(
     rescaled (every operator when it rescaled none) were busy (``operator_stats``), within
     :data:`RESUME_WITHIN` seconds, else its ``valid_from``. A rescaled Flink job runs its
     subtasks seconds before a Python operator works: its worker starts first."""
+    if all(v.stopped_at is None for v in versions):
+        return []  # no restart: the busy times need not be read
     busy = operator_matrix(topology, operator_stats, intervals, "cpu_seconds")
     w = topology.subinterval
     spans = []
