@@ -86,7 +86,7 @@ def restart_halfway(db: Path, seconds: float) -> None:
     same placement that began with a stop (what ``mace collect flink`` records)."""
     from storage import reads
     from storage.db import connect, transaction
-    from storage.writes import write_run
+    from storage.writes import Version, write_run
 
     con = connect(db)
     try:
@@ -94,7 +94,7 @@ def restart_halfway(db: Path, seconds: float) -> None:
         topology = reads.run_topology(con, info.run_id)
         _, stop = reads.interval_range(con, info.run_id) or (0, 0)
         resumed = topology.origin + topology.subinterval * (stop // 2)
-        version = (resumed, dict(topology.placement), {}, resumed - seconds)
+        version: Version = (resumed, dict(topology.placement), {}, resumed - seconds)
         with transaction(con, "a restart halfway"):
             write_run(con, info.run_id, topology, [version])
     finally:
