@@ -13,7 +13,9 @@ loaded and fitted) is timed too.
 
 The edit doubles the parallelism of the operator on the run's bottleneck node; the
 plan's objective is the run's predicted worst case over ``--objective-divisor`` (20:
-several greedy steps).
+several greedy steps). With ``--restart SECONDS`` the run restarts once, halfway, for
+that long (a placement version with its stop), so both commands also predict the
+restart of reaching their deployments (``restart`` in their JSON).
 """
 
 from __future__ import annotations
@@ -79,6 +81,26 @@ def predict_only(db: Path, edit: str, repeat: int) -> float:
     return statistics.median(seconds)
 
 
+def restart_halfway(db: Path, seconds: float) -> None:
+    """Give the filled run a restart of ``seconds`` halfway: a placement version with the
+    same placement that began with a stop (what ``mace collect flink`` records)."""
+    from storage import reads
+    from storage.db import connect, transaction
+    from storage.writes import Version, write_run
+
+    con = connect(db)
+    try:
+        (info,) = reads.list_runs(con)
+        topology = reads.run_topology(con, info.run_id)
+        _, stop = reads.interval_range(con, info.run_id) or (0, 0)
+        resumed = topology.origin + topology.subinterval * (stop // 2)
+        version: Version = (resumed, dict(topology.placement), {}, resumed - seconds)
+        with transaction(con, "a restart halfway"):
+            write_run(con, info.run_id, topology, [version])
+    finally:
+        con.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--intervals", type=int, default=3600)
@@ -91,12 +113,21 @@ def main() -> None:
         default=20.0,
         help="the plan's objective is the run's predicted worst case over this (default 20)",
     )
+    parser.add_argument(
+        "--restart",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the run restarts once, halfway, for this long (default 0: never)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "bench.duckdb"
         now = datetime.now(UTC).replace(tzinfo=None)
         filled = fill(db, 1, args.intervals, args.nodes, 0, now=now)
+        if args.restart > 0:
+            restart_halfway(db, args.restart)
         base = ["--db", str(db)]
         timed(["report", *base, "--json"], 1)  # warm the imports and the numba kernels
         report_s, _ = timed(["report", *base, "--json"], args.repeat)
@@ -128,6 +159,8 @@ def main() -> None:
         "plan_evaluations": plan["evaluations"],
         "rule_subtasks": plan["utilization_rule"]["deployment"]["subtasks"],
         "rule_wc": plan["utilization_rule"]["system"]["wc"],
+        "restart_s": args.restart,
+        "plan_restart_wc": (plan["recommended"]["restart"] or {}).get("system", {}).get("wc"),
         "repeat": args.repeat,
         "plan_repeat": args.plan_repeat,
     }

@@ -372,6 +372,8 @@ def restart_spans(
     rescaled (every operator when it rescaled none) were busy (``operator_stats``), within
     :data:`RESUME_WITHIN` seconds, else its ``valid_from``. A rescaled Flink job runs its
     subtasks seconds before a Python operator works: its worker starts first."""
+    if all(v.stopped_at is None for v in versions):
+        return []  # no restart: the busy times need not be read
     busy = operator_matrix(topology, operator_stats, intervals, "cpu_seconds")
     w = topology.subinterval
     spans = []
@@ -405,6 +407,19 @@ def version_stops(
     """The restarts ``spans`` (:func:`restart_spans`) over the run's ``intervals``
     subintervals from ``origin``; None when the run has none."""
     return stop_series(spans, origin, subinterval, intervals) if spans else None
+
+
+def measured_stops(
+    versions: Sequence[Restarted],
+    starts: Sequence[int],
+    topology: Topology,
+    operator_stats: pd.DataFrame,
+    intervals: int,
+) -> Stops | None:
+    """The restarts of a run's ``versions`` (:func:`restart_spans`) as the stops every
+    analysis of the run serves nothing in (:func:`version_stops`); None without one."""
+    spans = restart_spans(versions, starts, topology, operator_stats, intervals)
+    return version_stops(spans, topology.origin, topology.subinterval, intervals)
 
 
 def restart_starts(

@@ -41,12 +41,11 @@ from estimator.runs import (
     RunAnalysis,
     analyse,
     fitted_model,
+    measured_stops,
     node_loads,
     predicted_node_profile,
-    restart_spans,
     restart_starts,
     segments,
-    version_stops,
     version_topologies,
 )
 
@@ -172,13 +171,8 @@ def verify_changes(
         profile=profile,
         capacities=[v.capacities for v in run.versions],
         finish=finish,
-        stops=version_stops(
-            restart_spans(
-                run.versions, run.version_starts, run.topology, run.operator_stats, run.intervals
-            ),
-            run.topology.origin,
-            run.topology.subinterval,
-            run.intervals,
+        stops=measured_stops(
+            run.versions, run.version_starts, run.topology, run.operator_stats, run.intervals
         ),
         restarts=restart_starts(run.versions, run.topology.origin, run.topology.subinterval),
     )

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mace.errors import UsageError
 
 if TYPE_CHECKING:
-    from dashboard.core.data import RunData
     from dashboard.core.deployment import FittedRun
-    from estimator.parallelism import Edits
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,8 +55,8 @@ def add_set_option(parser: argparse.ArgumentParser, *, required: bool) -> None:
     )
 
 
-def load_run(db: Path, run_id: str | None) -> tuple[RunData, FittedRun]:
-    """The run ``run_id`` of ``db`` (default the last) and its model fitted on it."""
+def load_fitted_run(db: Path, run_id: str | None) -> FittedRun:
+    """The run ``run_id`` of ``db`` (default the last) with its model fitted on it."""
     from dashboard.core.deployment import fit_run
     from mace.report_command import load_run_data
 
@@ -68,53 +65,17 @@ def load_run(db: Path, run_id: str | None) -> tuple[RunData, FittedRun]:
     data, _ = load_run_data(db, run_id)
     if data.intervals == 0:
         raise UsageError(f"run '{data.info.run_id}': no arrivals ingested yet")
-    return data, fit_run(data)
-
-
-def load_fitted_run(db: Path, run_id: str | None) -> FittedRun:
-    """The run ``run_id`` of ``db`` (default the last) with its model fitted on it."""
-    return load_run(db, run_id)[1]
-
-
-def restart_json(data: RunData, fitted: FittedRun, edits: Edits) -> dict[str, Any] | None:
-    """What a restart into the edited deployment costs: the median of the restarts
-    measured on the run (:func:`estimator.runs.restart_spans`) tried at the run's busiest
-    moments (:func:`estimator.parallelism.restart_cost`); None when none was measured."""
-    from dashboard.core.deployment import figures
-    from estimator.parallelism import resolve, restart_cost, shape_of
-    from estimator.runs import restart_spans
-
-    spans = restart_spans(
-        data.versions, data.version_starts, data.topology, data.operator_stats, data.intervals
-    )
-    downtimes = [resumed - stopped for stopped, resumed in spans]
-    if not downtimes:
-        return None
-    shape = shape_of(fitted.topology)
-    cost = restart_cost(
-        fitted.topology,
-        shape,
-        resolve(shape, edits),
-        fitted.operator_dlts,
-        statistics.median(downtimes),
-        fitted.finish,
-    )
-    return {
-        "downtime": cost.downtime,
-        "measured": len(downtimes),
-        "interval": cost.interval,
-        **figures(cost.analysis),
-    }
+    return fit_run(data)
 
 
 def run(args: argparse.Namespace) -> int:
-    from dashboard.core.deployment import parse_edits, whatif_document
+    from dashboard.core.deployment import parse_edits, restart_json, whatif_document
     from estimator.parallelism import shape_of
 
-    data, fitted = load_run(Path(args.db), args.run_id)
+    fitted = load_fitted_run(Path(args.db), args.run_id)
     edits = parse_edits(args.edits, fitted.topology, shape_of(fitted.topology))
     document = whatif_document(fitted, edits)
-    document["restart"] = restart_json(data, fitted, edits)
+    document["restart"] = restart_json(fitted, edits)
     if args.json:
         print(json.dumps(document))
     else:

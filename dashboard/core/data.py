@@ -26,13 +26,16 @@ import pandas as pd
 
 from dashboard.core.errors import ViewError
 from estimator.arrivals import Arrivals, arrivals_window
+from estimator.mace import Stops
 from estimator.model import Topology, version_starts
 from estimator.pathaware import NODE_FINE, PORT_WORK, SOURCE_FINE, Detail
 from estimator.runs import (
     estimated_operator_dlts,
     estimated_port_dlts,
+    measured_stops,
     node_loads,
     node_profile_matrix,
+    restart_spans,
     source_profile_matrix,
 )
 from estimator.whatif import (
@@ -189,6 +192,26 @@ class RunData:
         """The node capacities of each version, in order (a rescaled Flink vertex's
         threads node changes with its parallelism)."""
         return [v.capacities for v in self.versions]
+
+    @functools.cached_property
+    def restarts(self) -> tuple[tuple[float, float], ...]:
+        """[stopped, resumed) of each restart measured on the run (a Flink rescale), the
+        run's clock (:func:`estimator.runs.restart_spans`); none on a simulated run."""
+        return tuple(
+            restart_spans(
+                self.versions, self.version_starts, self.topology, self.operator_stats,
+                self.intervals,
+            )
+        )  # fmt: skip
+
+    @functools.cached_property
+    def stops(self) -> Stops | None:
+        """The restarts as every analysis of the run sees them: nothing served while the
+        job was stopped (:func:`estimator.runs.measured_stops`); None without one."""
+        return measured_stops(
+            self.versions, self.version_starts, self.topology, self.operator_stats,
+            self.intervals,
+        )  # fmt: skip
 
     @functools.cached_property
     def counts(self) -> np.ndarray:

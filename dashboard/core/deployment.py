@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,16 @@ from dashboard.core.data import RunData
 from estimator.delays import calibrate
 from estimator.errors import ScenarioError
 from estimator.model import Topology
-from estimator.parallelism import Deployment, Edits, Shape, predict, resolve, shape_of, unit_of
+from estimator.parallelism import (
+    Deployment,
+    Edits,
+    Shape,
+    predict,
+    resolve,
+    restart_cost,
+    shape_of,
+    unit_of,
+)
 from estimator.runs import (
     RunAnalysis,
     analyse,
@@ -51,6 +61,7 @@ class FittedRun:
     finish: Callable[[RunAnalysis], RunAnalysis]
     current: RunAnalysis
     counters: bool
+    downtimes: tuple[float, ...] = ()  # the restarts measured on the run, in seconds
 
 
 def is_flink(topology: Topology) -> bool:
@@ -83,7 +94,13 @@ def _fit(data: RunData) -> FittedRun:
         delays = calibrate(recorded.per_query, measured, fitted.subinterval)
         finish = functools.partial(with_delays, delays=delays)
     return FittedRun(
-        data.info.run_id, fitted, operator_dlts, finish, finish(recorded), data.info.counters
+        data.info.run_id,
+        fitted,
+        operator_dlts,
+        finish,
+        finish(recorded),
+        data.info.counters,
+        tuple(resumed - stopped for stopped, resumed in data.restarts),
     )
 
 
@@ -196,3 +213,32 @@ def whatif_document(fitted: FittedRun, edits: Edits) -> dict[str, Any]:
         "recorded": {"deployment": deployment_json(recorded), **figures(fitted.current)},
         "changed": {"deployment": deployment_json(deployment), **figures(changed)},
     }
+
+
+def restart_figures(fitted: FittedRun, deployment: Deployment) -> dict[str, Any] | None:
+    """What a restart into ``deployment`` costs (``mace whatif --json``'s ``restart``):
+    the median of the restarts measured on the run, tried at the run's busiest moments
+    (:func:`estimator.parallelism.restart_cost`), with the worst one's figures; None when
+    the run has no restart measured."""
+    if not fitted.downtimes:
+        return None
+    cost = restart_cost(
+        fitted.topology,
+        shape_of(fitted.topology),
+        deployment,
+        fitted.operator_dlts,
+        statistics.median(fitted.downtimes),
+        fitted.finish,
+    )
+    return {
+        "downtime": cost.downtime,
+        "measured": len(fitted.downtimes),
+        "interval": cost.interval,
+        **figures(cost.analysis),
+    }
+
+
+def restart_json(fitted: FittedRun, edits: Edits) -> dict[str, Any] | None:
+    """:func:`restart_figures` of the deployment ``edits`` make (ScenarioError names a
+    bad edit)."""
+    return restart_figures(fitted, resolve(shape_of(fitted.topology), edits))

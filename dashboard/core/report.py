@@ -97,7 +97,10 @@ def analyses(
 
 def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
     """The latency estimated by ``estimator`` from the run's measured node DLTS (and the
-    finer work it uses: the stored sub-bucket profile, the work of each operator port)."""
+    finer work it uses: the stored sub-bucket profile, the work of each operator port),
+    with the run's restarts (:attr:`RunData.stops`): a real engine's measured load is the
+    work offered, which its sources go on reading while the job's other vertices are
+    stopped, so the stop is not in it (docs/flink.md, "A rescale, verified")."""
 
     def compute() -> RunAnalysis:
         placements = run.placements
@@ -113,6 +116,7 @@ def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
                 estimator,
                 detail,
                 run.capacities,
+                run.stops,
             ),
             None,
         )
@@ -133,7 +137,8 @@ def predicted_analysis(
     An estimator that reads a node profile gets the one the model predicts from the
     stored arrivals per sub-bucket (:func:`estimator.runs.fitted_node_profile`); a run
     without them (measured by counters, ingested before migration 9) has none, and the
-    estimator spreads each subinterval evenly."""
+    estimator spreads each subinterval evenly. The run's restarts serve nothing, as in
+    the estimate (:func:`estimated_analysis`)."""
     placements = run.placements
     counts = run.counts
 
@@ -165,7 +170,14 @@ def predicted_analysis(
             fine = predicted_profile(run, window())
         detail = _detail(fine, ports, sources)
         computed = analyse(
-            run.topology, loads, placements, run.version_starts, estimator, detail, run.capacities
+            run.topology,
+            loads,
+            placements,
+            run.version_starts,
+            estimator,
+            detail,
+            run.capacities,
+            run.stops,
         )
         return engine_delays(run, computed, window())
 
@@ -492,6 +504,7 @@ def refit_analyses(run: RunData, estimator: str, training: tuple[int, int]) -> R
             estimator,
             _detail(node_fine, port_work, sources),
             run.capacities,
+            run.stops,
         ),
     )
 

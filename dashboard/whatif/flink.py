@@ -27,6 +27,7 @@ from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
 from dashboard.whatif import flink_rest, ids
 from dashboard.whatif.common import MESSAGE, TABLE_STYLE, field, row
+from dashboard.whatif.link import clock
 from estimator.errors import ScenarioError
 from estimator.model import Topology
 from estimator.parallelism import shape_of
@@ -83,6 +84,7 @@ def card() -> dbc.Card:
                 html.Div(id=ids.WI_FL_LIST, className="mb-2"),
                 html.Div(id=ids.WI_FL_SUMMARY, className="fw-bold mb-1"),
                 html.Div(id=ids.WI_FL_DEPLOYMENTS, className="small mb-2"),
+                html.Div(id=ids.WI_FL_RESTART, className="small mb-2"),
                 DataTable(
                     id=ids.WI_FL_TABLE,
                     columns=[{"name": name, "id": key} for name, key in COLUMNS],
@@ -135,11 +137,15 @@ def with_edit(edits: Sequence[str], edit: str) -> list[str]:
     return [e for e in edits if _key(e) != _key(edit)] + [edit]
 
 
-def document(run_id: str | None, edits: Sequence[str]) -> dict[str, Any]:
-    """``mace whatif --json``'s document of the run and ``edits`` (ScenarioError)."""
+def document(run_id: str | None, edits: Sequence[str], restart: bool = False) -> dict[str, Any]:
+    """``mace whatif --json``'s document of the run and ``edits`` (ScenarioError), its
+    ``restart`` only when asked (it predicts the changed deployment ten times more)."""
     fitted = deployment.fit_run(chosen_run(run_id))
     parsed = deployment.parse_edits(list(edits), fitted.topology, shape_of(fitted.topology))
-    return deployment.whatif_document(fitted, parsed)
+    out = deployment.whatif_document(fitted, parsed)
+    if restart:
+        out["restart"] = deployment.restart_json(fitted, parsed)
+    return out
 
 
 def _change(before: float, after: float) -> str:
@@ -176,6 +182,31 @@ def summary(doc: Mapping[str, Any]) -> str:
         f"({_change(before, after)}); bottleneck {changed['bottleneck'] or 'none'} "
         f"(recorded: {recorded['bottleneck'] or 'none'})"
     )
+
+
+def restart_note(doc: Mapping[str, Any], subinterval: float) -> list[Any]:
+    """What applying the edits costs once: a rescale stops the job until its new subtasks
+    run (``mace whatif``'s ``restart``: the run's measured stop, at its worst moment)."""
+    if doc["changed"]["deployment"] == doc["recorded"]["deployment"]:
+        return [html.Strong("Restart: "), "none, the edits leave the recorded deployment."]
+    restart = doc["restart"]
+    if restart is None:
+        return [
+            html.Strong("Restart to apply it: "),
+            "a rescale stops the job until its new subtasks run; no restart was measured "
+            "on this run, so its cost is not predicted.",
+        ]
+    after, worst = doc["changed"]["system"]["wc"], restart["system"]["wc"]
+    measured = _count(restart["measured"], "restart")
+    return [
+        html.Strong("Restart to apply it: "),
+        f"the job stops for {restart['downtime']:.2f} s (assumed: the median of {measured} "
+        f"measured on this run). Once, at its worst moment tried (stopping at "
+        f"{clock(restart['interval'] * subinterval)}, subinterval {restart['interval']}), "
+        f"the predicted worst case is {worst:.4f} s: "
+        f"{worst - after:+.4f} s over the {after:.4f} s after the change; bottleneck "
+        f"{restart['bottleneck'] or 'none'}.",
+    ]
 
 
 def _count(n: int, word: str) -> str:
@@ -311,8 +342,8 @@ def edit(
 
 
 SHOW_FAILED: dict[str, Any] = {
-    "style": no_update, "units": no_update, "list": no_update, "deployments": "", "rows": [],
-    "command": "", "call": "", "note": "", "confirm": True,
+    "style": no_update, "units": no_update, "list": no_update, "deployments": "",
+    "restart": "", "rows": [], "command": "", "call": "", "note": "", "confirm": True,
 }  # fmt: skip
 """The card's outputs when the run cannot be shown (the message is its summary)."""
 
@@ -324,6 +355,7 @@ SHOW_FAILED: dict[str, Any] = {
         "list": Output(ids.WI_FL_LIST, "children"),
         "summary": Output(ids.WI_FL_SUMMARY, "children"),
         "deployments": Output(ids.WI_FL_DEPLOYMENTS, "children"),
+        "restart": Output(ids.WI_FL_RESTART, "children"),
         "rows": Output(ids.WI_FL_TABLE, "data"),
         "command": Output(ids.WI_FL_COMMAND, "children"),
         "call": Output(ids.WI_FL_CALL, "children", allow_duplicate=True),
@@ -336,16 +368,17 @@ SHOW_FAILED: dict[str, Any] = {
 @answers(lambda message: {**SHOW_FAILED, "summary": message})
 def show(run_id: str | None, store: Any) -> dict[str, Any]:
     """The card on a Flink run (hidden on any other): the edits, the predicted figures
-    recorded and changed, the equivalent command; a prepared call is cleared."""
+    recorded and changed, the restart applying them costs, the equivalent command; a
+    prepared call is cleared."""
     cleared = {"call": "", "note": "", "confirm": True}
     run = chosen_run(run_id)
     if not deployment.is_flink(run.topology):
         return {
             "style": HIDDEN, "units": [], "list": "", "summary": "", "deployments": "",
-            "rows": [], "command": "", **cleared,
+            "restart": "", "rows": [], "command": "", **cleared,
         }  # fmt: skip
     edits = edits_of(store, run_id)
-    doc = document(run_id, edits)
+    doc = document(run_id, edits, restart=True)
     fitted = deployment.fit_run(run)
     delays = " Each query's pipeline delay, calibrated on the run, is included." * bool(
         doc["delays"]
@@ -359,6 +392,7 @@ def show(run_id: str | None, store: Any) -> dict[str, Any]:
             f"Recorded: {_deployment_text(doc['recorded']['deployment'])}. "
             f"Changed: {_deployment_text(doc['changed']['deployment'])}.{delays}"
         ),
+        "restart": restart_note(doc, run.subinterval),
         "rows": table_rows(doc),
         "command": command(str(context.current().database.path), run.info.run_id, edits),
         **cleared,

@@ -112,6 +112,7 @@ WI_FL_LIST = "wi-flink-list"
 WI_FL_UNDO = "wi-flink-undo"  # pattern-matching ids {"type": WI_FL_UNDO, "index": k}
 WI_FL_SUMMARY = "wi-flink-summary"
 WI_FL_DEPLOYMENTS = "wi-flink-deployments"
+WI_FL_RESTART = "wi-flink-restart"  # what the restart of applying the edits costs
 WI_FL_TABLE = "wi-flink-table"
 WI_FL_COMMAND = "wi-flink-command"
 WI_FL_PREPARE = "wi-flink-prepare"

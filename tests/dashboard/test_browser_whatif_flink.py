@@ -239,3 +239,48 @@ def test_the_card_is_hidden_on_a_run_without_taskmanagers(dash_duo, small_db: Pa
     dash_duo.wait_for_contains_text(f"#{ids.WI_MACE_WC}", "WC: scenario", timeout=20)
     assert not dash_duo.find_element(CARD).is_displayed()
     assert dash_duo.get_logs() == []
+
+
+def test_the_card_says_what_the_restart_of_applying_it_costs(
+    dash_duo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run restarted once for 2 s (stopped at 48, running again at 50). Two subtasks
+    of work on two TaskManagers restarted for 2 s in a burst's second: each holds 1.5
+    CPU-s with 1 s of stop left, 2.5 s, 2.0 s more than the 0.5 s after the change; the
+    card says what ``mace whatif`` prints under ``restart``."""
+    db = tmp_path / "restarted.duckdb"
+    write_small_run(db, "restarted", [(50.0, {"work": "work-threads"}, {}, 48.0)],
+                    bursty_document(True), measured_cpu={}, arrivals=BURSTY * 10)  # fmt: skip
+    _open(dash_duo, db)
+    restart = f"#{ids.WI_FL_RESTART}"
+    dash_duo.wait_for_contains_text(restart, "none, the edits leave the recorded", timeout=20)
+    _edit(dash_duo)
+    assert main(["whatif", "--db", str(db), "--set", "work-threads.parallelism=2",
+                 "--set", "slots=1", "--json"]) == 0  # fmt: skip
+    expected = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    worst, after = expected["restart"]["system"]["wc"], expected["changed"]["system"]["wc"]
+    assert (worst, after) == (pytest.approx(2.5), pytest.approx(0.5))
+    dash_duo.wait_for_contains_text(restart, "the job stops for 2.00 s", timeout=20)
+    text = dash_duo.find_element(restart).text
+    assert text.startswith("Restart to apply it: ")
+    assert "(assumed: the median of 1 restart measured on this run)" in text
+    assert f"(stopping at 0:09, subinterval {expected['restart']['interval']})" in text
+    assert f"the predicted worst case is {worst:.4f} s: +2.0000 s over the 0.5000 s" in text
+    assert f"bottleneck {expected['restart']['bottleneck']}." in text
+    if SHOTS:
+        dash_duo.driver.set_window_size(1500, 1400)
+        dash_duo.driver.execute_script(
+            "document.getElementById(arguments[0]).scrollIntoView({block: 'center'})",
+            ids.WI_FL_RESTART,
+        )
+        dash_duo.driver.save_screenshot(str(Path(SHOTS) / "whatif-flink-restart.png"))
+    assert dash_duo.get_logs() == []
+
+
+def test_the_card_says_when_no_restart_was_measured(dash_duo, flink_db: Path) -> None:
+    _open(dash_duo, flink_db)
+    _edit(dash_duo)
+    dash_duo.wait_for_contains_text(
+        f"#{ids.WI_FL_RESTART}", "no restart was measured on this run", timeout=20
+    )
+    assert dash_duo.get_logs() == []

@@ -363,3 +363,35 @@ def test_a_thread_with_a_bundle_time_is_in_the_report(tmp_path: Path) -> None:
     assert rise.max() > 0.2
     assert report["queries"]["q2"]["estimated_wc"] == pytest.approx(expected)
     assert "bundle cycle of n1: bundle time 0.5 s x 1 Python operator(s)" in format_report(report)
+
+
+def test_a_restart_is_in_the_whole_run_estimate_and_prediction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Flink-shaped run (tests/mace/test_whatif_command.py's bursty run: 0.5 CPU-s/s,
+    3.0 in the burst of every tenth second, on one thread of a 2-core TaskManager)
+    rescaled to 2 subtasks at t = 50 after a stop from t = 44. Without the stop, the
+    worst case is a burst on one thread: 2.0 s. With it, nothing is served from 44 to 50:
+    in subinterval 44 the thread holds 0.5 CPU-s and the stop has 5 s left, 5.5 s;
+    then 1.0 + 4, 1.5 + 3, 2.0 + 2, 2.5 + 1, and 5.5 s in the burst at 49. The measured
+    arrivals (and the model fitted on them) serve that work during the stop unless told."""
+    from storage.db import connect, transaction
+    from storage.writes import merge_latency_stats
+    from tests.dashboard.builders import latency_frame
+    from tests.mace.test_whatif_command import BURSTY, bursty_document
+
+    db = tmp_path / "restarted.duckdb"
+    rescaled = (50.0, {"work": "work-threads"}, {"work-threads": 2.0}, 44.0)
+    write_small_run(db, "restarted", [rescaled], bursty_document(True), measured_cpu={},
+                    arrivals=BURSTY * 10)  # fmt: skip
+    con = connect(db)
+    try:
+        with transaction(con, "test latency"):  # an output in every subinterval
+            merge_latency_stats(con, latency_frame("restarted", {"q1": [1.0] * 100}))
+    finally:
+        con.close()
+    assert main(["report", "--db", str(db), "--estimator", "mace", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for figure in ("estimated_wc", "predicted_wc"):
+        assert report["system"][figure] == pytest.approx(5.5)
+        assert report["queries"]["q1"][figure] == pytest.approx(5.5)

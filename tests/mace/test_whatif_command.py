@@ -99,16 +99,22 @@ def test_whatif_json_predicts_a_higher_parallelism(
     assert document["restart"] is None  # no restart measured on this run
 
 
-def test_whatif_says_what_a_measured_restart_costs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # the run restarted once for 2 s (stopped at 48, running again at 50). The same
-    # deployment restarted for 2 s at the busiest moments: ending at a burst (intervals
-    # 7 and 8 stopped: CE 0.5, 1.0, then 1.0 + 3.0 - 1 = 3.0 in the burst) or during
-    # one (9 and 10: CE 3.0 with 1 s of stop left, 4.0 s; then 3.5): the worst is 4.0 s
+@pytest.fixture
+def restarted_db(tmp_path: Path) -> Path:
+    """The bursty run, restarted once for 2 s (stopped at 48, running again at 50)."""
     db = tmp_path / "restarted.duckdb"
     write_small_run(db, "restarted", [(50.0, {"work": "m"}, {}, 48.0)],
                     bursty_document(False), measured_cpu={}, arrivals=BURSTY * 10)  # fmt: skip
+    return db
+
+
+def test_whatif_says_what_a_measured_restart_costs(
+    restarted_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The same deployment restarted for 2 s at the busiest moments: ending at a burst
+    # (intervals 7 and 8 stopped: CE 0.5, 1.0, then 1.0 + 3.0 - 1 = 3.0 in the burst) or
+    # during one (9 and 10: CE 3.0 with 1 s of stop left, 4.0 s; then 3.5): the worst is 4.0 s
+    db = restarted_db
     document = run_json(capsys, "whatif", "--db", str(db), "--set", "m.parallelism=1", "--json")
     restart = document["restart"]
     assert set(restart) == {"downtime", "measured", "interval", *SIDE_KEYS} - {"deployment"}
@@ -165,6 +171,43 @@ def test_plan_parallelism_beats_the_utilisation_rule(
     assert rule["meets_objective"] is False
     assert document["recorded"]["system"]["wc"] == pytest.approx(2.0)
     assert document["search"] == "greedy"
+
+
+def test_plan_parallelism_shows_the_restart_its_recommendation_costs(
+    restarted_db: Path, bursty_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 3 subtasks meet 0.2 s once running (each takes 1.0 CPU-s of a burst in its second).
+    # Reaching them is a restart, the run's 2 s: stopped in a burst's second (9) and the
+    # next, a subtask holds 1.0 CPU-s with 1 s of stop left, 2.0 s; stopped just before
+    # it (7 and 8), 0.5 / 3 + 1 s at most, and the burst is then served in its second.
+    # The rule's 2 subtasks: 1.5 + 1 s = 2.5 s at 9.
+    document = run_json(capsys, "plan", "parallelism", "--db", str(restarted_db),
+                        "--objective", "0.2", "--json")  # fmt: skip
+    recommended, rule = document["recommended"], document["utilization_rule"]
+    assert recommended["deployment"]["parallelism"] == {"m": 3}
+    assert recommended["meets_objective"] and recommended["system"]["wc"] == pytest.approx(0.0)
+    restart = recommended["restart"]
+    assert set(restart) == {"downtime", "measured", "interval", "queries", "system",
+                            "bottleneck", "meets_objective"}  # fmt: skip
+    assert (restart["downtime"], restart["measured"], restart["interval"]) == (2.0, 1, 9)
+    assert restart["system"]["wc"] == pytest.approx(2.0)
+    assert restart["queries"]["q1"]["wc"] == pytest.approx(2.0)
+    assert restart["meets_objective"] is False
+    assert rule["restart"]["system"]["wc"] == pytest.approx(2.5)
+    assert main(["plan", "parallelism", "--db", str(restarted_db), "--objective", "0.2"]) == 0
+    out = capsys.readouterr().out
+    assert "worst case after the change 0.0000 s meets it" in out
+    assert "worst case including the restart: 2.0000 s MISSES it (once: a 2.00 s stop" in out
+    # no restart measured: none predicted; the recorded deployment needs none
+    document = run_json(capsys, "plan", "parallelism", "--db", str(bursty_db),
+                        "--objective", "2.5", "--json")  # fmt: skip
+    assert document["recommended"]["deployment"]["parallelism"] == {"m": 1}
+    assert document["recommended"]["restart"] is None
+    assert document["utilization_rule"]["restart"] is None
+    assert main(["plan", "parallelism", "--db", str(bursty_db), "--objective", "2.5"]) == 0
+    out = capsys.readouterr().out
+    assert "no restart: it is the recorded deployment" in out
+    assert "not predicted (no restart measured on this run)" in out
 
 
 @pytest.mark.parametrize(
