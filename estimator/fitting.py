@@ -15,12 +15,9 @@ import pandas as pd
 
 from estimator.errors import ModelError
 from estimator.model import Operator, Topology
+from estimator.python_worker import WORK_COLUMN
 
 STATS_COLUMNS = ("operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
-WORK_COLUMN = "work_seconds"
-"""Optional ``operator_stats`` column: seconds of work measured outside the thread (a
-Python worker's CPU and wait for a core, charged to the threads it serves), where the
-engine has it."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +83,11 @@ def fit_operator_stats(
     (a node with a host) gets the cost at which its thread serves records when a
     queue waits (:func:`thread_cost`); ``source_counts`` (sources x intervals, in
     ``topology.source_ids`` order) are the arrivals that show a queue in front of an
-    operator a source feeds.
+    operator a source feeds. A thread whose work was measured outside it (a Python
+    operator's, :data:`WORK_COLUMN`) costs that work per record: its busy time is
+    neither its work nor a bound of it (a full thread waits for its worker, whose
+    interpreter its neighbours share: :mod:`estimator.python_worker` models that
+    sharing; a calm thread can be idle while its worker works).
     """
     missing = [c for c in STATS_COLUMNS if c not in stats.columns]
     if missing:
@@ -136,17 +137,17 @@ def fit_operator_stats(
                 costs[port] = cpu / events
                 if op.id in threads:
                     rows = frame[(frame["operator"] == op.id) & (frame["port"] == port)]
-                    offered = None
-                    if len(op.inputs) == 1:
-                        offered = _offered(topology, frame, op.inputs[0], source_counts)
-                    read = thread_cost(rows, threads[op.id], offered, topology.subinterval)
-                    reading, by_load = "busy time per record", busy_per_record_by_load(rows)
-                    if read is not None:
-                        costs[port], reading = read.cost, read.reading
-                    rates = MEASURED_RATES if work <= 0 else QUEUED_RATE
-                    measured_rate = read is not None and read.reading in rates
-                    if not measured_rate and work > 0:
+                    by_load = busy_per_record_by_load(rows)
+                    if work > 0:
                         costs[port], reading = work, "worker time per record"
+                    else:
+                        offered = None
+                        if len(op.inputs) == 1:
+                            offered = _offered(topology, frame, op.inputs[0], source_counts)
+                        read = thread_cost(rows, threads[op.id], offered, topology.subinterval)
+                        reading = "busy time per record"
+                        if read is not None:
+                            costs[port], reading = read.cost, read.reading
             selectivities[port] = outputs / events
             fitted_ports.append(
                 PortFit(op.id, port, events, costs[port], selectivities[port], reading, by_load)
@@ -167,17 +168,6 @@ def fit_operator_stats(
     )
 
 
-MEASURED_RATES = ("queued", "saturated")
-"""Readings of a thread's cost that measure the rate it serves at directly; any other
-reading of busy time is an upper bound of the cost."""
-QUEUED_RATE = ("queued",)
-"""The reading that measures the rate of a thread whose work is measured outside it (a
-Python operator's, :data:`WORK_COLUMN`); otherwise that work per record is its cost.
-Such a thread's busy time is neither its work nor a bound of it: a full thread says how
-long it waited for its worker (a window operator's thread, busy 90% of the time beside
-a busier Python operator sharing its worker, read 4.8 ms a record where its worker
-spent 1.35), and a calm one can be idle while its worker works (0.14 ms a record of
-busy time on a chain whose worker spent 2.85 ms a record)."""
 SATURATED = 0.9
 """A thread busy for at least this share of its capacity in a subinterval is saturated
 there: its busy time says how fast it can go, not how much it was offered."""

@@ -32,6 +32,9 @@ their hosts. The rules:
 - **Slots per TaskManager**: unless set, the fewest that hold the recorded job on its
   TaskManagers (the stored run does not say how many each had).
 - **Cores**: the subtasks of a TaskManager share its cores (its node hosts theirs).
+- **Python workers**: the subtasks of a Python operator (a thread hosted by a Python
+  worker node, :mod:`estimator.python_worker`) share the interpreter of their
+  TaskManager's worker instead (one per TaskManager that runs any, of one core).
 
 With parallelism 1 everywhere on one TaskManager the resources, their loads and the
 nodes hosting each query are exactly today's model (``estimator.runs.node_loads``,
@@ -49,6 +52,7 @@ import numpy as np
 from estimator.errors import ScenarioError
 from estimator.mace import Stops, estimate_from_dlts, stop_series
 from estimator.model import Topology
+from estimator.python_worker import WORKER_CAPACITY, worker_node_id, worker_taskmanager
 from estimator.runs import RunAnalysis
 
 DEFAULT_MAX_PARALLELISM = 128
@@ -73,13 +77,15 @@ def max_parallelism(parallelism: int) -> int:
 
 @dataclass(frozen=True)
 class Unit:
-    """Identical subtasks: a vertex's threads (``host`` its recorded TaskManager) or a
-    simulated machine (no host)."""
+    """Identical subtasks: a vertex's threads (``host`` its recorded TaskManager;
+    ``python`` when they run their work in its Python worker) or a simulated machine
+    (no host)."""
 
     node: str
     capacity: float  # of one subtask
     parallelism: int
     host: str | None
+    python: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,16 +144,19 @@ class Deployment:
 def shape_of(topology: Topology) -> Shape:
     """The units and TaskManagers of ``topology`` (see the module's rules)."""
     hosts = {n.host for n in topology.nodes if n.host is not None}
+    workers = {h for h in hosts if worker_taskmanager(h) is not None}
+    taskmanagers = (hosts - workers) | {worker_taskmanager(w) for w in workers}
     units = []
     for node in topology.nodes:
-        if node.id in hosts:
+        if node.id in hosts or node.id in taskmanagers:
             continue
         if node.host is None:
             units.append(Unit(node.id, node.capacity, 1, None))
             continue
         p = max(1, round(node.capacity))
-        units.append(Unit(node.id, node.capacity / p, p, node.host))
-    tms = tuple(n.id for n in topology.nodes if n.id in hosts)
+        host = worker_taskmanager(node.host) or node.host
+        units.append(Unit(node.id, node.capacity / p, p, host, node.host in workers))
+    tms = tuple(n.id for n in topology.nodes if n.id in taskmanagers)
     caps = topology.capacity_by_node
     return Shape(tuple(units), tms, tuple(caps[t] for t in tms))
 
@@ -242,12 +251,13 @@ def slot_sharing(parallelism: Sequence[int], slots: int) -> list[list[int]]:
 @dataclass(frozen=True)
 class Resources:
     """The deployment's nodes: subtasks (unit by unit, in the topology's node order),
-    then TaskManagers; per subtask row its unit and its host row."""
+    then TaskManagers, then the Python workers of those running Python subtasks; per
+    subtask row its unit and its host row (a TaskManager's, or a Python worker's)."""
 
     ids: tuple[str, ...]
     capacities: np.ndarray
     unit_rows: Mapping[str, tuple[int, ...]]
-    host_row: Mapping[int, int]  # subtask row -> TaskManager row
+    host_row: Mapping[int, int]  # subtask row -> TaskManager or Python worker row
     tm_rows: tuple[int, ...]
 
 
@@ -267,6 +277,7 @@ def expand(shape: Shape, deployment: Deployment) -> Resources:
     where = {u.node: tms for u, tms in zip(hosted_units, placed, strict=True)}
     first_tm = sum(deployment.parallelism[u.node] for u in shape.units)
     host_row: dict[int, int] = {}
+    python_tm: dict[int, int] = {}  # subtask row -> its TaskManager, for Python subtasks
     for unit in shape.units:
         p = deployment.parallelism[unit.node]
         rows = []
@@ -274,12 +285,20 @@ def expand(shape: Shape, deployment: Deployment) -> Resources:
             rows.append(len(ids))
             ids.append(unit.node if p == 1 else f"{unit.node}{SUBTASK_MARK}{k}")
             caps.append(deployment.capacity[unit.node])
-            if unit.host is not None:
+            if unit.python:
+                python_tm[rows[-1]] = where[unit.node][k]
+            elif unit.host is not None:
                 host_row[rows[-1]] = first_tm + where[unit.node][k]
         unit_rows[unit.node] = tuple(rows)
     tm_rows = tuple(range(first_tm, first_tm + deployment.taskmanagers))
     ids.extend(_tm_id(shape, k) for k in range(deployment.taskmanagers))
     caps.extend(deployment.cores)
+    worker_rows = {}
+    for tm in sorted(set(python_tm.values())):
+        worker_rows[tm] = len(ids)
+        ids.append(worker_node_id(_tm_id(shape, tm)))
+        caps.append(WORKER_CAPACITY)
+    host_row.update({row: worker_rows[tm] for row, tm in python_tm.items()})
     return Resources(tuple(ids), np.array(caps, dtype=float), unit_rows, host_row, tm_rows)
 
 

@@ -237,6 +237,8 @@ def _thread_line(operator: str, thread: dict[str, Any]) -> str:
             f", predicted with {thread['predicted_cost'] * 1000:.3g} "
             f"({thread['predicted_reading']}, first part of the run)"
         )
+    if thread.get("python_worker"):
+        line += f"; its Python code shares the interpreter of {thread['python_worker']} (1 core)"
     calm, busy = thread["busy_per_record_calm"], thread["busy_per_record_busy"]
     if calm is not None and busy is not None:
         line += f"; busy time {calm * 1000:.3g} ms a record when calm, {busy * 1000:.3g} busy"

@@ -29,6 +29,7 @@ from estimator.arrivals import Arrivals, arrivals_window
 from estimator.mace import Stops
 from estimator.model import Topology, version_starts
 from estimator.pathaware import NODE_FINE, PORT_WORK, SOURCE_FINE, Detail
+from estimator.python_worker import with_python_workers
 from estimator.runs import (
     estimated_operator_dlts,
     estimated_port_dlts,
@@ -277,6 +278,7 @@ def load_run(
         topology.source_ids, reads.source_arrivals_frame(con, run_id, 0, stop), 0, stop
     )
     stats = reads.operator_stats_frame(con, run_id, 0, stop)
+    topology = with_python_workers(topology, stats)
     # the per-port rows add up per (operator, interval) in operator_matrix: no second
     # read, and no copy of the 290 k rows (the frame is renamed, its columns shared)
     cpu = stats.rename(columns={"cpu_seconds": "cpu"}, copy=False)

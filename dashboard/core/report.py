@@ -56,6 +56,7 @@ from estimator.pathaware import (
     Detail,
     estimator_by_name,
 )
+from estimator.python_worker import python_worker_of
 from estimator.runs import (
     DEFAULT_TRAINING_SHARE,
     RunAnalysis,
@@ -380,7 +381,8 @@ def thread_readings(
     """Per operator on an engine's thread (a run with TaskManager hosts): the cost of a
     record fitted over the whole run (the estimate's) and over the first ``share`` (the
     prediction's), how each was read, its busy time per record in the calmest and
-    busiest third of the run, and whether that busy time is its work."""
+    busiest third of the run, whether that busy time is its work, and the Python worker
+    whose interpreter it shares (:mod:`estimator.python_worker`), if any."""
     if not any(n.host is not None for n in run.topology.nodes) or run.operator_stats.empty:
         return {}
     stats, counts = run.operator_stats, run.counts
@@ -390,6 +392,7 @@ def thread_readings(
         (p.operator, p.port): p
         for p in fit_operator_stats(run.topology, stats, window, counts).ports
     }
+    hosts = {n.id: n.host for n in run.topology.nodes}
     out: dict[str, dict[str, Any]] = {}
     for port in whole.ports:
         if port.reading == "cpu per record":
@@ -404,6 +407,7 @@ def thread_readings(
             "busy_per_record_calm": low,
             "busy_per_record_busy": high,
             "busy_time_is_work": not port.waits,
+            "python_worker": python_worker_of(hosts, run.topology.placement[port.operator]),
         }
     return out
 

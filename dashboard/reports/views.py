@@ -88,13 +88,15 @@ THREAD_COLUMNS = (
     ("busy time calm (ms a record)", "calm_ms"),
     ("busy time busy (ms a record)", "busy_ms"),
     ("busy time is work", "work"),
+    ("Python interpreter shared", "python_worker"),
 )
 """Columns of the table of an engine run's threads (``report["threads"]``)."""
 
 
 def thread_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per operator on an engine's thread: its cost, how it was read, its busy time per
-    record when calm and when busy, and whether that busy time is its work."""
+    record when calm and when busy, whether that busy time is its work, and the Python
+    worker whose interpreter it shares (empty for none)."""
 
     def ms(value: float | None) -> float | None:
         return None if value is None else round(value * 1000, 3)
@@ -109,6 +111,7 @@ def thread_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
             "calm_ms": ms(thread["busy_per_record_calm"]),
             "busy_ms": ms(thread["busy_per_record_busy"]),
             "work": "yes" if thread["busy_time_is_work"] else "no: it waits",
+            "python_worker": thread.get("python_worker") or "",
         }
         for operator, thread in report.get("threads", {}).items()
     ]

@@ -160,3 +160,7 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
             "worker time per record",
         )
         assert isinstance(thread["busy_time_is_work"], bool)
+    # the demo's Python operators share the interpreter of the program's process, which
+    # serves them on the local cluster: one worker node for the TaskManager
+    workers = {t["python_worker"] for t in threads.values()} - {None}
+    assert len(workers) == 1 and threads["parse"]["python_worker"] in workers

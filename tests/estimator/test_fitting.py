@@ -268,13 +268,15 @@ def test_a_line_through_noisy_blocks_is_capped_at_the_least_busy_time_per_record
     assert read == ThreadCost(pytest.approx(0.009), "least busy per record")
 
 
-def test_a_thread_with_measured_work_costs_its_work_unless_a_queue_shows() -> None:
+def test_a_thread_with_measured_work_costs_its_work() -> None:
     """A calm window: busy 0.4 s a second at 20 records/s (20 ms a record, mostly the
     wait for a bundle) while its Python worker spent 3 ms a record: the record costs
     its work. So it does when the worker spent 30 ms a record, more than the busy time
-    shows (a thread can be idle while its worker works). Without the worker's time the
-    busy time is all there is; where a queue shows the served rate, that rate is the
-    cost."""
+    shows (a thread can be idle while its worker works), and where a queue shows a
+    served rate of 125 records/s (8 ms a record) while the worker spent 2 ms a record:
+    that rate holds the thread's wait for an interpreter its neighbours share, which
+    the worker's node models. Without the worker's time the busy time is all there is,
+    and the served rate is the cost."""
     calm = _thread_rows([20.0] * 15, [0.4] * 15).assign(work_seconds=0.06)
     fit = fit_operator_stats(_thread_topology(), calm, None, np.array([[20.0] * 15]))
     (port,) = fit.ports
@@ -287,9 +289,12 @@ def test_a_thread_with_measured_work_costs_its_work_unless_a_queue_shows() -> No
     assert (port.cost, port.reading) == (pytest.approx(0.02), "busy time per record")
     served = [20.0] * 15 + [125.0] * 25
     offered = np.array([[20.0] * 15 + [300.0] * 20 + [20.0] * 5])
-    queued = _thread_rows(served, [0.4] * 15 + [0.3] * 25).assign(work_seconds=0.002)
-    (port,) = fit_operator_stats(_thread_topology(), queued, None, offered).ports
+    rows = _thread_rows(served, [0.4] * 15 + [0.3] * 25)
+    (port,) = fit_operator_stats(_thread_topology(), rows, None, offered).ports
     assert (port.cost, port.reading) == (pytest.approx(1 / 125, rel=1e-3), "queued")
+    measured = rows.assign(work_seconds=[0.002 * n for n in served])
+    (port,) = fit_operator_stats(_thread_topology(), measured, None, offered).ports
+    assert (port.cost, port.reading) == (pytest.approx(0.002), "worker time per record")
 
 
 @settings(max_examples=50, deadline=None)

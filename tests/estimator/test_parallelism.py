@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,6 +26,7 @@ from estimator.parallelism import (
     utilisation_rule,
     worst_case,
 )
+from estimator.python_worker import with_python_workers
 from estimator.runs import analyse, node_loads, query_hosts
 
 
@@ -65,6 +67,22 @@ def flink_topology(vertices: int, cores: float, parallelism: list[int]) -> Topol
     )
 
 
+def with_python(topology: Topology, vertices: set[int]) -> Topology:
+    """``topology`` with the operators of ``vertices`` measured as Python operators (their
+    work outside the thread), so their threads share their TaskManager's Python worker."""
+    stats = pd.DataFrame(
+        [
+            {
+                "operator": op, "port": 0, "interval": 0, "events_in": 1.0,
+                "events_out": 1.0, "cpu_seconds": 0.1,
+                "work_seconds": 0.01 if int(op[1:].split("-")[0]) in vertices else np.nan,
+            }
+            for op in topology.operator_ids
+        ]
+    )  # fmt: skip
+    return with_python_workers(topology, stats)
+
+
 loads_strategy = st.integers(1, 12).flatmap(
     lambda n: st.lists(
         st.lists(st.floats(0, 5, allow_nan=False), min_size=n, max_size=n),
@@ -80,11 +98,13 @@ loads_strategy = st.integers(1, 12).flatmap(
     cores=st.sampled_from([1.0, 2.0, 3.5]),
     seed=st.integers(0, 10_000),
     intervals=st.integers(1, 15),
+    python=st.sets(st.integers(0, 3)),
 )
 def test_parallelism_one_on_one_taskmanager_is_todays_model(
-    vertices: int, cores: float, seed: int, intervals: int
+    vertices: int, cores: float, seed: int, intervals: int, python: set[int]
 ) -> None:
-    topology = flink_topology(vertices, cores, [1] * vertices)
+    """Python vertices included: their threads share the TaskManager's worker."""
+    topology = with_python(flink_topology(vertices, cores, [1] * vertices), python)
     rng = np.random.default_rng(seed)
     op_dlts = rng.uniform(0, 2, (len(topology.operator_ids), intervals))
     shape = shape_of(topology)
@@ -107,22 +127,28 @@ def test_parallelism_one_on_one_taskmanager_is_todays_model(
 
 def reference_expansion(
     parallelism: list[int], slots: int, taskmanagers: int | None, cores: float,
-    unit_loads: np.ndarray,
+    unit_loads: np.ndarray, python: set[int],
 ) -> dict[str, np.ndarray]:  # fmt: skip
     """Plain loops: shared slot k holds subtask k of every vertex; slot k is on
     TaskManager k // slots; a subtask carries 1/p of its vertex; a TaskManager the sum
-    of its subtasks. Returns each resource's load by id, capacities under 'capacity:'."""
+    of its subtasks, except those of the ``python`` vertices, summed by the Python
+    worker of their TaskManager. Returns each resource's load by id."""
     needed = max(parallelism)
     count = taskmanagers if taskmanagers is not None else max(1, math.ceil(needed / slots))
     out: dict[str, np.ndarray] = {}
+    names = ["tm-a"] + [f"tm-added-{t}" for t in range(1, count)]
     tm_load = [np.zeros(unit_loads.shape[1]) for _ in range(count)]
     for v, p in enumerate(parallelism):
         for k in range(p):
             name = f"v{v}-threads" if p == 1 else f"v{v}-threads#{k}"
             out[name] = unit_loads[v] / p
-            tm_load[k // slots] = tm_load[k // slots] + unit_loads[v] / p
+            if v in python:
+                worker = f"python-worker@{names[k // slots]}"
+                out[worker] = out.get(worker, 0.0) + unit_loads[v] / p
+            else:
+                tm_load[k // slots] = tm_load[k // slots] + unit_loads[v] / p
     for t in range(count):
-        out["tm-a" if t == 0 else f"tm-added-{t}"] = tm_load[t]
+        out[names[t]] = tm_load[t]
     return out
 
 
@@ -133,12 +159,15 @@ def reference_expansion(
     extra_tms=st.none() | st.integers(0, 2),
     cores=st.sampled_from([4.0, 6.5]),
     seed=st.integers(0, 10_000),
+    python=st.sets(st.integers(0, 3)),
 )
 def test_expansion_matches_a_plain_reference(
-    parallelism: list[int], slots: int, extra_tms: int | None, cores: float, seed: int
-) -> None:
+    parallelism: list[int], slots: int, extra_tms: int | None, cores: float, seed: int,
+    python: set[int],
+) -> None:  # fmt: skip
     vertices = len(parallelism)
-    topology = flink_topology(vertices, 2.0, [1] * vertices)
+    python = {v for v in python if v < vertices}
+    topology = with_python(flink_topology(vertices, 2.0, [1] * vertices), python)
     rng = np.random.default_rng(seed)
     op_dlts = rng.uniform(0, 2, (len(topology.operator_ids), 6))
     shape = shape_of(topology)
@@ -155,7 +184,7 @@ def test_expansion_matches_a_plain_reference(
     resources = expand(shape, deployment)
     loads = resource_loads(topology, shape, resources, op_dlts)
     unit_loads = op_dlts[0::2] + op_dlts[1::2]  # each vertex's head and tail
-    expected = reference_expansion(parallelism, slots, taskmanagers, cores, unit_loads)
+    expected = reference_expansion(parallelism, slots, taskmanagers, cores, unit_loads, python)
     assert set(resources.ids) == set(expected)
     for row, node in enumerate(resources.ids):
         assert np.allclose(loads[row], expected[node], rtol=1e-12, atol=1e-12), node

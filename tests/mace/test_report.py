@@ -395,3 +395,33 @@ def test_a_restart_is_in_the_whole_run_estimate_and_prediction(
     for figure in ("estimated_wc", "predicted_wc"):
         assert report["system"][figure] == pytest.approx(5.5)
         assert report["queries"]["q1"][figure] == pytest.approx(5.5)
+
+
+def test_the_readable_report_names_the_python_interpreter_a_thread_shares() -> None:
+    from dashboard.core.report import KEYS
+    from mace.report_command import format_report
+
+    figures = {key: 1.0 for key in KEYS} | {"objective": None, "compliance": None}
+    thread = {
+        "cost": 0.003, "reading": "worker time per record", "predicted_cost": None,
+        "predicted_reading": None, "busy_per_record_calm": None,
+        "busy_per_record_busy": None, "busy_time_is_work": True,
+    }  # fmt: skip
+    report = {
+        "run": "flink",
+        "estimator_used": {"label": "Mace", "reason": "chosen with --estimator"},
+        "queries": {"sink": figures},
+        "system": figures | {"bound_coverage": 1.0},
+        "changes": [],
+        "threads": {
+            "join": thread | {"python_worker": "python-worker@tm-1"},
+            "count": thread | {"reading": "queued", "python_worker": None},
+        },
+    }
+    text = format_report(report)
+    assert (
+        "thread join: 3 ms a record (worker time per record); its Python code shares the "
+        "interpreter of python-worker@tm-1 (1 core)" in text
+    )
+    assert "thread count: 3 ms a record (queued)\n" in text + "\n"
+    assert text.count("interpreter") == 1
