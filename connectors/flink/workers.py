@@ -203,8 +203,11 @@ class WorkAttribution:
     a core: on a machine shared with other work a record's work takes both) is shared
     among the subtasks whose busy time grew, in proportion to that growth: a Python operator's
     thread is busy while its worker runs its bundle, so the threads that waited longest
-    are those whose records took the worker's time. CPU used while no thread's busy time
-    grew is kept for the next sample. A worker's first reading is its baseline (a worker
+    are those whose records took the worker's time. Time used while no thread's busy
+    time grew is no record's work (the worker's start, its pollers and timers between
+    bundles) and is charged to no thread (:attr:`idle`): kept for the next busy sample,
+    it put a worker's start-up and a calm second's overhead on a few records. A
+    worker's first reading is its baseline (a worker
     that starts, or restarts under a new pid, brings no history). Each row gets the
     cumulative ``work_seconds`` of its subtask: NaN until a worker has been seen (a job
     without Python workers has no such reading).
@@ -214,12 +217,12 @@ class WorkAttribution:
         self._times: dict[str, WorkerTime] = {}
         self._busy: dict[Key, float] = {}
         self._work: dict[Key, float] = {}
-        self._unshared = 0.0
+        self._idle = 0.0
 
     @property
-    def kept(self) -> float:
-        """Worker seconds spent while no thread's busy time grew, not charged yet."""
-        return self._unshared
+    def idle(self) -> float:
+        """Worker seconds spent while no thread's busy time grew, charged to none."""
+        return self._idle
 
     def attribute(self, rows: list[dict[str, Any]], times: dict[str, WorkerTime]) -> None:
         """Set ``work_seconds`` on each of one sample's ``rows`` from the workers'
@@ -242,12 +245,11 @@ class WorkAttribution:
                 grown[key] = busy - before
             self._busy[key] = busy
         if seen:
-            self._unshared += used
             total = sum(grown.values())
             for key, growth in grown.items():
-                self._work[key] = self._work.get(key, 0.0) + self._unshared * growth / total
-            if total > 0:
-                self._unshared = 0.0
+                self._work[key] = self._work.get(key, 0.0) + used * growth / total
+            if total <= 0:
+                self._idle += used
         for row in rows:
             key = _key(row)
             if seen or self._times:

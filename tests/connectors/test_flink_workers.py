@@ -114,10 +114,12 @@ def test_a_samples_cpu_goes_to_the_threads_whose_busy_time_grew() -> None:
     idle = _rows({"src": math.nan, "a": 1.5, "b": 3.5})  # 0.2 s used while no thread grew
     attribution.attribute(idle, {"w@1": (10.5, 1.1)})
     assert [r["work_seconds"] for r in idle] == pytest.approx([0.0, 0.1, 0.3])
-    later = _rows({"src": math.nan, "a": 2.5, "b": 3.5})  # a +1: it gets 0.2 kept + 0.1
+    assert attribution.idle == pytest.approx(0.2)
+    later = _rows({"src": math.nan, "a": 2.5, "b": 3.5})  # a +1: it gets this sample's 0.1
     # a thread that waited ended (ready fell: no time back), a new worker is a baseline
     attribution.attribute(later, {"w@1": (10.6, 0.5), "w@2": (4.0, 0.0)})
-    assert [r["work_seconds"] for r in later] == pytest.approx([0.0, 0.4, 0.3])
+    assert [r["work_seconds"] for r in later] == pytest.approx([0.0, 0.2, 0.3])
+    assert attribution.idle == pytest.approx(0.2)
 
 
 @settings(max_examples=200, deadline=None)
@@ -132,20 +134,22 @@ def test_attributed_work_adds_up_to_the_cpu_used_once_a_thread_was_busy(
     steps: list[tuple[list[float], float]],
 ) -> None:
     """Against a plain ledger: after each sample, the work charged to the threads plus
-    the CPU kept for later is the CPU the worker used since its baseline."""
+    the idle time charged to none is the CPU the worker used since its baseline, and
+    idle time is exactly that of the samples in which no thread's busy time grew."""
     attribution = WorkAttribution()
     busy = [0.0, 0.0, 0.0]
     cpu = 1.0
     rows = _rows({"a": 0.0, "b": 0.0, "c": 0.0})
     attribution.attribute(rows, {"w@1": (cpu, 0.0)})
-    used = 0.0
+    used = idle = 0.0
     for growth, spent in steps:
         before, busy = busy, [b + g for b, g in zip(busy, growth, strict=True)]
         cpu += spent
         used += spent
         rows = _rows(dict(zip("abc", busy, strict=True)))
         attribution.attribute(rows, {"w@1": (cpu, 0.0)})
+        if not any(new > old for new, old in zip(busy, before, strict=True)):
+            idle += spent
         charged = sum(float(r["work_seconds"]) for r in rows)
-        assert charged + attribution.kept == pytest.approx(used)
-        if any(new > old for new, old in zip(busy, before, strict=True)):
-            assert attribution.kept == 0
+        assert charged + attribution.idle == pytest.approx(used)
+        assert attribution.idle == pytest.approx(idle)
