@@ -526,9 +526,15 @@ class FlinkCollector:
             self._stopped_since = None  # a restart without a new version models nothing
             self._seen_running = seen
         elif stopped and self._stopped_since is None:
+            # The answer that says RESTARTING dates this restart; a job the adaptive
+            # scheduler keeps RUNNING may carry an earlier restart's time, taken only
+            # when no poll saw it running since.
+            this_restart = self.state == "RESTARTING" or self._seen_running <= (
+                restarting_since or 0.0
+            )
             self._stopped_since = (
                 restarting_since
-                if restarting_since is not None and self._seen_running <= restarting_since <= seen
+                if restarting_since is not None and this_restart and restarting_since <= seen
                 else seen
             )
         return self.state in TERMINAL_STATES

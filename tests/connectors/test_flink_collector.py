@@ -356,22 +356,28 @@ def test_a_rescale_version_waits_for_every_subtask_to_run(tmp_path: Path) -> Non
     assert version.name == f"topology-{started[1]:.3f}.yaml"
 
 
-@pytest.mark.parametrize("seen_by", ["checkpoint", "restarting", "vertex", "job"])
+@pytest.mark.parametrize(
+    "seen_by", ["checkpoint", "restarting", "vertex", "vertex-after-a-restart", "job"]
+)
 def test_a_rescale_version_says_when_the_job_stopped(tmp_path: Path, seen_by: str) -> None:
     """The job stops for a restart and runs again at another parallelism: the version
     says when it stopped: when the checkpoint it restored from completed, else Flink's
     RESTARTING timestamp, else the first poll that saw a vertex (the adaptive scheduler
-    keeps the job RUNNING) or the job stop."""
+    keeps the job RUNNING, and its RESTARTING time may be an earlier restart's) or the
+    job stop."""
     fake = FakeFlink()
     vertex = next(v for v in fake.job["vertices"] if v["name"] == "enrich")
     stopped: list[float] = []
     running_again: list[float] = []
 
+    def restart_before() -> None:
+        fake.job["timestamps"] = {**fake.job["timestamps"], "RESTARTING": time.time() * 1000}
+
     def stop_job() -> None:
         stopped.append(round(time.time() - 0.02, 3))
         if seen_by == "restarting":
             fake.job["timestamps"] = {**fake.job["timestamps"], "RESTARTING": stopped[0] * 1000}
-        if seen_by == "vertex":
+        if seen_by.startswith("vertex"):
             vertex["status"] = "CANCELING"
         else:
             fake.state = "RESTARTING"
@@ -399,6 +405,8 @@ def test_a_rescale_version_says_when_the_job_stopped(tmp_path: Path, seen_by: st
             threading.Timer(0.6, run_again),
             threading.Timer(1.2, stop.set),
         ]
+        if seen_by == "vertex-after-a-restart":
+            timers.append(threading.Timer(0.1, restart_before))
         for timer in timers:
             timer.start()
         collector.run(stop)
