@@ -158,6 +158,19 @@ def stop_series(
     return Stops(np.minimum(share, 1.0), left)
 
 
+def serving_capacities(capacities: np.ndarray, stops: Stops, subinterval: float) -> np.ndarray:
+    """Per resource and subinterval, the capacity a subinterval's backlog is served at:
+    in a stopped subinterval, that of the first subinterval after the stop, where the
+    job runs again at its new parallelism (a rescale's backlog drains at the new
+    capacity, not the old one). Fixed capacities are returned as they are."""
+    if capacities.ndim < 2:
+        return capacities
+    intervals = capacities.shape[1]
+    index = np.arange(intervals)
+    resumes = index + 1 + np.ceil(stops.left / subinterval - 1e-9).astype(int)
+    return capacities[:, np.where(stops.share > 0, np.minimum(resumes, intervals - 1), index)]
+
+
 def _per_interval(capacities: np.ndarray) -> np.ndarray:
     """Capacities broadcast against resources x subintervals (fixed ones as a column)."""
     return capacities if capacities.ndim == 2 else capacities[:, None]
@@ -185,14 +198,15 @@ def estimate_from_dlts(
     (section VII-B), zero when omitted. ``stops`` are the subintervals where the job
     served nothing: every resource serves C * w * (1 - share) there, and every latency
     (the series, its bounds, each query's) waits the stop still to come; CE/C divides by
-    the capacity the backlog is served at once the job runs.
+    the capacity the backlog is served at once the job runs (:func:`serving_capacities`).
     """
     dlts = np.asarray(dlts, dtype=float)
     caps = np.asarray(capacities, dtype=float)
-    service = caps * subinterval
+    serving = caps if stops is None else serving_capacities(caps, stops, subinterval)
+    service = serving * subinterval
     if stops is not None:
         service = _per_interval(service) * (1.0 - stops.share)
-    ce_seconds = cumulative_excess(dlts, service) / _per_interval(caps)
+    ce_seconds = cumulative_excess(dlts, service) / _per_interval(serving)
     mace, bottleneck = mace_series(ce_seconds)
     if delay_min is None or not np.any(delay_min):
         lower = mace.copy()
