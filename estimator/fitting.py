@@ -15,7 +15,7 @@ import pandas as pd
 
 from estimator.errors import ModelError
 from estimator.model import Operator, Topology
-from estimator.python_worker import WORK_COLUMN
+from estimator.python_worker import WORK_COLUMN, WORKER_CAPACITY
 
 STATS_COLUMNS = ("operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
 
@@ -29,7 +29,7 @@ class PortFit:
     events_in: float
     cost: float
     selectivity: float
-    reading: str = "cpu per record"  # how the cost was read (see :func:`thread_cost`)
+    reading: str = "cpu per record"  # how the cost was read: thread_cost, worker_cost
     busy_per_record: tuple[float, float] | None = None  # calmest, busiest third of a thread
 
     @property
@@ -140,6 +140,9 @@ def fit_operator_stats(
                     by_load = busy_per_record_by_load(rows)
                     if work > 0:
                         costs[port], reading = work, "worker time per record"
+                        line = worker_cost(rows, topology.subinterval)
+                        if line is not None:
+                            costs[port], reading = line, "worker time line"
                     else:
                         offered = None
                         if len(op.inputs) == 1:
@@ -311,6 +314,50 @@ def thread_cost(
     fixed = min(max(float(intercept), 0.0), SATURATED * capacity)
     line = float(slope) / (1.0 - fixed / capacity)
     return ThreadCost(line, "busy-time line") if line <= least.cost else least
+
+
+def theil_sen(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The Theil-Sen line through the points (``x``, ``y``): the median of the slopes
+    of every pair with distinct ``x``, and the median of ``y - slope * x``. Unlike least
+    squares, a few points far off the line (under 29% of them) cannot move it."""
+    first, second = np.triu_indices(x.size, 1)
+    run = x[second] - x[first]
+    distinct = run != 0
+    slope = float(np.median((y[second] - y[first])[distinct] / run[distinct]))
+    return slope, float(np.median(y - slope * x))
+
+
+def worker_cost(rows: pd.DataFrame, subinterval: float = 1.0) -> float | None:
+    """The cost of a record of an operator whose work is measured in its Python worker
+    (:data:`WORK_COLUMN`), from the line ``work = c * records + f`` through blocks of
+    :data:`BLOCK` subintervals (worker seconds and records per second, over the
+    subintervals that measured the work; :func:`theil_sen`): a record costs
+    ``c / (1 - f)``, the fixed part taken from the worker's one core
+    (:data:`WORKER_CAPACITY`) as for busy time (:func:`thread_cost`).
+
+    A worker's time holds a fixed part per second (its pollers and timers), which over
+    the records of a calm block is large, and lumps that are no record's work: a
+    worker starting, or a restart, charges seconds of it to a block with few records
+    (9.3 s in one second beside a rescale). Work over records reads both into the cost;
+    the line's slope reads neither. None (use work over records) without
+    :data:`MIN_POINTS` blocks with records, without :data:`LEVERAGE` between their
+    rates, or without a rising line."""
+    measured = rows[rows[WORK_COLUMN].notna()] if WORK_COLUMN in rows.columns else rows[:0]
+    if measured.empty:
+        return None
+    block = measured["interval"].to_numpy(dtype=np.int64) // BLOCK
+    sums = measured.groupby(block)[["events_in", WORK_COLUMN]].sum()
+    seconds = measured.groupby(block)["interval"].nunique().to_numpy(dtype=float) * subinterval
+    events = sums["events_in"].to_numpy(dtype=float) / seconds
+    work = sums[WORK_COLUMN].to_numpy(dtype=float) / seconds
+    keep = events > 0
+    if keep.sum() < MIN_POINTS or events[keep].max() < LEVERAGE * events[keep].min():
+        return None
+    slope, intercept = theil_sen(events[keep], work[keep])
+    if slope <= 0:
+        return None
+    fixed = min(max(intercept, 0.0), SATURATED * WORKER_CAPACITY)
+    return slope / (1.0 - fixed / WORKER_CAPACITY)
 
 
 def busy_per_record_by_load(rows: pd.DataFrame) -> tuple[float, float] | None:

@@ -158,6 +158,7 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
             "least busy per record",
             "busy time per record",
             "worker time per record",
+            "worker time line",
         )
         assert isinstance(thread["busy_time_is_work"], bool)
     # the demo's Python operators share the interpreter of the program's process, which

@@ -16,8 +16,10 @@ from estimator.fitting import (
     fit_operator_stats,
     fluid_served,
     served_rate,
+    theil_sen,
     thread_cost,
     training_window,
+    worker_cost,
 )
 from estimator.model import Topology, topology_from_dict
 from estimator.propagation import build_load_model
@@ -294,7 +296,41 @@ def test_a_thread_with_measured_work_costs_its_work() -> None:
     assert (port.cost, port.reading) == (pytest.approx(1 / 125, rel=1e-3), "queued")
     measured = rows.assign(work_seconds=[0.002 * n for n in served])
     (port,) = fit_operator_stats(_thread_topology(), measured, None, offered).ports
-    assert (port.cost, port.reading) == (pytest.approx(0.002), "worker time per record")
+    # blocks at 20 and 125 records/s: the line's slope, no fixed part
+    assert (port.cost, port.reading) == (pytest.approx(0.002), "worker time line")
+
+
+def _plain_median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _plain_worker_cost(rows: list[tuple[int, float | None]], capacity: float) -> float | None:
+    """A plain reading of the worker-time line: per block of five subintervals, the
+    records and worker seconds per second over the subintervals that measured the work;
+    the median pairwise slope and median intercept through the blocks with records."""
+    blocks: dict[int, list[tuple[int, float]]] = {}
+    for k, (n, w) in enumerate(rows):
+        if w is not None:
+            blocks.setdefault(k // 5, []).append((n, w))
+    points = [
+        (sum(n for n, _ in b) / len(b), sum(w for _, w in b) / len(b)) for b in blocks.values()
+    ]
+    points = [(x, y) for x, y in points if x > 0]
+    if len(points) < 3 or max(x for x, _ in points) < 2 * min(x for x, _ in points):
+        return None
+    slopes = [
+        (points[j][1] - points[i][1]) / (points[j][0] - points[i][0])
+        for i in range(len(points))
+        for j in range(i + 1, len(points))
+        if points[j][0] != points[i][0]
+    ]
+    slope = _plain_median(slopes)
+    if slope <= 0:
+        return None
+    fixed = min(max(_plain_median([y - slope * x for x, y in points]), 0.0), 0.9 * capacity)
+    return slope / (1 - fixed / capacity)
 
 
 @settings(max_examples=50, deadline=None)
@@ -310,9 +346,11 @@ def test_a_thread_with_measured_work_costs_its_work() -> None:
 def test_measured_work_is_the_cost_of_a_thread_without_a_queue(
     rows: list[tuple[int, float, float | None]],
 ) -> None:
-    """Against a plain computation: with work measured, the cost is the work over the
-    records of the intervals that measured it, whatever busy time alone reads (a full
-    thread's rate included: its busy time is waiting for the work done outside it)."""
+    """Against a plain computation: with work measured, the cost is the slope of the
+    worker-time line through the blocks (over 1 less its fixed share) where the blocks
+    have the leverage, else the work over the records of the intervals that measured
+    it, whatever busy time alone reads (a full thread's rate included: its busy time is
+    waiting for the work done outside it)."""
     frame = pd.DataFrame(
         {
             "operator": "op", "port": 0, "interval": range(len(rows)),
@@ -326,10 +364,86 @@ def test_measured_work_is_the_cost_of_a_thread_without_a_queue(
     (port,) = fit_operator_stats(_thread_topology(), frame).ports
     measured = [(n, w) for n, _, w in rows if w is not None]
     work = sum(w for _, w in measured) / sum(n for n, _ in measured) if measured else 0.0
+    line = _plain_worker_cost([(n, w) for n, _, w in rows], 1.0)
     if work <= 0:
         assert (port.cost, port.reading) == (alone.cost, alone.reading)
-    else:
+    elif line is None:
         assert (port.cost, port.reading) == (pytest.approx(work), "worker time per record")
+    else:
+        assert (port.cost, port.reading) == (pytest.approx(line), "worker time line")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.floats(-10, 10)), min_size=2, max_size=25))
+def test_theil_sen_is_the_median_slope_and_intercept(points: list[tuple[int, float]]) -> None:
+    """Against a plain computation with loops and sorted medians."""
+    x = np.array([float(a) for a, _ in points])
+    y = np.array([b for _, b in points])
+    assume(len(set(x.tolist())) > 1)
+    slope = _plain_median(
+        [
+            (points[j][1] - points[i][1]) / (points[j][0] - points[i][0])
+            for i in range(len(points))
+            for j in range(i + 1, len(points))
+            if points[j][0] != points[i][0]
+        ]
+    )
+    intercept = _plain_median([b - slope * a for a, b in points])
+    assert theil_sen(x, y) == (pytest.approx(slope), pytest.approx(intercept, abs=1e-9))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.floats(0.0005, 0.01),
+    st.floats(0, 0.2),
+    st.lists(st.integers(10, 500), min_size=10, max_size=20, unique=True),
+    st.lists(st.floats(1, 20), min_size=1, max_size=2),
+)
+def test_theil_sen_keeps_its_line_through_a_few_lumps(
+    slope: float, intercept: float, rates: list[int], lumps: list[float]
+) -> None:
+    """Points on a line, one or two of them (a tenth or a fifth at most) raised by
+    seconds of lumps of time: the line is the one the others lie on."""
+    x = np.array(rates, dtype=float)
+    y = intercept + slope * x
+    y[: len(lumps)] += lumps
+    fitted_slope, fitted_intercept = theil_sen(x, y)
+    assert fitted_slope == pytest.approx(slope, rel=1e-6)
+    assert fitted_intercept == pytest.approx(intercept, abs=1e-9)
+
+
+def test_a_worker_time_line_reads_the_work_of_a_record_not_its_lumps() -> None:
+    """Five blocks of 5 s (records/s, worker seconds/s): (40, 0.13), (400, 0.95),
+    (200, 0.51), (40, 0.13) and the block of a restart, (20, 2.0), where a Python
+    worker's start was charged to a few records. By hand: of the nine pairwise slopes
+    (the two blocks at 40 make no pair) four are negative (the lump's), and the median
+    is 2.2 ms (the pair at 200 and 400 records/s); the intercepts y - 2.2 ms x are 0.042
+    (twice), 0.07 (twice) and 1.956, median 0.07: a record costs 2.2 ms / (1 - 0.07) =
+    2.366 ms. Work over records reads 5.31 ms (18.6 s over 3500 records), the lump
+    included."""
+    blocks = [(40.0, 0.13), (400.0, 0.95), (200.0, 0.51), (40.0, 0.13), (20.0, 2.0)]
+    served = [rate for rate, _ in blocks for _ in range(5)]
+    frame = _thread_rows(served, [0.5] * len(served)).assign(
+        work_seconds=[work for _, work in blocks for _ in range(5)]
+    )
+    assert worker_cost(frame) == pytest.approx(0.0022 / 0.93)
+    (port,) = fit_operator_stats(_thread_topology(), frame).ports
+    assert (port.cost, port.reading) == (pytest.approx(0.0022 / 0.93), "worker time line")
+    ratio = frame["work_seconds"].sum() / frame["events_in"].sum()
+    assert ratio == pytest.approx(18.6 / 3500)
+
+
+def test_a_worker_time_line_needs_blocks_of_different_rates() -> None:
+    """Three calm blocks at 30-50 records/s have no leverage for a line (their rates
+    differ by less than 2): the cost stays the work over the records."""
+    blocks = [(30.0, 0.1), (50.0, 0.16), (40.0, 0.12)]
+    served = [rate for rate, _ in blocks for _ in range(5)]
+    frame = _thread_rows(served, [0.5] * len(served)).assign(
+        work_seconds=[work for _, work in blocks for _ in range(5)]
+    )
+    assert worker_cost(frame) is None
+    (port,) = fit_operator_stats(_thread_topology(), frame).ports
+    assert (port.cost, port.reading) == (pytest.approx(1.9 / 600), "worker time per record")
 
 
 def test_records_served_about_as_offered_are_not_a_queue() -> None:
