@@ -319,10 +319,13 @@ def thread_cost(
 def theil_sen(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """The Theil-Sen line through the points (``x``, ``y``): the median of the slopes
     of every pair with distinct ``x``, and the median of ``y - slope * x``. Unlike least
-    squares, a few points far off the line (under 29% of them) cannot move it."""
+    squares, a few points far off the line (under 29% of them) cannot move it. Needs two
+    distinct ``x``."""
     first, second = np.triu_indices(x.size, 1)
     run = x[second] - x[first]
     distinct = run != 0
+    if not distinct.any():
+        raise ModelError("a line needs two points with distinct x")
     slope = float(np.median((y[second] - y[first])[distinct] / run[distinct]))
     return slope, float(np.median(y - slope * x))
 

@@ -392,6 +392,11 @@ def test_theil_sen_is_the_median_slope_and_intercept(points: list[tuple[int, flo
     assert theil_sen(x, y) == (pytest.approx(slope), pytest.approx(intercept, abs=1e-9))
 
 
+def test_theil_sen_needs_two_distinct_x() -> None:
+    with pytest.raises(ModelError, match="distinct x"):
+        theil_sen(np.array([3.0, 3.0]), np.array([1.0, 2.0]))
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.floats(0.0005, 0.01),
