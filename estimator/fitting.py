@@ -29,7 +29,7 @@ class PortFit:
     events_in: float
     cost: float
     selectivity: float
-    reading: str = "cpu per record"  # how the cost was read: thread_cost, worker_cost
+    reading: str = "cpu per record"  # how the cost was read: thread_cost, worker_line_costs
     busy_per_record: tuple[float, float] | None = None  # calmest, busiest third of a thread
 
     @property
@@ -123,6 +123,7 @@ def fit_operator_stats(
     unfitted: list[tuple[str, int]] = []
     operators: list[Operator] = []
     threads = _thread_capacities(topology)
+    lines = worker_line_costs(topology, frame)
     for op in topology.operators:
         costs = list(op.cost)
         selectivities = list(op.selectivity)
@@ -140,9 +141,8 @@ def fit_operator_stats(
                     by_load = busy_per_record_by_load(rows)
                     if work > 0:
                         costs[port], reading = work, "worker time per record"
-                        line = worker_cost(rows, topology.subinterval)
-                        if line is not None:
-                            costs[port], reading = line, "worker time line"
+                        if key in lines:
+                            costs[port], reading = lines[key], "worker time line"
                     else:
                         offered = None
                         if len(op.inputs) == 1:
@@ -330,21 +330,19 @@ def theil_sen(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return slope, float(np.median(y - slope * x))
 
 
-def worker_cost(rows: pd.DataFrame, subinterval: float = 1.0) -> float | None:
-    """The cost of a record of an operator whose work is measured in its Python worker
-    (:data:`WORK_COLUMN`), from the line ``work = c * records + f`` through blocks of
-    :data:`BLOCK` subintervals (worker seconds and records per second, over the
-    subintervals that measured the work; :func:`theil_sen`): a record costs
-    ``c / (1 - f)``, the fixed part taken from the worker's one core
-    (:data:`WORKER_CAPACITY`) as for busy time (:func:`thread_cost`).
+def worker_line(rows: pd.DataFrame, subinterval: float = 1.0) -> tuple[float, float] | None:
+    """The line ``work = c * records + f`` of an operator whose work is measured in its
+    Python worker (:data:`WORK_COLUMN`), through blocks of :data:`BLOCK` subintervals
+    (worker seconds and records per second, over the subintervals that measured the
+    work; :func:`theil_sen`): ``(c, f)``, the fixed part ``f`` at least 0.
 
-    A worker's time holds a fixed part per second (its pollers and timers), which over
-    the records of a calm block is large, and lumps that are no record's work: a
-    worker starting, or a restart, charges seconds of it to a block with few records
-    (9.3 s in one second beside a rescale). Work over records reads both into the cost;
-    the line's slope reads neither. None (use work over records) without
-    :data:`MIN_POINTS` blocks with records, without :data:`LEVERAGE` between their
-    rates, or without a rising line."""
+    A worker's time holds a fixed part per second (its pollers, timers, a bundle's
+    end), which over the records of a calm block is large, and lumps that are no
+    record's work: a worker starting, or a restart, charges seconds of it to a block
+    with few records (9.3 s in one second beside a rescale). Work over records reads
+    both into the cost; the line's slope reads neither. None (use work over records)
+    without :data:`MIN_POINTS` blocks with records, without :data:`LEVERAGE` between
+    their rates, or without a rising line."""
     measured = rows[rows[WORK_COLUMN].notna()] if WORK_COLUMN in rows.columns else rows[:0]
     if measured.empty:
         return None
@@ -359,8 +357,36 @@ def worker_cost(rows: pd.DataFrame, subinterval: float = 1.0) -> float | None:
     slope, intercept = theil_sen(events[keep], work[keep])
     if slope <= 0:
         return None
-    fixed = min(max(intercept, 0.0), SATURATED * WORKER_CAPACITY)
-    return slope / (1.0 - fixed / WORKER_CAPACITY)
+    return slope, max(intercept, 0.0)
+
+
+def worker_line_costs(topology: Topology, stats: pd.DataFrame) -> dict[tuple[str, int], float]:
+    """The cost of a record per (operator, port) on a thread whose work its Python
+    worker measured and whose :func:`worker_line` has the leverage: ``c / (1 - F)``,
+    where ``F`` sums the fixed parts of every such line on the same interpreter (the
+    thread's host: its Python worker, else its TaskManager), at most
+    :data:`SATURATED` of the worker's one core (:data:`WORKER_CAPACITY`). The
+    operators of one worker spend their fixed time on its one core, so each record is
+    served by what they leave of it."""
+    nodes = {n.id: n for n in topology.nodes}
+    hosts = {op: nodes[node].host for op, node in topology.placement.items()}
+    if WORK_COLUMN not in stats.columns:
+        return {}
+    found: dict[tuple[str, int], tuple[float, float]] = {}
+    measured = stats[stats[WORK_COLUMN].notna()]
+    for (op, port), rows in measured.groupby(["operator", "port"]):
+        if hosts.get(str(op)) is None or not rows[WORK_COLUMN].sum() > 0:
+            continue
+        line = worker_line(rows, topology.subinterval)
+        if line is not None:
+            found[(str(op), int(port))] = line
+    fixed: dict[str | None, float] = {}
+    for (op, _), (_, share) in found.items():
+        fixed[hosts[op]] = fixed.get(hosts[op], 0.0) + share
+    return {
+        key: slope / (1.0 - min(fixed[hosts[key[0]]], SATURATED * WORKER_CAPACITY))
+        for key, (slope, _) in found.items()
+    }
 
 
 def busy_per_record_by_load(rows: pd.DataFrame) -> tuple[float, float] | None:

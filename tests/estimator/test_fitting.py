@@ -19,7 +19,8 @@ from estimator.fitting import (
     theil_sen,
     thread_cost,
     training_window,
-    worker_cost,
+    worker_line,
+    worker_line_costs,
 )
 from estimator.model import Topology, topology_from_dict
 from estimator.propagation import build_load_model
@@ -431,7 +432,7 @@ def test_a_worker_time_line_reads_the_work_of_a_record_not_its_lumps() -> None:
     frame = _thread_rows(served, [0.5] * len(served)).assign(
         work_seconds=[work for _, work in blocks for _ in range(5)]
     )
-    assert worker_cost(frame) == pytest.approx(0.0022 / 0.93)
+    assert worker_line(frame) == (pytest.approx(0.0022), pytest.approx(0.07))
     (port,) = fit_operator_stats(_thread_topology(), frame).ports
     assert (port.cost, port.reading) == (pytest.approx(0.0022 / 0.93), "worker time line")
     ratio = frame["work_seconds"].sum() / frame["events_in"].sum()
@@ -446,7 +447,7 @@ def test_a_worker_time_line_needs_blocks_of_different_rates() -> None:
     frame = _thread_rows(served, [0.5] * len(served)).assign(
         work_seconds=[work for _, work in blocks for _ in range(5)]
     )
-    assert worker_cost(frame) is None
+    assert worker_line(frame) is None
     (port,) = fit_operator_stats(_thread_topology(), frame).ports
     assert (port.cost, port.reading) == (pytest.approx(1.9 / 600), "worker time per record")
 
@@ -472,3 +473,54 @@ def test_a_full_thread_whose_work_is_measured_elsewhere_costs_its_work() -> None
     assert (port.cost, port.reading) == (pytest.approx(1 / 200), "saturated")
     (port,) = fit_operator_stats(_thread_topology(), full.assign(work_seconds=0.3), None).ports
     assert (port.cost, port.reading) == (pytest.approx(0.0015), "worker time per record")
+
+
+def _workers_topology() -> Topology:
+    """Python operators a and b on one worker, c on the worker of another TaskManager."""
+    return topology_from_dict(
+        {
+            "name": "workers",
+            "subinterval": 1.0,
+            "nodes": [
+                {"id": "a-threads", "capacity": 1.0, "host": "python-worker@tm1"},
+                {"id": "b-threads", "capacity": 1.0, "host": "python-worker@tm1"},
+                {"id": "c-threads", "capacity": 1.0, "host": "python-worker@tm2"},
+                {"id": "python-worker@tm1", "capacity": 1.0},
+                {"id": "python-worker@tm2", "capacity": 1.0},
+            ],
+            "sources": [{"id": "s"}],
+            "operators": [
+                {"id": "a", "query": "q", "inputs": ["s"], "cost": 0.001},
+                {"id": "b", "query": "q", "inputs": ["a"], "cost": 0.001},
+                {"id": "c", "query": "q", "inputs": ["b"], "cost": 0.001},
+            ],
+            "placement": {"a": "a-threads", "b": "b-threads", "c": "c-threads"},
+        }
+    )
+
+
+def test_operators_sharing_a_worker_share_its_fixed_time() -> None:
+    """Blocks at 40, 100 and 200 records/s. a's worker time is 2 ms a record plus 0.1 s
+    a second, b's 1 ms plus 0.05 s: both spend their fixed time on their worker's one
+    core, which leaves 0.85 s a second for records: a costs 2 / 0.85 = 2.353 ms, b
+    1 / 0.85 = 1.176 ms. c, 3 ms plus 0.2 s on another TaskManager's worker, is served
+    by what its own fixed time leaves: 3 / 0.8 = 3.75 ms."""
+    rates = [40.0] * 5 + [100.0] * 5 + [200.0] * 5
+    lines = {"a": (0.002, 0.1), "b": (0.001, 0.05), "c": (0.003, 0.2)}
+    frame = pd.concat(
+        [
+            _thread_rows(rates, [0.5] * len(rates)).assign(
+                operator=op, work_seconds=[slope * n + fixed for n in rates]
+            )
+            for op, (slope, fixed) in lines.items()
+        ]
+    )
+    costs = worker_line_costs(_workers_topology(), frame)
+    assert costs == {
+        ("a", 0): pytest.approx(0.002 / 0.85),
+        ("b", 0): pytest.approx(0.001 / 0.85),
+        ("c", 0): pytest.approx(0.003 / 0.8),
+    }
+    fitted = {p.operator: p for p in fit_operator_stats(_workers_topology(), frame).ports}
+    assert fitted["a"].cost == pytest.approx(0.002 / 0.85)
+    assert {p.reading for p in fitted.values()} == {"worker time line"}
