@@ -237,6 +237,12 @@ def _thread_line(operator: str, thread: dict[str, Any]) -> str:
             f", predicted with {thread['predicted_cost'] * 1000:.3g} "
             f"({thread['predicted_reading']}, first part of the run)"
         )
+        if thread["reading"] == "worker time line" != thread["predicted_reading"]:
+            line += (
+                " (its rates there vary too little to tell the worker's fixed time per "
+                "second from a record's work: counted per record, it is too high under "
+                "more load)"
+            )
     if thread.get("python_worker"):
         line += f"; its Python code shares the interpreter of {thread['python_worker']} (1 core)"
     calm, busy = thread["busy_per_record_calm"], thread["busy_per_record_busy"]

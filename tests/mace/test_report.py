@@ -425,3 +425,36 @@ def test_the_readable_report_names_the_python_interpreter_a_thread_shares() -> N
     )
     assert "thread count: 3 ms a record (queued)\n" in text + "\n"
     assert text.count("interpreter") == 1
+
+
+def test_the_readable_report_says_when_a_prediction_counts_fixed_time_per_record() -> None:
+    """The whole run reads a Python operator's cost off its worker time line, the first
+    part of the run (calm, one rate) only as work over records: the report says that
+    this counts the worker's fixed time per record."""
+    from dashboard.core.report import KEYS
+    from mace.report_command import format_report
+
+    figures = {key: 1.0 for key in KEYS} | {"objective": None, "compliance": None}
+    thread = {
+        "cost": 0.0013, "reading": "worker time line", "predicted_cost": 0.003,
+        "predicted_reading": "worker time per record", "busy_per_record_calm": None,
+        "busy_per_record_busy": None, "busy_time_is_work": True, "python_worker": None,
+    }  # fmt: skip
+    report = {
+        "run": "flink",
+        "estimator_used": {"label": "Mace", "reason": "chosen with --estimator"},
+        "queries": {"sink": figures},
+        "system": figures | {"bound_coverage": 1.0},
+        "changes": [],
+        "threads": {
+            "parse": thread,
+            "both": thread | {"predicted_reading": "worker time line", "predicted_cost": 0.0014},
+        },
+    }
+    text = format_report(report)
+    assert (
+        "thread parse: 1.3 ms a record (worker time line), predicted with 3 (worker time per "
+        "record, first part of the run) (its rates there vary too little to tell the "
+        "worker's fixed time per second from a record's work" in text
+    )
+    assert text.count("vary too little") == 1
