@@ -524,3 +524,53 @@ def test_operators_sharing_a_worker_share_its_fixed_time() -> None:
     fitted = {p.operator: p for p in fit_operator_stats(_workers_topology(), frame).ports}
     assert fitted["a"].cost == pytest.approx(0.002 / 0.85)
     assert {p.reading for p in fitted.values()} == {"worker time line"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.floats(0.0002, 0.01), st.floats(0, 0.4)),
+        min_size=3,
+        max_size=3,
+    ),
+    st.lists(st.integers(10, 400), min_size=6, max_size=12, unique=True),
+)
+def test_shared_fixed_time_against_a_plain_sum(
+    lines: list[tuple[str, float, float]], rates: list[int]
+) -> None:
+    """Three operators, each on the worker drawn for it, each with worker time exactly
+    on its line (distinct rates per 5 s block): a record costs its slope over 1 less the
+    fixed parts summed over its worker's operators, at most 0.9 of the core."""
+    workers = {"a": "python-worker@tm1", "b": "python-worker@tm1", "c": "python-worker@tm2"}
+    ops = ["a", "b", "c"]
+    served = [float(rate) for rate in rates for _ in range(5)]
+    frame = pd.concat(
+        [
+            _thread_rows(served, [0.5] * len(served)).assign(
+                operator=op, work_seconds=[slope * n + fixed for n in served]
+            )
+            for op, (_, slope, fixed) in zip(ops, lines, strict=True)
+        ]
+    )
+    assume(max(rates) >= 2 * min(rates))  # the leverage a line needs
+    hosts = {op: workers[drawn] for op, (drawn, _, _) in zip(ops, lines, strict=True)}
+    topology = topology_from_dict(
+        {
+            "name": "drawn",
+            "subinterval": 1.0,
+            "nodes": [{"id": f"{op}-threads", "capacity": 1.0, "host": hosts[op]} for op in ops]
+            + [{"id": w, "capacity": 1.0} for w in sorted(set(workers.values()))],
+            "sources": [{"id": "s"}],
+            "operators": [
+                {"id": op, "query": "q", "inputs": [upstream], "cost": 0.001}
+                for op, upstream in zip(ops, ["s", "a", "b"], strict=True)
+            ],
+            "placement": {op: f"{op}-threads" for op in ops},
+        }
+    )
+    costs = worker_line_costs(topology, frame)
+    for op, (_, slope, _) in zip(ops, lines, strict=True):
+        shared = sum(
+            f for other, (_, _, f) in zip(ops, lines, strict=True) if hosts[other] == hosts[op]
+        )
+        assert costs[(op, 0)] == pytest.approx(slope / (1 - min(shared, 0.9)), rel=1e-6)
