@@ -15,7 +15,7 @@ import pandas as pd
 
 from estimator.errors import ModelError
 from estimator.model import Operator, Topology
-from estimator.python_worker import WORK_COLUMN, WORKER_CAPACITY
+from estimator.python_worker import WORK_COLUMN, WORKER_CAPACITY, worker_taskmanager
 
 STATS_COLUMNS = ("operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
 
@@ -102,6 +102,7 @@ def fit_operator_stats(
         raise ModelError(f"operator statistics: unknown operator '{unknown[0]}'")
     if WORK_COLUMN not in frame.columns:
         frame = frame.assign(**{WORK_COLUMN: np.nan})
+    frame = without_lumps(topology, frame)
     measured = frame[WORK_COLUMN].notna()
     frame = frame.assign(_work_in=frame["events_in"].where(measured, 0))
     summed = ["events_in", "events_out", "cpu_seconds", WORK_COLUMN, "_work_in"]
@@ -328,6 +329,37 @@ def theil_sen(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         raise ModelError("a line needs two points with distinct x")
     slope = float(np.median((y[second] - y[first])[distinct] / run[distinct]))
     return slope, float(np.median(y - slope * x))
+
+
+LUMP = 2.0
+"""A Python worker charged more than this many times its host's cores in one
+subinterval did no work there that can be read: no process does that much in a
+second. Such a lump is the collector's late charge of a worker's start or a restart
+(5-27 s in single seconds beside rescales, where a second's worker time is otherwise
+at most 2.4 s on 2 cores)."""
+
+
+def without_lumps(topology: Topology, stats: pd.DataFrame) -> pd.DataFrame:
+    """``stats`` with the worker time of its Python operators left unmeasured (NaN) in
+    the subintervals where their worker, summed over its operators, was charged more
+    than :data:`LUMP` times its host's cores (the thread's host, or the TaskManager
+    whose Python worker that is)."""
+    if WORK_COLUMN not in stats.columns or stats[WORK_COLUMN].isna().all():
+        return stats
+    nodes = {n.id: n for n in topology.nodes}
+    hosts = {op: nodes[node].host for op, node in topology.placement.items()}
+    limits: dict[str, float] = {}
+    for host in {h for h in hosts.values() if h is not None}:
+        machine = worker_taskmanager(host) or host
+        if machine in nodes:
+            limits[host] = LUMP * nodes[machine].capacity * topology.subinterval
+    host = stats["operator"].map(hosts)
+    limit = host.map(limits)
+    charged = stats.groupby([host, stats["interval"]])[WORK_COLUMN].transform("sum")
+    lumps = (charged > limit) & limit.notna()
+    if not lumps.any():
+        return stats
+    return stats.assign(**{WORK_COLUMN: stats[WORK_COLUMN].mask(lumps)})
 
 
 def worker_line(rows: pd.DataFrame, subinterval: float = 1.0) -> tuple[float, float] | None:

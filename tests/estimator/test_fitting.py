@@ -19,6 +19,7 @@ from estimator.fitting import (
     theil_sen,
     thread_cost,
     training_window,
+    without_lumps,
     worker_line,
     worker_line_costs,
 )
@@ -574,3 +575,37 @@ def test_shared_fixed_time_against_a_plain_sum(
             f for other, (_, _, f) in zip(ops, lines, strict=True) if hosts[other] == hosts[op]
         )
         assert costs[(op, 0)] == pytest.approx(slope / (1 - min(shared, 0.9)), rel=1e-6)
+
+
+def test_a_lump_of_worker_time_is_no_subintervals_work() -> None:
+    """Ten calm seconds at 20 records/s, 3 ms a record of worker time, and a restart's
+    second in which the collector charged 9.3 s to 5 records. On a host of 2 cores no
+    worker does more than 4 s of work and waiting in a second: that second is left
+    unmeasured, and a record costs 3 ms, not (0.6 + 9.3) / 205 = 48 ms. A second of
+    3.9 s is kept."""
+    served = [20.0] * 10 + [5.0]
+    work = [0.06] * 10 + [9.3]
+    topology = topology_from_dict(
+        {
+            "name": "one worker",
+            "subinterval": 1.0,
+            "nodes": [
+                {"id": "op-threads", "capacity": 1.0, "host": "python-worker@tm"},
+                {"id": "python-worker@tm", "capacity": 1.0},
+                {"id": "tm", "capacity": 2.0},
+            ],
+            "sources": [{"id": "s"}],
+            "operators": [{"id": "op", "query": "q", "inputs": ["s"], "cost": 0.001}],
+            "placement": {"op": "op-threads"},
+        }
+    )
+    frame = _thread_rows(served, [0.5] * len(served)).assign(work_seconds=work)
+    kept = without_lumps(topology, frame)
+    assert kept["work_seconds"].isna().tolist() == [False] * 10 + [True]
+    (port,) = fit_operator_stats(topology, frame).ports
+    assert (port.cost, port.reading) == (pytest.approx(0.003), "worker time per record")
+    below = frame.assign(work_seconds=[0.06] * 10 + [3.9])
+    assert without_lumps(topology, below)["work_seconds"].notna().all()
+    # a thread whose host is the TaskManager itself: its cores bound the worker too
+    (port,) = fit_operator_stats(_thread_topology(), frame).ports
+    assert port.cost == pytest.approx(0.003)
