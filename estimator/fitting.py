@@ -349,13 +349,13 @@ def without_lumps(topology: Topology, stats: pd.DataFrame) -> pd.DataFrame:
     nodes = {n.id: n for n in topology.nodes}
     hosts = {op: nodes[node].host for op, node in topology.placement.items()}
     limits: dict[str, float] = {}
-    for host in {h for h in hosts.values() if h is not None}:
-        machine = worker_taskmanager(host) or host
+    for name in {h for h in hosts.values() if h is not None}:
+        machine = worker_taskmanager(name) or name
         if machine in nodes:
-            limits[host] = LUMP * nodes[machine].capacity * topology.subinterval
-    host = stats["operator"].map(hosts)
-    limit = host.map(limits)
-    charged = stats.groupby([host, stats["interval"]])[WORK_COLUMN].transform("sum")
+            limits[name] = LUMP * nodes[machine].capacity * topology.subinterval
+    worker = stats["operator"].map(hosts)
+    limit = worker.map(limits)
+    charged = stats.groupby([worker, stats["interval"]])[WORK_COLUMN].transform("sum")
     lumps = (charged > limit) & limit.notna()
     if not lumps.any():
         return stats
@@ -411,7 +411,7 @@ def worker_line_costs(topology: Topology, stats: pd.DataFrame) -> dict[tuple[str
             continue
         line = worker_line(rows, topology.subinterval)
         if line is not None:
-            found[(str(op), int(port))] = line
+            found[(str(op), int(str(port)))] = line
     fixed: dict[str | None, float] = {}
     for (op, _), (_, share) in found.items():
         fixed[hosts[op]] = fixed.get(hosts[op], 0.0) + share
