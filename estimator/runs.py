@@ -349,56 +349,17 @@ class Restarted(Protocol):
     @property
     def stopped_at(self) -> float | None: ...
 
-    @property
-    def capacities(self) -> Mapping[str, float]: ...
 
-
-RESUME_WITHIN = 30.0
-"""Seconds after a version's start within which its rescaled operators' first busy time
-says when the job processed again; none within them (nothing to process): the
-version's start."""
-
-
-def restart_spans(
-    versions: Sequence[Restarted],
-    starts: Sequence[int],
-    topology: Topology,
-    operator_stats: pd.DataFrame,
-    intervals: int,
-) -> list[tuple[float, float]]:
+def restart_spans(versions: Sequence[Restarted]) -> list[tuple[float, float]]:
     """[stopped, resumed) of each version that began with a restart (a Flink rescale),
-    the run's clock: from its ``stopped_at`` until the job processed again, the start of
-    the first subinterval from the version's on in which the operators on the nodes it
-    rescaled (every operator when it rescaled none) were busy (``operator_stats``), within
-    :data:`RESUME_WITHIN` seconds, else its ``valid_from``. A rescaled Flink job runs its
-    subtasks seconds before a Python operator works: its worker starts first."""
-    if all(v.stopped_at is None for v in versions):
-        return []  # no restart: the busy times need not be read
-    busy = operator_matrix(topology, operator_stats, intervals, "cpu_seconds")
-    w = topology.subinterval
-    spans = []
-    previous: Restarted | None = None
-    for version, start in zip(versions, starts, strict=True):
-        if version.stopped_at is not None:
-            rows = _rescaled_rows(topology, previous, version)
-            window = busy[rows, start : min(intervals, start + math.ceil(RESUME_WITHIN / w))]
-            worked = np.flatnonzero(window.sum(axis=0) > 0)
-            resumed = version.valid_from
-            if worked.size:
-                resumed = max(resumed, topology.origin + (start + int(worked[0])) * w)
-            spans.append((version.stopped_at, resumed))
-        previous = version
-    return spans
-
-
-def _rescaled_rows(
-    topology: Topology, previous: Restarted | None, version: Restarted
-) -> np.ndarray:
-    """Operator rows on the nodes whose capacity ``version`` changed (all without)."""
-    old = previous.capacities if previous is not None else {}
-    nodes = {n for n, c in version.capacities.items() if n in old and old[n] != c}
-    rows = [k for k, op in enumerate(topology.operator_ids) if topology.placement[op] in nodes]
-    return np.array(rows or range(len(topology.operator_ids)), dtype=np.int64)
+    the run's clock: from its ``stopped_at`` until its ``valid_from``, when every subtask
+    of the job ran again. Flink switches a subtask to RUNNING once its operators are open
+    (a Python operator's worker started) and its state restored; a rescaled job's latency
+    probe wrote again 0.01-0.05 s after that time in every restart measured (docs/flink.md,
+    "When the job stops and serves again"), while the busy time and the records in of the
+    samples around a restart lag it by up to two seconds, so they do not say when the
+    job serves."""
+    return [(v.stopped_at, v.valid_from) for v in versions if v.stopped_at is not None]
 
 
 def version_stops(
@@ -410,16 +371,11 @@ def version_stops(
 
 
 def measured_stops(
-    versions: Sequence[Restarted],
-    starts: Sequence[int],
-    topology: Topology,
-    operator_stats: pd.DataFrame,
-    intervals: int,
+    versions: Sequence[Restarted], origin: float, subinterval: float, intervals: int
 ) -> Stops | None:
     """The restarts of a run's ``versions`` (:func:`restart_spans`) as the stops every
     analysis of the run serves nothing in (:func:`version_stops`); None without one."""
-    spans = restart_spans(versions, starts, topology, operator_stats, intervals)
-    return version_stops(spans, topology.origin, topology.subinterval, intervals)
+    return version_stops(restart_spans(versions), origin, subinterval, intervals)
 
 
 def restart_starts(

@@ -172,7 +172,7 @@ def verify_changes(
         capacities=[v.capacities for v in run.versions],
         finish=finish,
         stops=measured_stops(
-            run.versions, run.version_starts, run.topology, run.operator_stats, run.intervals
+            run.versions, run.topology.origin, run.topology.subinterval, run.intervals
         ),
         restarts=restart_starts(run.versions, run.topology.origin, run.topology.subinterval),
     )

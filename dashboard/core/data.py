@@ -198,21 +198,15 @@ class RunData:
     def restarts(self) -> tuple[tuple[float, float], ...]:
         """[stopped, resumed) of each restart measured on the run (a Flink rescale), the
         run's clock (:func:`estimator.runs.restart_spans`); none on a simulated run."""
-        return tuple(
-            restart_spans(
-                self.versions, self.version_starts, self.topology, self.operator_stats,
-                self.intervals,
-            )
-        )  # fmt: skip
+        return tuple(restart_spans(self.versions))
 
     @functools.cached_property
     def stops(self) -> Stops | None:
         """The restarts as every analysis of the run sees them: nothing served while the
         job was stopped (:func:`estimator.runs.measured_stops`); None without one."""
         return measured_stops(
-            self.versions, self.version_starts, self.topology, self.operator_stats,
-            self.intervals,
-        )  # fmt: skip
+            self.versions, self.topology.origin, self.topology.subinterval, self.intervals
+        )
 
     @functools.cached_property
     def counts(self) -> np.ndarray:

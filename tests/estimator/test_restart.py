@@ -141,8 +141,8 @@ def test_a_restart_before_a_rescale_by_hand() -> None:
         SimpleNamespace(valid_from=0.0, stopped_at=None, capacities={"op-threads": 1.0}),
         SimpleNamespace(valid_from=3.0, stopped_at=2.0, capacities={"op-threads": 2.0}),
     ]
-    spans = restart_spans(versions, (0, 3), VERTEX, stats, 6)
-    assert spans == [(2.0, 3.0)]  # op (rescaled) works again in interval 3
+    spans = restart_spans(versions)
+    assert spans == [(2.0, 3.0)]
     stops = version_stops(spans, VERTEX.origin, VERTEX.subinterval, 6)
     restarts = restart_starts(versions, VERTEX.origin, VERTEX.subinterval)
     assert restarts == [None, 2]
@@ -166,21 +166,37 @@ def test_a_restart_before_a_rescale_by_hand() -> None:
     assert unstopped.predicted_wc_after == pytest.approx(0.5)
 
 
-def test_a_restart_lasts_until_the_rescaled_operators_work_again() -> None:
-    # the job runs again at 3.0 but the rescaled op is not busy in intervals 3 and 4 (a
-    # Python worker starting): the stop lasts until 5.0, where it works again; a version
-    # whose operators do nothing within RESUME_WITHIN keeps its start
+def test_a_restart_lasts_until_every_subtask_runs_again() -> None:
+    # stopped at 2.5, every subtask running again at 3.4 (the version's valid_from, its
+    # first subinterval 4), the rescaled op neither busy nor taking records in 3 and 4
+    # (the samples lag the restart): the stop ends at 3.4 all the same. Fitted on [0, 2):
+    # cost 0.1, 1.5 CPU-s a subinterval. One thread: CE 0.5, 1.0; in 2 (half stopped)
+    # 1.0 served, backlog 1.5 at the two threads' capacity, 0.75 s, plus the 0.4 s of
+    # stop left; in 3 (0.4 stopped) 1.2 served: 1.8, 0.9 s; then 1.3, 0.8, 0.3, 0 CPU-s
+    # at two threads: 0.65 s is the worst after the change. A stop until the op's first
+    # busy subinterval (5.0) would leave 2.25 s there.
     stats = pd.DataFrame(
-        [("op", 0, p, 15, 15, 0.0 if p in (2, 3, 4) else 1.5) for p in range(8)],
+        [("op", 0, p, 0 if p in (3, 4) else 15, 0 if p in (3, 4) else 15,
+          0.0 if p in (3, 4) else 1.5) for p in range(8)],
         columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"],
-    )
+    )  # fmt: skip
     versions = [
-        SimpleNamespace(valid_from=0.0, stopped_at=None, capacities={"op-threads": 1.0}),
-        SimpleNamespace(valid_from=3.0, stopped_at=2.5, capacities={"op-threads": 2.0}),
+        SimpleNamespace(valid_from=0.0, stopped_at=None),
+        SimpleNamespace(valid_from=3.4, stopped_at=2.5),
     ]
-    assert restart_spans(versions, (0, 3), VERTEX, stats, 8) == [(2.5, 5.0)]
-    silent = stats.assign(cpu_seconds=0.0)
-    assert restart_spans(versions, (0, 3), VERTEX, silent, 8) == [(2.5, 3.0)]
+    assert restart_spans(versions) == [(2.5, 3.4)]
+    stops = version_stops(restart_spans(versions), VERTEX.origin, VERTEX.subinterval, 8)
+    assert stops is not None
+    np.testing.assert_allclose(stops.share, [0, 0, 0.5, 0.4, 0, 0, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(stops.left, [0, 0, 0.4, 0, 0, 0, 0, 0], atol=1e-12)
+    (check,) = check_changes(
+        VERTEX, stats, np.full((1, 8), 15.0), [dict(VERTEX.placement)] * 2, (0, 4),
+        np.ones(8), capacities=[{"op-threads": 1.0}, {"op-threads": 2.0}], stops=stops,
+        restarts=restart_starts(versions, VERTEX.origin, VERTEX.subinterval),
+    )  # fmt: skip
+    assert (check.before, check.after) == ((0, 2), (4, 8))
+    assert check.predicted_wc_before == pytest.approx(1.0)
+    assert check.predicted_wc_after == pytest.approx(0.65)
 
 
 def test_the_period_after_a_change_ends_where_the_next_restart_begins() -> None:
