@@ -35,6 +35,8 @@ into a busy span of weeks, a larger one is no machine."""
 BUNDLE_TIME_RANGE = (1e-3, 3_600.0)
 """Accepted bundle times of a Python operator in seconds (Flink's is a positive number
 of milliseconds; an hour-long bundle is no streaming job)."""
+MAX_SLOTS = 1024
+"""Task slots a TaskManager may have, recorded or asked for in a what-if."""
 DEFAULT_EVENT_BYTES = 100.0
 OPERATOR_MODELS = ("linear", "product")
 
@@ -53,6 +55,10 @@ class Node:
     (Flink's ``python.fn-execution.bundle.time``), ``bundle_stages`` of them in a row on
     a record's way through it: their bundle cycle adds latency that rises with the
     thread's work well before it is full (:mod:`estimator.bundles`).
+
+    ``slots`` are a TaskManager's task slots where the engine said how many it has
+    (Flink's ``taskmanager.numberOfTaskSlots``): a rescale fills them before it needs
+    another TaskManager (:mod:`estimator.parallelism`).
     """
 
     id: str
@@ -60,6 +66,7 @@ class Node:
     host: str | None = None
     bundle_time: float | None = None
     bundle_stages: int = 1
+    slots: int | None = None
 
 
 def node_entry(
@@ -68,11 +75,14 @@ def node_entry(
     host: str | None = None,
     bundle_time: float | None = None,
     bundle_stages: int | None = 1,
+    slots: int | None = None,
 ) -> dict[str, Any]:
     """A node as the topology document writes it: optional keys only when set."""
     entry: dict[str, Any] = {"id": node_id, "capacity": capacity}
     if host is not None:
         entry["host"] = host
+    if slots is not None:
+        entry["slots"] = slots
     if bundle_time is not None:
         entry["bundle_time"] = bundle_time
         if bundle_stages not in (None, 1):
@@ -303,7 +313,7 @@ class Topology:
             "subinterval": self.subinterval,
             "origin": self.origin,
             "nodes": [
-                node_entry(n.id, n.capacity, n.host, n.bundle_time, n.bundle_stages)
+                node_entry(n.id, n.capacity, n.host, n.bundle_time, n.bundle_stages, n.slots)
                 for n in self.nodes
             ],
             "sources": sources,
@@ -455,7 +465,14 @@ def topology_from_dict(data: Any) -> Topology:
             raise ModelError(
                 f"node '{node_id}' bundle_stages: expected an integer in [1, 100], got {stages!r}"
             )
-        nodes.append(Node(node_id, capacity, host, bundle_time, stages))
+        slots = entry.get("slots")
+        if slots is not None and (
+            isinstance(slots, bool) or not isinstance(slots, int) or not 1 <= slots <= MAX_SLOTS
+        ):
+            raise ModelError(
+                f"node '{node_id}' slots: expected an integer in [1, {MAX_SLOTS}], got {slots!r}"
+            )
+        nodes.append(Node(node_id, capacity, host, bundle_time, stages, slots))
     if not nodes:
         raise ModelError("topology: 'nodes' must list at least one node")
     _check_hosts(nodes)

@@ -29,8 +29,9 @@ their hosts. The rules:
 - **TaskManagers**: unless set, the recorded ones, and more when the slots need more
   (``ceil(slots needed / slots)``, as an active resource manager starts them); a set
   count that cannot hold the slots is refused, as Flink would fail to schedule the job.
-- **Slots per TaskManager**: unless set, the fewest that hold the recorded job on its
-  TaskManagers (the stored run does not say how many each had).
+- **Slots per TaskManager**: unless set, the recorded ones (the fewest of the
+  TaskManagers' when they differ, as the collector reads them from Flink), else, for a
+  run that does not say, the fewest that hold the recorded job on its TaskManagers.
 - **Cores**: the subtasks of a TaskManager share its cores (its node hosts theirs).
 - **Python workers**: the subtasks of a Python operator (a thread hosted by a Python
   worker node, :mod:`estimator.python_worker`) share the interpreter of their
@@ -51,7 +52,7 @@ import numpy as np
 
 from estimator.errors import ScenarioError
 from estimator.mace import Stops, estimate_from_dlts, stop_series
-from estimator.model import Topology
+from estimator.model import MAX_SLOTS, Topology
 from estimator.python_worker import WORKER_CAPACITY, worker_node_id, worker_taskmanager
 from estimator.runs import RunAnalysis
 
@@ -59,7 +60,6 @@ DEFAULT_MAX_PARALLELISM = 128
 """Flink's default max parallelism of an operator with parallelism up to 85 (its rule:
 ``min(max(roundUpToPowerOfTwo(1.5 p), 128), 32768)``); the bound of a parallelism edit
 when the job's own is not known."""
-MAX_SLOTS = 1024
 MAX_TASKMANAGERS = 1024
 MAX_CORES = 1024.0
 MAX_CAPACITY = 1.0e6
@@ -96,6 +96,7 @@ class Shape:
     units: tuple[Unit, ...]
     taskmanagers: tuple[str, ...]
     cores: tuple[float, ...]
+    recorded_slots: tuple[int | None, ...] = ()  # per TaskManager, None: not recorded
 
     @property
     def unit_by_node(self) -> dict[str, Unit]:
@@ -103,12 +104,22 @@ class Shape:
 
     @property
     def slots(self) -> int:
-        """The fewest slots per TaskManager that hold the recorded job on its
-        TaskManagers (the stored run does not say how many each had)."""
+        """The slots per TaskManager: the fewest recorded, where every TaskManager's are;
+        else the fewest that hold the recorded job on its TaskManagers."""
         hosted = [u.parallelism for u in self.units if u.host is not None]
         if not hosted or not self.taskmanagers:
             return 1
-        return max(1, math.ceil(max(hosted) / len(self.taskmanagers)))
+        holding = max(1, math.ceil(max(hosted) / len(self.taskmanagers)))
+        if self.slots_recorded:
+            return max(min(s for s in self.recorded_slots if s is not None), holding)
+        return holding
+
+    @property
+    def slots_recorded(self) -> bool:
+        """Whether every TaskManager's slots were recorded (else :attr:`slots` is the
+        fewest that hold the job)."""
+        recorded = self.recorded_slots
+        return len(recorded) == len(self.taskmanagers) > 0 and None not in recorded
 
 
 @dataclass(frozen=True)
@@ -158,7 +169,8 @@ def shape_of(topology: Topology) -> Shape:
         units.append(Unit(node.id, node.capacity / p, p, host, node.host in workers))
     tms = tuple(n.id for n in topology.nodes if n.id in taskmanagers)
     caps = topology.capacity_by_node
-    return Shape(tuple(units), tms, tuple(caps[t] for t in tms))
+    slots = {n.id: n.slots for n in topology.nodes}
+    return Shape(tuple(units), tms, tuple(caps[t] for t in tms), tuple(slots[t] for t in tms))
 
 
 def unit_of(topology: Topology, shape: Shape, name: str) -> str:

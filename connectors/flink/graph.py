@@ -37,6 +37,9 @@ The latency probe names its rows the same way (``query`` defaults to ``sink``).
     none of their threads is full.
 ``taskmanager``
     one node per TaskManager, capacity = its cores, without the thread limit.
+
+A TaskManager's node also records its task slots (``slotsNumber``), which a what-if
+on parallelism fills before it needs another TaskManager.
 """
 
 from __future__ import annotations
@@ -46,10 +49,11 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from connectors.errors import ConnectorError
+from estimator.model import MAX_SLOTS
 
 COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
 """A subtask's cumulative counters: records in, records out, busy milliseconds."""
@@ -137,6 +141,7 @@ class JobGraph:
     ids: dict[str, str]  # REST vertex id -> topology id of the vertex's head (or source)
     cores: dict[str, float]  # TaskManager id -> CPU cores
     members: dict[str, tuple[Member, ...]]  # REST vertex id -> its sources and operators
+    slots: dict[str, int] = field(default_factory=dict)  # TaskManager id -> task slots
 
     def node_of(self, vertex: Vertex, subtask: int, mode: str) -> str:
         """The node a subtask's samples are charged to (a source's: its TaskManager)."""
@@ -319,12 +324,15 @@ def job_graph(
                 f"job {job.get('jid')}: plan edge from unknown vertex {missing[0]}"
             )
     members = _members(vertices)
-    cores = {}
+    cores, slots = {}, {}
     for tm in taskmanagers.get("taskmanagers", []):
         hardware = float(tm.get("hardware", {}).get("cpuCores", 0) or 0)
         configured = float(tm.get("totalResource", {}).get("cpuCores", 0) or 0)
         usable = [c for c in (hardware, configured) if c > 0]
         cores[str(tm["id"])] = min(usable) if usable else 1.0
+        count = tm.get("slotsNumber")
+        if isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= MAX_SLOTS:
+            slots[str(tm["id"])] = count
     return JobGraph(
         job_id=str(job.get("jid")),
         name=str(job.get("name") or job.get("jid")),
@@ -333,6 +341,7 @@ def job_graph(
         ids={vid: _vertex_id(ms) for vid, ms in members.items()},
         cores=cores,
         members=members,
+        slots=slots,
     )
 
 
@@ -422,7 +431,7 @@ def topology_document(
                     "selectivity": [1.0] * ports if ports > 1 else 1.0,
                 }
             )
-            nodes.setdefault(host, {"id": host, "capacity": graph.cores.get(busiest, 1.0)})
+            nodes.setdefault(host, _taskmanager_node(graph, busiest))
             if mode == "subtask":
                 node = _thread_node(graph.ids[vertex.vertex_id])
                 nodes.setdefault(
@@ -442,6 +451,17 @@ def topology_document(
         "operators": operators,
         "placement": placement,
     }
+
+
+def _taskmanager_node(graph: JobGraph, taskmanager: str) -> dict[str, Any]:
+    """A TaskManager's node: its cores, and its task slots where Flink said."""
+    node: dict[str, Any] = {
+        "id": tm_node(taskmanager),
+        "capacity": graph.cores.get(taskmanager, 1.0),
+    }
+    if taskmanager in graph.slots:
+        node["slots"] = graph.slots[taskmanager]
+    return node
 
 
 def _assign_queries(operators: list[dict[str, Any]]) -> None:

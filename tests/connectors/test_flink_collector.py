@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import socket
 import threading
@@ -198,12 +199,23 @@ def test_chained_operators_are_measured_by_their_names_in_the_vertex_name(
     assert [c.metric_name for c in chain] == metric_names
 
 
-def test_taskmanager_mode_uses_the_cores_the_machine_has() -> None:
+def test_taskmanager_mode_uses_the_cores_the_machine_has_and_its_slots() -> None:
     document = topology_document(_graph(), mode="taskmanager")
     tm = recorded("taskmanagers")["taskmanagers"][0]
-    # the MiniCluster advertises 1e6 configured cores; the hardware has 2
-    assert document["nodes"] == [{"id": f"tm-{tm['id'][:8]}", "capacity": 2.0}]
+    # the MiniCluster advertises 1e6 configured cores; the hardware has 2; it was
+    # started with 8 task slots
+    assert tm["slotsNumber"] == 8
+    assert document["nodes"] == [{"id": f"tm-{tm['id'][:8]}", "capacity": 2.0, "slots": 8}]
     assert set(document["placement"].values()) == {f"tm-{tm['id'][:8]}"}
+
+
+@pytest.mark.parametrize("slots", [0, -1, True, 2.5, "8", None, 5000])
+def test_a_taskmanager_without_a_usable_slot_count_records_none(slots: object) -> None:
+    answer = copy.deepcopy(recorded("taskmanagers"))
+    answer["taskmanagers"][0]["slotsNumber"] = slots
+    graph = job_graph(recorded("job"), recorded("plan"), recorded("vertices"), answer)
+    (tm_entry,) = [n for n in topology_document(graph)["nodes"] if "host" not in n]
+    assert "slots" not in tm_entry
 
 
 def test_counter_answers_become_sample_rows() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from connectors.flink.local import local_cluster_config
 from connectors.flink.runtime import flink_venv
 from estimator.loaders import load_topology
 
@@ -86,6 +87,8 @@ def test_discovered_topology_is_the_jobs_graph(flink_demo: tuple[Path, str]) -> 
     assert len(hosts) == 1  # one TaskManager on the MiniCluster
     (tm,) = hosts
     assert topology.capacity_by_node[tm] == os.cpu_count()
+    slots = {n.id: n.slots for n in topology.nodes}
+    assert slots[tm] == int(local_cluster_config(0)["taskmanager.numberOfTaskSlots"])
 
 
 def test_each_sample_is_one_fetch_of_flinks_metric_cache(flink_demo: tuple[Path, str]) -> None:

@@ -219,6 +219,37 @@ def test_threads_sharing_too_few_cores_saturate_the_taskmanager() -> None:
     assert worst_case(predict(topology, shape, more, op_dlts)) == pytest.approx(0.0)
 
 
+def with_slots(topology: Topology, slots: int) -> Topology:
+    """``topology`` with its TaskManager recording ``slots`` task slots, as the collector
+    writes it from Flink's ``slotsNumber``."""
+    document = topology.to_dict()
+    for node in document["nodes"]:
+        if node["id"] == "tm-a":
+            node["slots"] = slots
+    return topology_from_dict(document)
+
+
+def test_a_rescale_fills_the_recorded_slots_before_it_needs_a_taskmanager() -> None:
+    topology = flink_topology(1, 1.0, [1])
+    op_dlts = np.array([[1.6, 0.0], [0.0, 0.0]])
+    unknown = shape_of(topology)
+    assert not unknown.slots_recorded
+    assert resolve(unknown, Edits({"v0-threads": 2})).taskmanagers == 2  # 1 slot each
+    eight = shape_of(with_slots(topology, 8))
+    assert eight.slots_recorded and eight.slots == 8
+    deployment = resolve(eight, Edits({"v0-threads": 2}))
+    assert (deployment.taskmanagers, deployment.slots) == (1, 8)
+    # both subtasks on the one TaskManager's core: 0.8 each, 1.6 on one core
+    assert worst_case(predict(topology, eight, deployment, op_dlts)) == pytest.approx(0.6)
+    # a slot count the user sets wins over the recorded one
+    assert resolve(eight, Edits({"v0-threads": 2}, slots=1)).taskmanagers == 2
+
+
+def test_a_recorded_slot_count_below_the_jobs_parallelism_is_not_taken() -> None:
+    shape = shape_of(with_slots(flink_topology(1, 4.0, [4]), 2))
+    assert shape.slots == 4  # the recorded job ran 4 subtasks on its one TaskManager
+
+
 def test_a_simulated_machine_is_copied() -> None:
     topology = topology_from_dict(
         {

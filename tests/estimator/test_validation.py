@@ -34,6 +34,16 @@ CASES = [
         "duplicate id 'n1'",
     ),
     ("node vs source id", lambda d: d["sources"].append({"id": "n2"}), "duplicate id 'n2'"),
+    (
+        "slots not a count",
+        lambda d: d["nodes"][0].update(slots=2.5),
+        "node 'n1' slots: expected an integer in [1, 1024], got 2.5",
+    ),
+    (
+        "no slots",
+        lambda d: d["nodes"][0].update(slots=0),
+        "node 'n1' slots: expected an integer in [1, 1024], got 0",
+    ),
     ("cycle", lambda d: d["operators"][0].update(inputs=["filter"]), "cycle through operator"),
     (
         "self loop",

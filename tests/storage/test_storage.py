@@ -139,6 +139,18 @@ def test_a_thread_of_python_operators_keeps_its_bundle_time(db: Path) -> None:
     assert stored.nodes[1].bundle_time is None
 
 
+def test_a_taskmanager_keeps_its_slots(db: Path) -> None:
+    document = _topology().to_dict()
+    document["nodes"][1] |= {"slots": 4}
+    topology = topology_from_dict(document)
+    con = connect(db)
+    with transaction(con, "test"):
+        writes.write_run(con, "r1", topology, [])
+    stored = reads.run_topology(con, "r1")
+    assert stored == topology
+    assert [n.slots for n in stored.nodes] == [None, 4]
+
+
 def test_each_version_keeps_its_node_capacities(db: Path) -> None:
     topology = _topology()  # n1 1.0, n2 2.0
     same = {"a": "n1", "b": "n2"}
