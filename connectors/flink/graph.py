@@ -68,6 +68,7 @@ MAX_PARALLELISM = 32768
 2^15): a larger value in an answer is refused, not turned into that many subtasks."""
 NODE_MODES = ("subtask", "taskmanager")
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _METRIC_NAME = re.compile(r"[ .:,]")
 METRIC_NAME_LENGTH = 80
 """Flink cuts longer operator names in its metric scopes."""
@@ -214,8 +215,12 @@ def subtask_samples(members: tuple[Member, ...], values: Mapping[str, float]) ->
 
 
 def tm_node(taskmanager_id: str) -> str:
-    """A TaskManager's node id: short and stable while the TaskManager lives."""
-    return f"tm-{_SLUG.sub('-', taskmanager_id)[:8]}"
+    """A TaskManager's node id, stable while the TaskManager lives and distinct from its
+    neighbours': a MiniCluster's TaskManager (a random UUID) by the UUID's first 8
+    characters, any other by its whole id (a standalone cluster's ``<host>:<port>-<suffix>``
+    shares its first characters with every TaskManager of the same host or subnet)."""
+    short = taskmanager_id[:8] if _UUID.fullmatch(taskmanager_id) else taskmanager_id
+    return f"tm-{_SLUG.sub('-', short)}"
 
 
 def _thread_node(operator_id: str) -> str:
@@ -326,10 +331,12 @@ def job_graph(
     members = _members(vertices)
     cores, slots = {}, {}
     for tm in taskmanagers.get("taskmanagers", []):
+        # the cores the JVM sees (a container's CPU limit inside one); Flink's configured
+        # cores are a scheduling figure that limits nothing: 1e6 in a MiniCluster, the
+        # number of slots on a standalone cluster (1 on a 2-core host, by default)
         hardware = float(tm.get("hardware", {}).get("cpuCores", 0) or 0)
         configured = float(tm.get("totalResource", {}).get("cpuCores", 0) or 0)
-        usable = [c for c in (hardware, configured) if c > 0]
-        cores[str(tm["id"])] = min(usable) if usable else 1.0
+        cores[str(tm["id"])] = hardware if hardware > 0 else configured if configured > 0 else 1.0
         count = tm.get("slotsNumber")
         if isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= MAX_SLOTS:
             slots[str(tm["id"])] = count

@@ -218,6 +218,43 @@ def test_a_taskmanager_without_a_usable_slot_count_records_none(slots: object) -
     assert "slots" not in tm_entry
 
 
+def _on_a_standalone_cluster(ids: list[str]) -> JobGraph:
+    """The recorded job as a standalone session cluster started by ``start-cluster.sh``
+    runs it: TaskManagers named ``<host>:<port>-<suffix>``, each configured with as
+    many cores as slots (1), on a 2-core machine; the vertices spread over ``ids``."""
+    recorded_tm = recorded("taskmanagers")["taskmanagers"][0]
+    taskmanagers = {
+        "taskmanagers": [
+            {**recorded_tm, "id": tm, "slotsNumber": 1, "totalResource": {"cpuCores": 1.0},
+             "hardware": {**recorded_tm["hardware"], "cpuCores": 2}}
+            for tm in ids
+        ]
+    }  # fmt: skip
+    vertices = {
+        vid: {**detail, "subtasks": [{**s, "taskmanager-id": ids[k % len(ids)]}
+                                     for s in detail.get("subtasks", [])]}
+        for k, (vid, detail) in enumerate(recorded("vertices").items())
+    }  # fmt: skip
+    return job_graph(recorded("job"), recorded("plan"), vertices, taskmanagers)
+
+
+def test_a_standalone_taskmanager_has_the_cores_of_its_machine_not_its_slots() -> None:
+    # measured on start-cluster.sh's TaskManager: hardware 2 cores, configured 1.0
+    graph = _on_a_standalone_cluster(["127.0.0.1:42069-3f70fd"])
+    topology = topology_from_dict(topology_document(graph))
+    hosts = {n.host for n in topology.nodes if n.host is not None}
+    assert [topology.capacity_by_node[host] for host in hosts] == [2.0]
+    document = topology_document(graph, mode="taskmanager")
+    assert {n["capacity"] for n in document["nodes"]} == {2.0}
+
+
+def test_taskmanagers_of_one_host_are_nodes_of_their_own() -> None:
+    ids = ["127.0.0.1:42069-3f70fd", "127.0.0.1:40117-9c2e01"]
+    topology = topology_from_dict(topology_document(_on_a_standalone_cluster(ids)))
+    hosts = {n.host for n in topology.nodes if n.host is not None}
+    assert hosts == {"tm-127.0.0.1-42069-3f70fd", "tm-127.0.0.1-40117-9c2e01"}
+
+
 def test_counter_answers_become_sample_rows() -> None:
     graph = _graph()
     counters = recorded("counters")
