@@ -37,6 +37,10 @@ BUNDLE_TIME_RANGE = (1e-3, 3_600.0)
 of milliseconds; an hour-long bundle is no streaming job)."""
 MAX_SLOTS = 1024
 """Task slots a TaskManager may have, recorded or asked for in a what-if."""
+PYTHON_WORKERS = ("per-slot", "shared")
+"""How a TaskManager runs its Python operators: one Python worker process per task slot
+that holds any (PyFlink's process mode, on a cluster), or one interpreter for all of
+them (loopback mode: a job on the MiniCluster its PyFlink program starts)."""
 DEFAULT_EVENT_BYTES = 100.0
 OPERATOR_MODELS = ("linear", "product")
 
@@ -58,7 +62,9 @@ class Node:
 
     ``slots`` are a TaskManager's task slots where the engine said how many it has
     (Flink's ``taskmanager.numberOfTaskSlots``): a rescale fills them before it needs
-    another TaskManager (:mod:`estimator.parallelism`).
+    another TaskManager (:mod:`estimator.parallelism`). ``python_workers`` says how a
+    TaskManager runs Python operators (:data:`PYTHON_WORKERS`; None: one interpreter,
+    :mod:`estimator.python_worker`).
     """
 
     id: str
@@ -67,6 +73,7 @@ class Node:
     bundle_time: float | None = None
     bundle_stages: int = 1
     slots: int | None = None
+    python_workers: str | None = None
 
 
 def node_entry(
@@ -76,6 +83,7 @@ def node_entry(
     bundle_time: float | None = None,
     bundle_stages: int | None = 1,
     slots: int | None = None,
+    python_workers: str | None = None,
 ) -> dict[str, Any]:
     """A node as the topology document writes it: optional keys only when set."""
     entry: dict[str, Any] = {"id": node_id, "capacity": capacity}
@@ -83,6 +91,8 @@ def node_entry(
         entry["host"] = host
     if slots is not None:
         entry["slots"] = slots
+    if python_workers is not None:
+        entry["python_workers"] = python_workers
     if bundle_time is not None:
         entry["bundle_time"] = bundle_time
         if bundle_stages not in (None, 1):
@@ -313,7 +323,15 @@ class Topology:
             "subinterval": self.subinterval,
             "origin": self.origin,
             "nodes": [
-                node_entry(n.id, n.capacity, n.host, n.bundle_time, n.bundle_stages, n.slots)
+                node_entry(
+                    n.id,
+                    n.capacity,
+                    n.host,
+                    n.bundle_time,
+                    n.bundle_stages,
+                    n.slots,
+                    n.python_workers,
+                )
                 for n in self.nodes
             ],
             "sources": sources,
@@ -472,7 +490,13 @@ def topology_from_dict(data: Any) -> Topology:
             raise ModelError(
                 f"node '{node_id}' slots: expected an integer in [1, {MAX_SLOTS}], got {slots!r}"
             )
-        nodes.append(Node(node_id, capacity, host, bundle_time, stages, slots))
+        workers = entry.get("python_workers")
+        if workers is not None and workers not in PYTHON_WORKERS:
+            raise ModelError(
+                f"node '{node_id}' python_workers: expected one of {', '.join(PYTHON_WORKERS)},"
+                f" got {workers!r}"
+            )
+        nodes.append(Node(node_id, capacity, host, bundle_time, stages, slots, workers))
     if not nodes:
         raise ModelError("topology: 'nodes' must list at least one node")
     _check_hosts(nodes)

@@ -34,8 +34,11 @@ their hosts. The rules:
   run that does not say, the fewest that hold the recorded job on its TaskManagers.
 - **Cores**: the subtasks of a TaskManager share its cores (its node hosts theirs).
 - **Python workers**: the subtasks of a Python operator (a thread hosted by a Python
-  worker node, :mod:`estimator.python_worker`) share the interpreter of their
-  TaskManager's worker instead (one per TaskManager that runs any, of one core).
+  worker node, :mod:`estimator.python_worker`) share their TaskManager's Python worker
+  node instead: one core (one interpreter), or on a TaskManager recorded as running a
+  worker per slot (PyFlink's process mode) one core per slot holding Python subtasks,
+  within the TaskManager's cores. An added TaskManager runs its Python operators as
+  the first recorded one does.
 
 With parallelism 1 everywhere on one TaskManager the resources, their loads and the
 nodes hosting each query are exactly today's model (``estimator.runs.node_loads``,
@@ -97,6 +100,13 @@ class Shape:
     taskmanagers: tuple[str, ...]
     cores: tuple[float, ...]
     recorded_slots: tuple[int | None, ...] = ()  # per TaskManager, None: not recorded
+    python_workers: tuple[str | None, ...] = ()  # per TaskManager (Node.python_workers)
+
+    def per_slot(self, k: int) -> bool:
+        """Whether TaskManager ``k`` (an added one: as the first) runs a Python worker
+        per slot."""
+        modes = self.python_workers
+        return bool(modes) and modes[k if k < len(modes) else 0] == "per-slot"
 
     @property
     def unit_by_node(self) -> dict[str, Unit]:
@@ -169,8 +179,14 @@ def shape_of(topology: Topology) -> Shape:
         units.append(Unit(node.id, node.capacity / p, p, host, node.host in workers))
     tms = tuple(n.id for n in topology.nodes if n.id in taskmanagers)
     caps = topology.capacity_by_node
-    slots = {n.id: n.slots for n in topology.nodes}
-    return Shape(tuple(units), tms, tuple(caps[t] for t in tms), tuple(slots[t] for t in tms))
+    nodes = {n.id: n for n in topology.nodes}
+    return Shape(
+        tuple(units),
+        tms,
+        tuple(caps[t] for t in tms),
+        tuple(nodes[t].slots for t in tms),
+        tuple(nodes[t].python_workers for t in tms),
+    )
 
 
 def unit_of(topology: Topology, shape: Shape, name: str) -> str:
@@ -290,6 +306,7 @@ def expand(shape: Shape, deployment: Deployment) -> Resources:
     first_tm = sum(deployment.parallelism[u.node] for u in shape.units)
     host_row: dict[int, int] = {}
     python_tm: dict[int, int] = {}  # subtask row -> its TaskManager, for Python subtasks
+    python_slots: dict[int, set[int]] = {}  # TaskManager -> its slots holding them
     for unit in shape.units:
         p = deployment.parallelism[unit.node]
         rows = []
@@ -299,6 +316,7 @@ def expand(shape: Shape, deployment: Deployment) -> Resources:
             caps.append(deployment.capacity[unit.node])
             if unit.python:
                 python_tm[rows[-1]] = where[unit.node][k]
+                python_slots.setdefault(where[unit.node][k], set()).add(k)
             elif unit.host is not None:
                 host_row[rows[-1]] = first_tm + where[unit.node][k]
         unit_rows[unit.node] = tuple(rows)
@@ -309,7 +327,8 @@ def expand(shape: Shape, deployment: Deployment) -> Resources:
     for tm in sorted(set(python_tm.values())):
         worker_rows[tm] = len(ids)
         ids.append(worker_node_id(_tm_id(shape, tm)))
-        caps.append(WORKER_CAPACITY)
+        per_slot = len(python_slots[tm]) * WORKER_CAPACITY if shape.per_slot(tm) else 0.0
+        caps.append(max(WORKER_CAPACITY, min(per_slot, deployment.cores[tm])))
     host_row.update({row: worker_rows[tm] for row, tm in python_tm.items()})
     return Resources(tuple(ids), np.array(caps, dtype=float), unit_rows, host_row, tm_rows)
 

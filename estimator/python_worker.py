@@ -10,6 +10,13 @@ on a join of three Python operators, the worker's time (CPU and wait for a core)
 over its operators reached 1.00 core-seconds a second and no more while all three had
 records waiting.
 
+A TaskManager marked ``python_workers: per-slot`` (a cluster: PyFlink's process mode)
+runs one such process per task slot that holds Python operators; with slot sharing,
+slot k holds subtask k of every vertex, so its Python worker node has as many cores as
+the largest parallelism of its Python threads, within the TaskManager's cores (at
+parallelism 2 on a 2-slot TaskManager two workers reached 2.05 core-seconds a second).
+Any other TaskManager has one interpreter (loopback mode, or not recorded).
+
 Which operators are Python is read off the run: those whose work outside the thread
 was measured (``operator_stats.work_seconds``, charged from the workers' time by the
 collector). Their threads are hosted by a node standing for their TaskManager's Python
@@ -40,6 +47,38 @@ def worker_node_id(host: str) -> str:
     return f"{WORKER_PREFIX}{host}"
 
 
+def worker_capacity(topology: Topology, taskmanager: str) -> float:
+    """The cores of the Python worker node of ``taskmanager`` (module rule): one
+    interpreter, or on a ``per-slot`` TaskManager one per slot holding Python threads."""
+    nodes = {n.id: n for n in topology.nodes}
+    tm = nodes.get(taskmanager)
+    if tm is None or tm.python_workers != "per-slot":
+        return WORKER_CAPACITY
+    worker = worker_node_id(taskmanager)
+    slots = max(
+        (round(n.capacity) for n in topology.nodes if n.host == worker),
+        default=1,
+    )
+    return max(WORKER_CAPACITY, min(float(slots) * WORKER_CAPACITY, tm.capacity))
+
+
+def with_worker_capacities(topology: Topology) -> Topology:
+    """``topology`` with each Python worker node's cores as :func:`worker_capacity`
+    says for its threads' capacities now (a rescaled vertex, a per-slot TaskManager)."""
+    changed = {
+        n.id: capacity
+        for n in topology.nodes
+        if (tm := worker_taskmanager(n.id)) is not None
+        and (capacity := worker_capacity(topology, tm)) != n.capacity
+    }
+    if not changed:
+        return topology
+    return replace(
+        topology,
+        nodes=tuple(replace(n, capacity=changed.get(n.id, n.capacity)) for n in topology.nodes),
+    )
+
+
 def python_operators(stats: pd.DataFrame) -> set[str]:
     """Operators with measured work outside their thread (a Python worker's time)."""
     if WORK_COLUMN not in stats.columns or stats.empty:
@@ -50,7 +89,7 @@ def python_operators(stats: pd.DataFrame) -> set[str]:
 
 def with_python_workers(topology: Topology, stats: pd.DataFrame) -> Topology:
     """``topology`` with the threads of its Python operators hosted by their
-    TaskManager's Python worker (a node of :data:`WORKER_CAPACITY`, no host) instead of
+    TaskManager's Python worker (a node of :func:`worker_capacity`, no host) instead of
     by the TaskManager; itself when no operator has worker time measured or all such
     threads are on a worker already."""
     python = python_operators(stats)
@@ -70,7 +109,7 @@ def with_python_workers(topology: Topology, stats: pd.DataFrame) -> Topology:
     workers = tuple(
         Node(worker_node_id(h), WORKER_CAPACITY) for h in hosts if worker_node_id(h) not in nodes
     )
-    return replace(topology, nodes=rehosted + workers)
+    return with_worker_capacities(replace(topology, nodes=rehosted + workers))
 
 
 def _host(node: Node) -> str | None:

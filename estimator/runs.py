@@ -27,6 +27,7 @@ from estimator.mace import Stops, estimate_from_dlts, stop_series
 from estimator.model import BOUNDARY_TOLERANCE, Topology, replace_capacities
 from estimator.pathaware import Detail, estimator_by_name
 from estimator.propagation import LoadModel, build_load_model, fine_basis, port_load
+from estimator.python_worker import with_worker_capacities
 
 DEFAULT_TRAINING_SHARE = 0.1
 
@@ -330,13 +331,17 @@ def version_topologies(
     """Per placement version, ``topology`` with that version's placement and node
     capacities (``capacities[k]``: version k's, e.g. a rescaled Flink vertex's threads
     node at its new parallelism; a node left out, or no ``capacities``: the
-    topology's). A version equal to ``topology`` is ``topology`` itself."""
+    topology's), and the Python workers' cores that follow from them
+    (:func:`estimator.python_worker.worker_capacity`). A version equal to ``topology``
+    is ``topology`` itself."""
     out = []
     for k, placement in enumerate(placements):
         version = topology.with_placement(placement)
         own = capacities[k] if capacities is not None and k < len(capacities) else {}
         changed = {n: c for n, c in own.items() if version.capacity_by_node.get(n) != c}
-        out.append(replace_capacities(version, changed) if changed else version)
+        if changed:
+            version = with_worker_capacities(replace_capacities(version, changed))
+        out.append(version)
     return out
 
 

@@ -244,7 +244,13 @@ def _thread_line(operator: str, thread: dict[str, Any]) -> str:
                 "more load)"
             )
     if thread.get("python_worker"):
-        line += f"; its Python code shares the interpreter of {thread['python_worker']} (1 core)"
+        cores = thread.get("python_worker_cores") or 1.0
+        line += (
+            f"; its Python code shares the interpreter of {thread['python_worker']} (1 core)"
+            if cores == 1.0
+            else f"; its Python code runs in the workers of {thread['python_worker']}"
+            f" ({cores:g} cores: a worker per slot)"
+        )
     calm, busy = thread["busy_per_record_calm"], thread["busy_per_record_busy"]
     if calm is not None and busy is not None:
         line += f"; busy time {calm * 1000:.3g} ms a record when calm, {busy * 1000:.3g} busy"

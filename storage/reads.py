@@ -275,7 +275,8 @@ def run_topology(
     params = [run_id]
     with storage_errors(f"reading topology of run '{run_id}'"):
         nodes = con.execute(
-            "SELECT node, capacity, host, bundle_time, bundle_stages, slots FROM nodes"
+            "SELECT node, capacity, host, bundle_time, bundle_stages, slots, python_workers"
+            " FROM nodes"
             " WHERE run_id = ? ORDER BY position",
             params,
         ).fetchall()
@@ -308,10 +309,7 @@ def run_topology(
         "name": run.name,
         "subinterval": run.subinterval,
         "origin": run.origin,
-        "nodes": [
-            node_entry(n, c, h, bundle_time, stages, slots)
-            for n, c, h, bundle_time, stages, slots in nodes
-        ],
+        "nodes": [node_entry(*node) for node in nodes],
         "sources": [{"id": s, "event_bytes": b} for s, b in sources],
         "operators": [
             {

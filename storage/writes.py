@@ -117,9 +117,19 @@ def write_run(
         _ensure_run_keys(con, [run_id])
         con.executemany(
             "INSERT INTO nodes (run_id, node, capacity, position, host, bundle_time,"
-            " bundle_stages, slots) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " bundle_stages, slots, python_workers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                [run_id, n.id, n.capacity, k, n.host, n.bundle_time, n.bundle_stages, n.slots]
+                [
+                    run_id,
+                    n.id,
+                    n.capacity,
+                    k,
+                    n.host,
+                    n.bundle_time,
+                    n.bundle_stages,
+                    n.slots,
+                    n.python_workers,
+                ]
                 for k, n in enumerate(topology.nodes)
             ],
         )

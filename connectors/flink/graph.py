@@ -461,14 +461,26 @@ def topology_document(
 
 
 def _taskmanager_node(graph: JobGraph, taskmanager: str) -> dict[str, Any]:
-    """A TaskManager's node: its cores, and its task slots where Flink said."""
+    """A TaskManager's node: its cores, its task slots where Flink said, and how it runs
+    Python operators (:func:`python_workers`)."""
     node: dict[str, Any] = {
         "id": tm_node(taskmanager),
         "capacity": graph.cores.get(taskmanager, 1.0),
+        "python_workers": python_workers(taskmanager),
     }
     if taskmanager in graph.slots:
         node["slots"] = graph.slots[taskmanager]
     return node
+
+
+def python_workers(taskmanager_id: str) -> str:
+    """How a TaskManager runs its Python operators. A MiniCluster's TaskManager (its id
+    a random UUID) runs in the PyFlink program that started it, which serves every
+    Python operator of the job from its own process (loopback mode): ``shared``. A
+    cluster's TaskManager starts a Python worker process per slot that holds Python
+    operators (process mode, measured on ``start-cluster.sh``: two workers at
+    parallelism 2): ``per-slot``."""
+    return "shared" if _UUID.fullmatch(taskmanager_id) else "per-slot"
 
 
 def _assign_queries(operators: list[dict[str, Any]]) -> None:

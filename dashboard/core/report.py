@@ -382,7 +382,7 @@ def thread_readings(
     record fitted over the whole run (the estimate's) and over the first ``share`` (the
     prediction's), how each was read, its busy time per record in the calmest and
     busiest third of the run, whether that busy time is its work, and the Python worker
-    whose interpreter it shares (:mod:`estimator.python_worker`), if any."""
+    node it shares (:mod:`estimator.python_worker`) with its cores, if any."""
     if not any(n.host is not None for n in run.topology.nodes) or run.operator_stats.empty:
         return {}
     stats, counts = run.operator_stats, run.counts
@@ -399,6 +399,7 @@ def thread_readings(
             continue  # not on a thread: its cost is its measured CPU per record
         low, high = port.busy_per_record or (None, None)
         first = trained.get((port.operator, port.port))
+        worker = python_worker_of(hosts, run.topology.placement[port.operator])
         out[port.operator if port.port == 0 else f"{port.operator}:{port.port}"] = {
             "cost": port.cost,
             "reading": port.reading,
@@ -407,7 +408,10 @@ def thread_readings(
             "busy_per_record_calm": low,
             "busy_per_record_busy": high,
             "busy_time_is_work": not port.waits,
-            "python_worker": python_worker_of(hosts, run.topology.placement[port.operator]),
+            "python_worker": worker,
+            "python_worker_cores": None
+            if worker is None
+            else run.topology.capacity_by_node[worker],
         }
     return out
 

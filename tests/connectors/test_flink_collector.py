@@ -203,9 +203,11 @@ def test_taskmanager_mode_uses_the_cores_the_machine_has_and_its_slots() -> None
     document = topology_document(_graph(), mode="taskmanager")
     tm = recorded("taskmanagers")["taskmanagers"][0]
     # the MiniCluster advertises 1e6 configured cores; the hardware has 2; it was
-    # started with 8 task slots
+    # started with 8 task slots, and runs Python operators in its program's process
     assert tm["slotsNumber"] == 8
-    assert document["nodes"] == [{"id": f"tm-{tm['id'][:8]}", "capacity": 2.0, "slots": 8}]
+    assert document["nodes"] == [
+        {"id": f"tm-{tm['id'][:8]}", "capacity": 2.0, "slots": 8, "python_workers": "shared"}
+    ]
     assert set(document["placement"].values()) == {f"tm-{tm['id'][:8]}"}
 
 
@@ -253,6 +255,12 @@ def test_taskmanagers_of_one_host_are_nodes_of_their_own() -> None:
     topology = topology_from_dict(topology_document(_on_a_standalone_cluster(ids)))
     hosts = {n.host for n in topology.nodes if n.host is not None}
     assert hosts == {"tm-127.0.0.1-42069-3f70fd", "tm-127.0.0.1-40117-9c2e01"}
+
+
+def test_a_standalone_taskmanager_runs_a_python_worker_per_slot() -> None:
+    graph = _on_a_standalone_cluster(["127.0.0.1:42069-3f70fd"])
+    (tm,) = [n for n in topology_from_dict(topology_document(graph)).nodes if n.host is None]
+    assert (tm.python_workers, tm.slots) == ("per-slot", 1)
 
 
 def test_counter_answers_become_sample_rows() -> None:

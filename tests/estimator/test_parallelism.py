@@ -245,6 +245,52 @@ def test_a_rescale_fills_the_recorded_slots_before_it_needs_a_taskmanager() -> N
     assert resolve(eight, Edits({"v0-threads": 2}, slots=1)).taskmanagers == 2
 
 
+def with_python_mode(topology: Topology, mode: str) -> Topology:
+    """``topology`` with its TaskManager's ``python_workers`` set to ``mode``."""
+    document = topology.to_dict()
+    for node in document["nodes"]:
+        if node["id"] == "tm-a":
+            node["python_workers"] = mode
+    return topology_from_dict(document)
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("per-slot", 0.0), ("shared", 0.6)])
+def test_parallelism_adds_python_workers_only_where_each_slot_has_its_own(
+    mode: str, expected: float
+) -> None:
+    """1.6 s of Python work in one second: one interpreter leaves 0.6 s; two subtasks in
+    two slots with a worker each (process mode) serve it on two cores."""
+    topology = with_python(with_slots(with_python_mode(flink_topology(1, 2.0, [1]), mode), 2), {0})
+    op_dlts = np.array([[1.6, 0.0], [0.0, 0.0]])
+    shape = shape_of(topology)
+    one = predict(topology, shape, resolve(shape, Edits()), op_dlts)
+    assert worst_case(one) == pytest.approx(0.6)
+    two = predict(topology, shape, resolve(shape, Edits({"v0-threads": 2})), op_dlts)
+    assert worst_case(two) == pytest.approx(expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    parallelism=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    cores=st.sampled_from([1.0, 2.0, 3.0]),
+    python=st.sets(st.integers(0, 2)),
+)
+def test_the_recorded_deployment_expands_to_the_recorded_workers(
+    parallelism: list[int], cores: float, python: set[int]
+) -> None:
+    """A per-slot TaskManager's Python worker has the cores in the what-if's expansion of
+    the recorded deployment that the recorded topology gives it."""
+    vertices = len(parallelism)
+    base = with_python_mode(flink_topology(vertices, cores, parallelism), "per-slot")
+    topology = with_python(with_slots(base, max(parallelism)), {v for v in python if v < vertices})
+    shape = shape_of(topology)
+    resources = expand(shape, resolve(shape, Edits()))
+    recorded = topology.capacity_by_node
+    for row, node in enumerate(resources.ids):
+        if node.startswith("python-worker@"):
+            assert resources.capacities[row] == recorded[node]
+
+
 def test_a_recorded_slot_count_below_the_jobs_parallelism_is_not_taken() -> None:
     shape = shape_of(with_slots(flink_topology(1, 4.0, [4]), 2))
     assert shape.slots == 4  # the recorded job ran 4 subtasks on its one TaskManager

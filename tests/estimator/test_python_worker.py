@@ -128,3 +128,43 @@ def test_a_workers_load_is_its_python_operators_work(
             if carrier == node.id:
                 expected += rows[out.node_index[thread.id]]
         assert loaded[k] == pytest.approx(expected)
+
+
+def _per_slot(topology: Topology, parallelism: dict[str, float], cores: float) -> Topology:
+    """``topology`` with its TaskManager tm0 running a Python worker per slot on ``cores``
+    cores, and the threads of ``parallelism`` at those parallelisms."""
+    document = topology.to_dict()
+    for node in document["nodes"]:
+        if node["id"] == "tm0":
+            node |= {"python_workers": "per-slot", "capacity": cores}
+        node["capacity"] = parallelism.get(node["id"], node["capacity"])
+    return topology_from_dict(document)
+
+
+@pytest.mark.parametrize(
+    ("parallelism", "cores", "expected"),
+    [
+        ({"op0-threads": 2.0}, 2.0, 2.0),  # two slots hold Python subtasks: two workers
+        ({"op0-threads": 2.0, "op1-threads": 1.0}, 2.0, 2.0),  # slot sharing: still two
+        ({"op0-threads": 3.0}, 2.0, 2.0),  # three workers on two cores
+        ({"op0-threads": 1.0}, 2.0, 1.0),  # one slot, one worker
+        ({"op2-threads": 4.0}, 4.0, 1.0),  # op2 is Java: its slots run no Python
+    ],
+)
+def test_a_per_slot_taskmanager_has_a_worker_core_per_slot_with_python(
+    parallelism: dict[str, float], cores: float, expected: float
+) -> None:
+    topology = _per_slot(_job(3), parallelism, cores)
+    out = with_python_workers(topology, _stats({"op0": 0.02, "op1": 0.05, "op2": None}))
+    assert out.capacity_by_node["python-worker@tm0"] == expected
+
+
+def test_a_shared_or_unrecorded_taskmanager_has_one_interpreter() -> None:
+    stats = _stats({"op0": 0.02, "op1": 0.05})
+    for mode in ("shared", None):
+        document = _job(2).to_dict()
+        document["nodes"][0]["capacity"] = 2.0
+        if mode is not None:
+            document["nodes"][-1]["python_workers"] = mode
+        out = with_python_workers(topology_from_dict(document), stats)
+        assert out.capacity_by_node["python-worker@tm0"] == WORKER_CAPACITY

@@ -40,6 +40,11 @@ CASES = [
         "node 'n1' slots: expected an integer in [1, 1024], got 2.5",
     ),
     (
+        "python workers",
+        lambda d: d["nodes"][0].update(python_workers="per-core"),
+        "node 'n1' python_workers: expected one of per-slot, shared, got 'per-core'",
+    ),
+    (
         "no slots",
         lambda d: d["nodes"][0].update(slots=0),
         "node 'n1' slots: expected an integer in [1, 1024], got 0",

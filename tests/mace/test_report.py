@@ -416,8 +416,9 @@ def test_the_readable_report_names_the_python_interpreter_a_thread_shares() -> N
         "system": figures | {"bound_coverage": 1.0},
         "changes": [],
         "threads": {
-            "join": thread | {"python_worker": "python-worker@tm-1"},
+            "join": thread | {"python_worker": "python-worker@tm-1", "python_worker_cores": 1.0},
             "count": thread | {"reading": "queued", "python_worker": None},
+            "parse": thread | {"python_worker": "python-worker@tm-2", "python_worker_cores": 2.0},
         },
     }
     text = format_report(report)
@@ -427,6 +428,10 @@ def test_the_readable_report_names_the_python_interpreter_a_thread_shares() -> N
     )
     assert "thread count: 3 ms a record (queued)\n" in text + "\n"
     assert text.count("interpreter") == 1
+    assert (
+        "thread parse: 3 ms a record (worker time per record); its Python code runs in the "
+        "workers of python-worker@tm-2 (2 cores: a worker per slot)" in text
+    )
 
 
 def test_the_readable_report_says_when_a_prediction_counts_fixed_time_per_record() -> None:

@@ -139,16 +139,16 @@ def test_a_thread_of_python_operators_keeps_its_bundle_time(db: Path) -> None:
     assert stored.nodes[1].bundle_time is None
 
 
-def test_a_taskmanager_keeps_its_slots(db: Path) -> None:
+def test_a_taskmanager_keeps_its_slots_and_python_workers(db: Path) -> None:
     document = _topology().to_dict()
-    document["nodes"][1] |= {"slots": 4}
+    document["nodes"][1] |= {"slots": 4, "python_workers": "per-slot"}
     topology = topology_from_dict(document)
     con = connect(db)
     with transaction(con, "test"):
         writes.write_run(con, "r1", topology, [])
     stored = reads.run_topology(con, "r1")
     assert stored == topology
-    assert [n.slots for n in stored.nodes] == [None, 4]
+    assert [(n.slots, n.python_workers) for n in stored.nodes] == [(None, None), (4, "per-slot")]
 
 
 def test_each_version_keeps_its_node_capacities(db: Path) -> None:
