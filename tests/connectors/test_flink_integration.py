@@ -87,8 +87,9 @@ def test_discovered_topology_is_the_jobs_graph(flink_demo: tuple[Path, str]) -> 
     assert len(hosts) == 1  # one TaskManager on the MiniCluster
     (tm,) = hosts
     assert topology.capacity_by_node[tm] == os.cpu_count()
-    slots = {n.id: n.slots for n in topology.nodes}
-    assert slots[tm] == int(local_cluster_config(0)["taskmanager.numberOfTaskSlots"])
+    taskmanager = {n.id: n for n in topology.nodes}[tm]
+    assert taskmanager.slots == int(local_cluster_config(0)["taskmanager.numberOfTaskSlots"])
+    assert taskmanager.python_workers == "shared"  # the PyFlink program's MiniCluster
 
 
 def test_each_sample_is_one_fetch_of_flinks_metric_cache(flink_demo: tuple[Path, str]) -> None:
