@@ -88,7 +88,7 @@ THREAD_COLUMNS = (
     ("busy time calm (ms a record)", "calm_ms"),
     ("busy time busy (ms a record)", "busy_ms"),
     ("busy time is work", "work"),
-    ("Python interpreter shared", "python_worker"),
+    ("Python worker (cores)", "python_worker"),
 )
 """Columns of the table of an engine run's threads (``report["threads"]``)."""
 
@@ -96,7 +96,7 @@ THREAD_COLUMNS = (
 def thread_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per operator on an engine's thread: its cost, how it was read, its busy time per
     record when calm and when busy, whether that busy time is its work, and the Python
-    worker whose interpreter it shares (empty for none)."""
+    worker it runs in with its cores (empty for none)."""
 
     def ms(value: float | None) -> float | None:
         return None if value is None else round(value * 1000, 3)
@@ -111,10 +111,19 @@ def thread_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
             "calm_ms": ms(thread["busy_per_record_calm"]),
             "busy_ms": ms(thread["busy_per_record_busy"]),
             "work": "yes" if thread["busy_time_is_work"] else "no: it waits",
-            "python_worker": thread.get("python_worker") or "",
+            "python_worker": _worker(thread),
         }
         for operator, thread in report.get("threads", {}).items()
     ]
+
+
+def _worker(thread: Mapping[str, Any]) -> str:
+    """The Python worker node a thread's operator runs in, with its cores (a cluster's
+    TaskManager runs one per slot); empty for none."""
+    worker = thread.get("python_worker")
+    if not worker:
+        return ""
+    return f"{worker} ({thread.get('python_worker_cores') or 1.0:g})"
 
 
 def report_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:

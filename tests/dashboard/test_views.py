@@ -681,6 +681,7 @@ def test_an_engine_runs_report_becomes_rows_with_its_delay_and_threads() -> None
                 "busy_per_record_busy": 0.0025,
                 "busy_time_is_work": False,
                 "python_worker": "python-worker@tm-1",
+                "python_worker_cores": 2.0,
             }
         },
     }
@@ -698,7 +699,7 @@ def test_an_engine_runs_report_becomes_rows_with_its_delay_and_threads() -> None
             "calm_ms": 6.0,
             "busy_ms": 2.5,
             "work": "no: it waits",
-            "python_worker": "python-worker@tm-1",
+            "python_worker": "python-worker@tm-1 (2)",
         }
     ]
     assert reports_views.thread_rows({"queries": {}, "system": {}}) == []
