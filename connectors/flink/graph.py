@@ -76,6 +76,9 @@ _SQL_LINE = re.compile(r"^\[(\d+)\]:(\w+)")
 _SQL_SCAN = re.compile(r"^\[(\d+)\]:TableSourceScan\(table=\[\[([^\]]*)")
 _TREE_MARK = re.compile(r"[+:]- ")
 _COMMITTER = re.compile(r":\s*(Global\s+)?Committer$")
+_LEGACY_SINK = re.compile(r"Sink:\s*(?!(Global\s+)?Committer$|Writer$)\S")
+"""``Sink: <name>``, Flink's name of a legacy sink; ``Sink: Writer`` is a sink writer
+(a sink of the unified API left with the default name ``Sink``)."""
 _SINK_WRITER = re.compile(r"(:\s*Writer$)|(^Sink:)|(^\[\d+\]:Sink\b)", re.IGNORECASE)
 
 
@@ -230,12 +233,13 @@ def _thread_node(operator_id: str) -> str:
 def vertex_slug(name: str) -> str:
     """A topology id from a vertex or operator name: ``Source: clicks`` -> ``clicks``,
     ``sink: Writer`` -> ``sink``, ``Map -> Filter`` -> ``Map-Filter``,
-    ``[3]:Calc(select=[a])`` -> ``Calc-3``."""
+    ``[3]:Calc(select=[a])`` -> ``Calc-3``; a legacy sink (``print()``, ``add_sink``) by
+    the name it was given: ``Sink: out`` -> ``out``, as a sink writer is."""
     text = name.replace("<br/>", " ").strip()
     sql = _SQL_LINE.match(text)
     if sql:
         text = f"{sql.group(2)}-{sql.group(1)}"
-    elif text.lower().startswith("source:"):
+    elif text.lower().startswith("source:") or _LEGACY_SINK.match(text):
         text = text.split(":", 1)[1]
     elif ":" in text:
         text = text.split(":", 1)[0]

@@ -41,6 +41,10 @@ def test_vertex_names_become_topology_ids() -> None:
     assert vertex_slug("sink: Writer") == "sink"
     assert vertex_slug("Map -> Filter") == "Map-Filter"
     assert vertex_slug("count<br/>") == "count"
+    # a legacy sink by its name (the word count example's print(), .add_sink(...).name("out"))
+    assert vertex_slug("Sink: Print to Std. Out") == "Print-to-Std.-Out"
+    assert vertex_slug("Sink: out") == "out"
+    assert vertex_slug("Sink: Writer") == "Sink"  # the writer of a sink named "Sink"
 
 
 def test_the_job_graph_becomes_the_topology() -> None:
