@@ -134,8 +134,9 @@ def fit_operator_stats(
             if events <= 0:
                 unfitted.append(key)
                 continue
-            reading, by_load = "cpu per record", None
+            reading, by_load = UNMEASURED, None
             if cpu > 0:
+                reading = "cpu per record"
                 costs[port] = cpu / events
                 if op.id in threads:
                     rows = frame[(frame["operator"] == op.id) & (frame["port"] == port)]
@@ -172,6 +173,10 @@ def fit_operator_stats(
     )
 
 
+UNMEASURED = "topology's cost (no time measured)"
+"""The reading of a port whose records came in while no time was measured (a Flink
+metric fetcher slower than the window, an operator that took no time): its cost stays
+the topology's (the collector's prior on a Flink run)."""
 SATURATED = 0.9
 """A thread busy for at least this share of its capacity in a subinterval is saturated
 there: its busy time says how fast it can go, not how much it was offered."""

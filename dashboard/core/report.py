@@ -47,7 +47,7 @@ import numpy as np
 from dashboard.core.data import RunData
 from estimator.delays import calibrate
 from estimator.drift import refit
-from estimator.fitting import fit_operator_stats, training_window
+from estimator.fitting import UNMEASURED, fit_operator_stats, training_window
 from estimator.model import Topology
 from estimator.pathaware import (
     NODE_FINE,
@@ -395,8 +395,8 @@ def thread_readings(
     hosts = {n.id: n.host for n in run.topology.nodes}
     out: dict[str, dict[str, Any]] = {}
     for port in whole.ports:
-        if port.reading == "cpu per record":
-            continue  # not on a thread: its cost is its measured CPU per record
+        if port.reading in ("cpu per record", UNMEASURED):
+            continue  # not on a thread (its cost is its CPU per record), or nothing read
         low, high = port.busy_per_record or (None, None)
         first = trained.get((port.operator, port.port))
         worker = python_worker_of(hosts, run.topology.placement[port.operator])

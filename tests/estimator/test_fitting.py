@@ -12,6 +12,7 @@ from estimator.arrivals import arrivals_from_matrix
 from estimator.errors import ModelError
 from estimator.evaluator import estimate
 from estimator.fitting import (
+    UNMEASURED,
     ThreadCost,
     fit_operator_stats,
     fluid_served,
@@ -78,6 +79,19 @@ def test_ports_without_events_keep_prior() -> None:
     assert fit.topology.operator_by_id["parse"].cost == (0.02,)
     assert fit.topology.operator_by_id["filter"].cost == chain().operator_by_id["filter"].cost
     assert ("filter", 0) in fit.unfitted and ("join", 1) in fit.unfitted
+
+
+def test_records_without_measured_time_keep_the_topologys_cost_and_say_so() -> None:
+    """A Flink metric fetcher slower than the training window: records came in, no busy
+    time did. The cost stays the topology's, read as such, not as CPU per record."""
+    stats = pd.DataFrame(
+        [("parse", 0, 0, 10.0, 20.0, 0.2), ("filter", 0, 0, 20.0, 10.0, 0.0)],
+        columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"],
+    )
+    fit = fit_operator_stats(chain(), stats)
+    readings = {p.operator: (p.cost, p.reading) for p in fit.ports}
+    assert readings["parse"] == (pytest.approx(0.02), "cpu per record")
+    assert readings["filter"] == (chain().operator_by_id["filter"].cost[0], UNMEASURED)
 
 
 def test_fitting_rejects_bad_frames() -> None:
