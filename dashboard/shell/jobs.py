@@ -14,6 +14,8 @@ callbacks do not change.
 
 from __future__ import annotations
 
+import gc
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -67,5 +69,21 @@ def create_manager(cache_dir: str | Path | None = None) -> DiskcacheManager:
     """The background callback manager of one app (a fresh cache directory by default)."""
     import diskcache
 
+    freeze_inherited_objects()
     directory = cache_dir or tempfile.mkdtemp(prefix="mace-dash-jobs-")
     return DiskcacheManager(diskcache.Cache(str(directory)))
+
+
+_FREEZING: list[bool] = []
+
+
+def freeze_inherited_objects() -> None:
+    """Keep a forked job's garbage collector off the objects it inherits (once per
+    process). The server forks a job while its other threads (requests, DuckDB) may be
+    halfway through changing objects; a collection in the child that walked them died
+    of a segmentation fault, now and then, in the test suite. Frozen before the fork
+    (``gc.freeze``) they are out of the child's collections for its short life; the
+    server unfreezes its own right after."""
+    if not _FREEZING:
+        os.register_at_fork(before=gc.freeze, after_in_parent=gc.unfreeze)
+        _FREEZING.append(True)
