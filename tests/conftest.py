@@ -73,15 +73,3 @@ def shifting_db(tmp_path: Path) -> Path:
     db = tmp_path / "shifting.duckdb"
     write_small_run(db, "shift", measured_cpu=SHIFTING_CPU)
     return db
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Stop the pages' background jobs that tests left running. A job is forked from a
-    server with other threads, so it can wait for ever on a lock that one of them held at
-    the fork; the interpreter's exit joins every such child and would wait with it (seen
-    once in a full run: the suite passed, then hung)."""
-    import multiprocess
-
-    for child in multiprocess.active_children():
-        child.terminate()
-        child.join(5)

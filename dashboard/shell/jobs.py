@@ -14,6 +14,7 @@ callbacks do not change.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import tempfile
@@ -69,21 +70,39 @@ def create_manager(cache_dir: str | Path | None = None) -> DiskcacheManager:
     """The background callback manager of one app (a fresh cache directory by default)."""
     import diskcache
 
-    freeze_inherited_objects()
+    prepare_job_forks()
     directory = cache_dir or tempfile.mkdtemp(prefix="mace-dash-jobs-")
     return DiskcacheManager(diskcache.Cache(str(directory)))
 
 
-_FREEZING: list[bool] = []
+_PREPARED: list[bool] = []
 
 
-def freeze_inherited_objects() -> None:
-    """Keep a forked job's garbage collector off the objects it inherits (once per
-    process). The server forks a job while its other threads (requests, DuckDB) may be
-    halfway through changing objects; a collection in the child that walked them died
-    of a segmentation fault, now and then, in the test suite. Frozen before the fork
-    (``gc.freeze``) they are out of the child's collections for its short life; the
-    server unfreezes its own right after."""
-    if not _FREEZING:
-        os.register_at_fork(before=gc.freeze, after_in_parent=gc.unfreeze)
-        _FREEZING.append(True)
+def prepare_job_forks() -> None:
+    """Make forked jobs safe for the server (once per process). The server forks a job
+    while its other threads (requests, DuckDB) may be halfway through changing objects
+    or holding a lock:
+
+    - a collection in the child that walked such objects died of a segmentation fault,
+      now and then, in the test suite: frozen before the fork (``gc.freeze``) they are
+      out of the child's collections for its short life, and the server unfreezes its
+      own right after;
+    - a child can wait for ever on a lock it inherited held, and the interpreter's exit
+      joins every job it started: the server stops its jobs first (:func:`stop_jobs`;
+      a full test run that had passed once hung 15 minutes there)."""
+    if _PREPARED:
+        return
+    import multiprocess.util  # noqa: F401  (registers its exit join; ours then runs first)
+
+    os.register_at_fork(before=gc.freeze, after_in_parent=gc.unfreeze)
+    atexit.register(stop_jobs)
+    _PREPARED.append(True)
+
+
+def stop_jobs() -> None:
+    """Terminate the background jobs still running (the server is exiting)."""
+    import multiprocess
+
+    for child in multiprocess.active_children():
+        child.terminate()
+        child.join(5)
