@@ -138,6 +138,12 @@ def locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+PORT_ATTEMPTS = 3
+"""Ports a job's start tries when the one it was given is taken before Flink binds it."""
+PORT_TAKEN = b"Could not start rest endpoint on any port"
+"""Flink's words when its REST port is taken."""
+
+
 def start_job(
     spec: JobSpec, inputs: list[Path], landing: Path, run_id: str, run_dir: Path, job: str,
     chaining: bool, extra: tuple[str, ...] = (),
@@ -148,36 +154,44 @@ def start_job(
     from connectors.flink.rest import FlinkRest, FlinkRestError
     from connectors.flink.runtime import START_TIMEOUT, flink_python, free_port, stop_process
 
-    port = free_port()
-    command = [str(flink_python(create=False)), "-m", spec.module, "--rest-port", str(port),
-               "--job-name", job]  # fmt: skip
+    options = []
     for folder in inputs:
-        command += ["--input", str(folder)]
+        options += ["--input", str(folder)]
     if spec.sql:
-        command += ["--output", str(run_dir / "sql-out")]
+        options += ["--output", str(run_dir / "sql-out")]
     else:
-        command += ["--landing", str(landing), "--run-id", run_id]
+        options += ["--landing", str(landing), "--run-id", run_id]
         if not chaining:
-            command.append("--no-chaining")
-    command += extra
+            options.append("--no-chaining")
+    options += extra
     log = run_dir / "job.log"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-    url = f"http://127.0.0.1:{port}"
-    rest = FlinkRest(url, timeout=2.0)
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
+    attempt = 0
+    while True:
+        attempt += 1
+        port = free_port()  # free when asked; another process may take it before Flink does
+        command = [str(flink_python(create=False)), "-m", spec.module, "--rest-port",
+                   str(port), "--job-name", job, *options]  # fmt: skip
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+        url = f"http://127.0.0.1:{port}"
+        rest = FlinkRest(url, timeout=2.0)
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                break
+            with contextlib.suppress(FlinkRestError):
+                if any(j.state == "RUNNING" for j in rest.jobs()):
+                    return process, url
+            time.sleep(1.0)
+        else:
+            stop_process(process)
+            raise ConnectorError(f"{job} did not start within {START_TIMEOUT:g} s; see {log}")
+        if attempt == PORT_ATTEMPTS or PORT_TAKEN not in log.read_bytes():
             raise ConnectorError(f"{job} exited with status {process.returncode}; see {log}")
-        with contextlib.suppress(FlinkRestError):
-            if any(j.state == "RUNNING" for j in rest.jobs()):
-                return process, url
-        time.sleep(1.0)
-    stop_process(process)
-    raise ConnectorError(f"{job} did not start within {START_TIMEOUT:g} s; see {log}")
+        progress(f"{job}: REST port {port} was taken before Flink bound it; another port")
 
 
 def group_cpu_seconds(pgid: int) -> float:
