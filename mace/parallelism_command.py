@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
 
 def format_plan(document: dict[str, Any]) -> str:
     """Three lines: the recommendation, the utilisation rule's, the recorded deployment."""
-    from mace.whatif_command import format_deployment
+    from dashboard.core.deployment import deployment_text
 
     lines = [
         f"run {document['run']}: objective {document['objective']:g} s (system worst case, "
@@ -159,11 +159,11 @@ def format_plan(document: dict[str, Any]) -> str:
         if key == "recorded":
             lines.append(
                 f"  {label}: worst {entry['system']['wc']:.4f} s; "
-                f"{format_deployment(entry['deployment'])}"
+                f"{deployment_text(entry['deployment'])}"
             )
             continue
         lines.append(
-            f"  {label}: {format_deployment(entry['deployment'])}; worst case after the "
+            f"  {label}: {deployment_text(entry['deployment'])}; worst case after the "
             f"change {entry['system']['wc']:.4f} s{_verdict(entry['meets_objective'])}"
         )
         lines.append("    " + _restart_line(entry, document["recorded"]))

@@ -83,25 +83,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_deployment(entry: dict[str, Any]) -> str:
-    parts = [f"{entry['subtasks']} subtasks"]
-    if entry["taskmanagers"]:
-        cores = sorted(set(entry["cores"]))
-        parts.append(
-            f"{entry['taskmanagers']} TaskManagers x {entry['slots']} slots, "
-            f"{'/'.join(f'{c:g}' for c in cores)} cores each"
-        )
-    scaled = ", ".join(f"{n} {p}" for n, p in entry["parallelism"].items() if p != 1)
-    if scaled:
-        parts.append(f"parallelism {scaled}")
-    return "; ".join(parts)
-
-
 def format_whatif(document: dict[str, Any]) -> str:
     """A readable table: recorded and changed, worst / p99 / mean per query and system."""
+    from dashboard.core.deployment import deployment_text
+
     lines = [f"run {document['run']}: predicted latency (seconds) over its recorded arrivals"]
     for side in ("recorded", "changed"):
-        lines.append(f"  {side}: {format_deployment(document[side]['deployment'])}")
+        lines.append(f"  {side}: {deployment_text(document[side]['deployment'])}")
     lines.append(f"  {'':<16}{'':>10}{'worst':>10}{'p99':>10}{'mean':>10}")
     names = [*document["changed"]["queries"], "system"]
     for name in names:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -242,3 +242,20 @@ def restart_json(fitted: FittedRun, edits: Edits) -> dict[str, Any] | None:
     """:func:`restart_figures` of the deployment ``edits`` make (ScenarioError names a
     bad edit)."""
     return restart_figures(fitted, resolve(shape_of(fitted.topology), edits))
+
+
+def count_text(n: int, word: str) -> str:
+    """``1 TaskManager``, ``2 TaskManagers``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def deployment_text(entry: Mapping[str, Any]) -> str:
+    """A deployment entry of :func:`whatif_document` in words, as the CLI and the page
+    print it: ``4 subtasks; 2 TaskManagers x 2 slots, 2 cores; parallelism m 3``."""
+    parts = [count_text(entry["subtasks"], "subtask")]
+    if entry["taskmanagers"]:
+        cores = "/".join(f"{c:g}" for c in sorted(set(entry["cores"])))
+        taskmanagers = count_text(entry["taskmanagers"], "TaskManager")
+        parts.append(f"{taskmanagers} x {count_text(entry['slots'], 'slot')}, {cores} cores")
+    scaled = ", ".join(f"{n} {p}" for n, p in entry["parallelism"].items() if p != 1)
+    return "; ".join(parts + ([f"parallelism {scaled}"] if scaled else []))

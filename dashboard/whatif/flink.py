@@ -197,7 +197,7 @@ def restart_note(doc: Mapping[str, Any], subinterval: float) -> list[Any]:
             "on this run, so its cost is not predicted.",
         ]
     after, worst = doc["changed"]["system"]["wc"], restart["system"]["wc"]
-    measured = _count(restart["measured"], "restart")
+    measured = deployment.count_text(restart["measured"], "restart")
     return [
         html.Strong("Restart to apply it: "),
         f"the job stops for {restart['downtime']:.2f} s (assumed: the median of {measured} "
@@ -207,23 +207,6 @@ def restart_note(doc: Mapping[str, Any], subinterval: float) -> list[Any]:
         f"{worst - after:+.4f} s over the {after:.4f} s after the change; bottleneck "
         f"{restart['bottleneck'] or 'none'}.",
     ]
-
-
-def _count(n: int, word: str) -> str:
-    """``1 TaskManager``, ``2 TaskManagers``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _deployment_text(entry: Mapping[str, Any]) -> str:
-    parts = [_count(entry["subtasks"], "subtask")]
-    if entry["taskmanagers"]:
-        cores = "/".join(f"{c:g}" for c in sorted(set(entry["cores"])))
-        parts.append(
-            f"{_count(entry['taskmanagers'], 'TaskManager')} x {_count(entry['slots'], 'slot')}, "
-            f"{cores} cores"
-        )
-    scaled = ", ".join(f"{n} {p}" for n, p in entry["parallelism"].items() if p != 1)
-    return "; ".join(parts + ([f"parallelism {scaled}"] if scaled else []))
 
 
 def command(db: str, run_id: str, edits: Sequence[str]) -> str:
@@ -389,8 +372,8 @@ def show(run_id: str | None, store: Any) -> dict[str, Any]:
         "list": edit_list(edits),
         "summary": summary(doc),
         "deployments": (
-            f"Recorded: {_deployment_text(doc['recorded']['deployment'])}. "
-            f"Changed: {_deployment_text(doc['changed']['deployment'])}.{delays}"
+            f"Recorded: {deployment.deployment_text(doc['recorded']['deployment'])}. "
+            f"Changed: {deployment.deployment_text(doc['changed']['deployment'])}.{delays}"
         ),
         "restart": restart_note(doc, run.subinterval),
         "rows": table_rows(doc),
@@ -411,7 +394,7 @@ def _cluster_note(doc: Mapping[str, Any]) -> str:
     if new["slots"] != old["slots"]:
         changes.append(f"taskmanager.numberOfTaskSlots: {new['slots']}")
     if new["taskmanagers"] != old["taskmanagers"]:
-        changes.append(_count(new["taskmanagers"], "TaskManager"))
+        changes.append(deployment.count_text(new["taskmanagers"], "TaskManager"))
     if set(new["cores"]) != set(old["cores"]):
         cores = "/".join(f"{c:g}" for c in sorted(set(new["cores"])))
         changes.append(f"{cores} cores per TaskManager")

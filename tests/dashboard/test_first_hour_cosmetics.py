@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from dashboard.core.deployment import deployment_text
 from dashboard.core.timeaxis import Clock
 from dashboard.nodes import figures as nodes_figures
 from dashboard.shell.figures import (
@@ -16,7 +17,6 @@ from dashboard.shell.figures import (
     heat_axis,
     on_clock,
 )
-from dashboard.whatif.flink import _deployment_text
 
 START = 1_795_000_000.0  # 2026-11-18 11:06:40 UTC
 
@@ -46,6 +46,6 @@ def test_a_legend_under_a_wall_clock_axis_clears_its_title() -> None:
 
 def test_one_taskmanager_is_not_plural() -> None:
     one = {"subtasks": 1, "taskmanagers": 1, "slots": 1, "cores": [2.0], "parallelism": {}}
-    assert _deployment_text(one) == "1 subtask; 1 TaskManager x 1 slot, 2 cores"
+    assert deployment_text(one) == "1 subtask; 1 TaskManager x 1 slot, 2 cores"
     two = {**one, "subtasks": 4, "taskmanagers": 2, "slots": 2}
-    assert _deployment_text(two) == "4 subtasks; 2 TaskManagers x 2 slots, 2 cores"
+    assert deployment_text(two) == "4 subtasks; 2 TaskManagers x 2 slots, 2 cores"
