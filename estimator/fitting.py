@@ -203,6 +203,12 @@ RATES = 128
 WAITS = 2.0
 """Busy time per record that differs by this factor between a thread's calmest and
 busiest third of blocks is not the thread's work (:attr:`PortFit.waits`)."""
+WORK_SPREAD = 0.1
+"""How far a record's work read from a real engine's run can be off, as a share: the
+worker time line of one Python operator read from 40-50 s windows of the same run moved
+by 10-30% between windows, and over one run by 2.38-2.90 ms with the length of its
+blocks (docs/flink.md, "What a full worker's time is made of"). A prediction is shown
+with what it becomes for a work this much lower and higher."""
 LEVERAGE = 2.0
 """The busiest block's records over the calmest's that a line through busy time needs."""
 BLOCK = 5

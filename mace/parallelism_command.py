@@ -68,7 +68,13 @@ def register(actions: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dashboard.core.deployment import deployment_json, figures, parse_edits, restart_figures
+    from dashboard.core.deployment import (
+        deployment_json,
+        figures,
+        parse_edits,
+        restart_figures,
+        work_spread,
+    )
     from estimator.errors import ScenarioError
     from estimator.parallelism import (
         Edits,
@@ -109,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         analysis = fitted.finish(predict(topology, shape, deployment, fitted.operator_dlts))
         entry = {"deployment": deployment_json(deployment), **figures(analysis)}
         entry["meets_objective"] = entry["system"]["wc"] <= args.objective
+        entry["spread"] = work_spread(fitted, shape, deployment)
         # reaching it is a rescale (unless it is the recorded deployment): its restart
         restart = None if deployment == recorded else restart_figures(fitted, deployment)
         if restart is not None:
@@ -166,6 +173,8 @@ def format_plan(document: dict[str, Any]) -> str:
             f"  {label}: {deployment_text(entry['deployment'])}; worst case after the "
             f"change {entry['system']['wc']:.4f} s{_verdict(entry['meets_objective'])}"
         )
+        if entry["spread"] is not None:
+            lines.append("    " + _spread_line(entry, document["objective"]))
         lines.append("    " + _restart_line(entry, document["recorded"]))
     if not document["recommended"]["feasible"]:
         lines.append(
@@ -176,6 +185,17 @@ def format_plan(document: dict[str, Any]) -> str:
 
 def _verdict(meets: bool) -> str:
     return " meets it" if meets else " MISSES it"
+
+
+def _spread_line(entry: dict[str, Any], objective: float) -> str:
+    """The worst case after the change for every record's work lower and higher by the
+    spread of a cost read from counters, and whether the higher one meets the objective."""
+    spread = entry["spread"]
+    low, high = spread["system"]["lower"], spread["system"]["higher"]
+    return (
+        f"with every record's work {spread['share']:.0%} lower / higher: {low:.4f} / "
+        f"{high:.4f} s; the higher{_verdict(high <= objective)}"
+    )
 
 
 def _restart_line(entry: dict[str, Any], recorded: dict[str, Any]) -> str:

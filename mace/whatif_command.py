@@ -105,6 +105,8 @@ def format_whatif(document: dict[str, Any]) -> str:
             )
     for side in ("recorded", "changed"):
         lines.append(f"  bottleneck {side}: {document[side]['bottleneck'] or 'none'}")
+    if document["changed"]["spread"] is not None:
+        lines.append(spread_text(document))
     restart = document.get("restart")
     if restart is None:
         lines.append("  restart: none measured on this run")
@@ -118,3 +120,14 @@ def format_whatif(document: dict[str, Any]) -> str:
     if document["delays"]:
         lines.append("  (each query's pipeline delay, calibrated on the run, is included)")
     return "\n".join(lines)
+
+
+def spread_text(document: dict[str, Any]) -> str:
+    """The system's worst case, recorded and changed, for every record's work lower and
+    higher by the spread of a cost read from the run."""
+    spreads = {side: document[side]["spread"]["system"] for side in ("recorded", "changed")}
+    share = document["changed"]["spread"]["share"]
+    return (
+        f"  if every record's work is {share:.0%} lower / higher: system worst case "
+        + ", ".join(f"{side} {s['lower']:.4f} / {s['higher']:.4f} s" for side, s in spreads.items())
+    )

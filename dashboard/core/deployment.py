@@ -25,6 +25,7 @@ import numpy as np
 from dashboard.core.data import RunData
 from estimator.delays import calibrate
 from estimator.errors import ScenarioError
+from estimator.fitting import WORK_SPREAD
 from estimator.model import Topology
 from estimator.parallelism import (
     Deployment,
@@ -210,8 +211,38 @@ def whatif_document(fitted: FittedRun, edits: Edits) -> dict[str, Any]:
     return {
         "run": fitted.run_id,
         "delays": fitted.counters,
-        "recorded": {"deployment": deployment_json(recorded), **figures(fitted.current)},
-        "changed": {"deployment": deployment_json(deployment), **figures(changed)},
+        "recorded": {
+            "deployment": deployment_json(recorded),
+            **figures(fitted.current),
+            "spread": work_spread(fitted, shape, recorded),
+        },
+        "changed": {
+            "deployment": deployment_json(deployment),
+            **figures(changed),
+            "spread": work_spread(fitted, shape, deployment),
+        },
+    }
+
+
+def work_spread(fitted: FittedRun, shape: Shape, deployment: Deployment) -> dict[str, Any] | None:
+    """The worst case of ``deployment`` (system and per query) for every record's work
+    :data:`estimator.fitting.WORK_SPREAD` lower and higher than fitted: how far the
+    prediction moves within the uncertainty of a cost read from a real engine's counters
+    (None on a simulated run, whose costs are measured per event). Near a full resource
+    a few percent of work is much of the backlog, and this says so."""
+    if not fitted.counters:
+        return None
+    worst: dict[str, dict[str, Any]] = {}
+    for side, factor in (("lower", 1.0 - WORK_SPREAD), ("higher", 1.0 + WORK_SPREAD)):
+        dlts = fitted.operator_dlts * factor
+        worst[side] = figures(fitted.finish(predict(fitted.topology, shape, deployment, dlts)))
+    return {
+        "share": WORK_SPREAD,
+        "system": {side: worst[side]["system"]["wc"] for side in worst},
+        "queries": {
+            query: {side: worst[side]["queries"][query]["wc"] for side in worst}
+            for query in worst["lower"]["queries"]
+        },
     }
 
 

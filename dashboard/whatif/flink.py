@@ -177,10 +177,18 @@ def summary(doc: Mapping[str, Any]) -> str:
     """The system's predicted worst case, recorded and changed, and the bottlenecks."""
     recorded, changed = doc["recorded"], doc["changed"]
     before, after = recorded["system"]["wc"], changed["system"]["wc"]
-    return (
+    text = (
         f"Predicted worst case: {after:.4f} s changed, {before:.4f} s recorded "
         f"({_change(before, after)}); bottleneck {changed['bottleneck'] or 'none'} "
         f"(recorded: {recorded['bottleneck'] or 'none'})"
+    )
+    spread = changed.get("spread")
+    if spread is None:
+        return text
+    low, high = spread["system"]["lower"], spread["system"]["higher"]
+    return (
+        f"{text}. With every record's work {spread['share']:.0%} lower or higher, as a "
+        f"cost read from counters can be: {low:.4f}-{high:.4f} s changed"
     )
 
 

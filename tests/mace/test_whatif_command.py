@@ -19,7 +19,7 @@ from tests.dashboard.builders import write_small_run
 
 BURSTY = [50.0] * 9 + [300.0]
 WHATIF_KEYS = {"run", "delays", "recorded", "changed", "restart"}
-SIDE_KEYS = {"deployment", "queries", "system", "bottleneck"}
+SIDE_KEYS = {"deployment", "queries", "system", "bottleneck", "spread"}
 DEPLOYMENT_KEYS = {"parallelism", "subtasks", "taskmanagers", "slots", "cores"}
 FIGURE_KEYS = {"wc", "p99", "mean"}
 
@@ -117,7 +117,8 @@ def test_whatif_says_what_a_measured_restart_costs(
     db = restarted_db
     document = run_json(capsys, "whatif", "--db", str(db), "--set", "m.parallelism=1", "--json")
     restart = document["restart"]
-    assert set(restart) == {"downtime", "measured", "interval", *SIDE_KEYS} - {"deployment"}
+    figure_keys = SIDE_KEYS - {"deployment", "spread"}
+    assert set(restart) == {"downtime", "measured", "interval", *figure_keys}
     assert (restart["downtime"], restart["measured"], restart["interval"]) == (2.0, 1, 9)
     assert restart["system"]["wc"] == pytest.approx(4.0)
     assert document["changed"]["system"]["wc"] == pytest.approx(2.0)
