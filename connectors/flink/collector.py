@@ -253,7 +253,7 @@ class FlinkCollector:
                 known = ", ".join(sorted(sources))
                 raise ConnectorError(f"--offered: no source {source!r} (sources: {known})")
         self.offered = {k: OfferedFiles(v) for k, v in (offered or {}).items()}
-        self._attribution = WorkAttribution()
+        self._attribution = WorkAttribution(self.graph.python_heads())
         if workers is None and urlsplit(rest.url).hostname in LOCAL_HOSTS:
             workers = PythonWorkers()
         self.workers = workers

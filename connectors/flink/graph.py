@@ -79,6 +79,9 @@ _COMMITTER = re.compile(r":\s*(Global\s+)?Committer$")
 _LEGACY_SINK = re.compile(r"Sink:\s*(?!(Global\s+)?Committer$|Writer$)\S")
 """``Sink: <name>``, Flink's name of a legacy sink; ``Sink: Writer`` is a sink writer
 (a sink of the unified API left with the default name ``Sink``)."""
+_TABLE_PYTHON = re.compile(r"^Python[A-Z]\w*\[\d+\]$")
+"""A Table planner's Python operator as named in a plan (``PythonCalc[2]``,
+``PythonGroupAggregate[5]``, ``PythonCorrelate[3]``): its UDFs run in a Python worker."""
 _SINK_WRITER = re.compile(r"(:\s*Writer$)|(^Sink:)|(^\[\d+\]:Sink\b)", re.IGNORECASE)
 
 
@@ -152,6 +155,16 @@ class JobGraph:
         if mode == "subtask" and not vertex.is_source:
             return _thread_node(self.ids[vertex.vertex_id])
         return tm_node(vertex.taskmanagers[subtask])
+
+    def python_heads(self) -> frozenset[str]:
+        """Topology ids of the vertices (their heads, which carry the thread's busy time)
+        whose chain holds an operator the Table planner marks as Python. A DataStream
+        job's Python operators carry their own names, which say nothing of it."""
+        return frozenset(
+            self.ids[v.vertex_id]
+            for v in self.vertices
+            if any(_TABLE_PYTHON.match(c.name) for c in v.chain)
+        )
 
     def member_node(self, vertex: Vertex, member: Member, subtask: int, mode: str) -> str:
         """The node a member's samples are charged to: a source's (also one chained in

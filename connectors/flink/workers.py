@@ -211,11 +211,20 @@ class WorkAttribution:
     that starts, or restarts under a new pid, brings no history). Each row gets the
     cumulative ``work_seconds`` of its subtask: NaN until a worker has been seen (a job
     without Python workers has no such reading).
+
+    ``python`` names the operators known to run Python code (the Table planner's
+    ``PythonCalc``, ``PythonGroupAggregate``, ...: :meth:`JobGraph.python_heads`). When
+    the job has any, only their threads are charged: a Java operator's busy time grows
+    with its own work, not the worker's. One of them chained behind a legacy source has
+    no busy time at all (Flink measures none for that thread), so while such a thread
+    takes records the sample's time is shared by the records each Python thread took.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, python: frozenset[str] = frozenset()) -> None:
+        self.python = python
         self._times: dict[str, WorkerTime] = {}
         self._busy: dict[Key, float] = {}
+        self._records: dict[Key, float] = {}
         self._work: dict[Key, float] = {}
         self._idle = 0.0
 
@@ -235,19 +244,11 @@ class WorkAttribution:
         )
         seen = bool(self._times or self._work)
         self._times = dict(times)
-        grown: dict[Key, float] = {}
-        for row in rows:
-            busy, key = float(row["busy_seconds"]), _key(row)
-            if math.isnan(busy):  # a source's busy time
-                continue
-            before = self._busy.get(key)
-            if before is not None and busy > before:
-                grown[key] = busy - before
-            self._busy[key] = busy
+        shares = self._shares(rows)
         if seen:
-            total = sum(grown.values())
-            for key, growth in grown.items():
-                self._work[key] = self._work.get(key, 0.0) + used * growth / total
+            total = sum(shares.values())
+            for key, share in shares.items():
+                self._work[key] = self._work.get(key, 0.0) + used * share / total
             if total <= 0:
                 self._idle += used
         for row in rows:
@@ -255,6 +256,34 @@ class WorkAttribution:
             if seen or self._times:
                 self._work.setdefault(key, 0.0)
             row["work_seconds"] = self._work.get(key, math.nan)
+
+    def _shares(self, rows: list[dict[str, Any]]) -> dict[Key, float]:
+        """What each thread gets of this sample's time in proportion to: its busy time's
+        growth; with Python operators known, theirs only, or the records they took
+        where one of them that took records has no busy time."""
+        grown: dict[Key, float] = {}
+        took: dict[Key, float] = {}
+        blind = False
+        for row in rows:
+            key = _key(row)
+            busy = float(row["busy_seconds"])
+            records = float(row.get("records_in", math.nan))
+            before = self._records.get(key)
+            if not math.isnan(records):
+                if before is not None and records > before:
+                    took[key] = records - before
+                self._records[key] = records
+            if math.isnan(busy):  # a source's, or a thread behind a legacy source
+                blind |= key[0] in self.python and key in took
+                continue
+            before = self._busy.get(key)
+            if before is not None and busy > before:
+                grown[key] = busy - before
+            self._busy[key] = busy
+        if not self.python:
+            return grown
+        chosen = took if blind else grown
+        return {key: share for key, share in chosen.items() if key[0] in self.python}
 
 
 Key = tuple[str, int, int]

@@ -18,7 +18,10 @@ FIXTURES = Path(__file__).parent / "fixtures" / "flink"
 
 def recorded(name: str, job: str = "flink") -> Any:
     """A recorded REST answer: ``flink`` is the demo job with chaining off, one sink;
-    ``flink-chained`` the demo job as it runs now, chaining on, two sinks."""
+    ``flink-chained`` the demo job as it runs now, chaining on, two sinks;
+    ``flink-table-python`` the ``apache-flink`` package's
+    ``examples/table/streaming_word_count.py`` on a standalone cluster (its Python UDF
+    chained behind a legacy source; ``vertices`` built from its job answer)."""
     return json.loads((FIXTURES.parent / job / f"{name}.json").read_text())
 
 

@@ -78,6 +78,14 @@ def _chained() -> JobGraph:
 GRAPH_ANSWERS = ("job", "plan", "vertices", "taskmanagers")
 
 
+def test_the_table_planners_python_operators_are_known_by_their_names() -> None:
+    """Flink's table word count: ``Source: source[1] -> PythonCalc[2] -> Calc[3]`` runs
+    the Python UDF, ``GroupAggregate[5] -> Sink: sink[6]`` is Java."""
+    table = job_graph(*(recorded(n, "flink-table-python") for n in GRAPH_ANSWERS))
+    assert table.python_heads() == {"PythonCalc-2"}
+    assert _chained().python_heads() == set()  # a DataStream job's names say nothing of it
+
+
 def test_a_chained_job_yields_every_chained_operator_and_a_query_per_sink() -> None:
     """The demo job with chaining on: two vertices, ``Source: clicks -> parse -> (filter,
     enrich, key_by; views-filter, views-probe -> views: Writer)`` and ``count,

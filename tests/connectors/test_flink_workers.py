@@ -122,6 +122,40 @@ def test_a_samples_cpu_goes_to_the_threads_whose_busy_time_grew() -> None:
     assert attribution.idle == pytest.approx(0.2)
 
 
+def test_with_python_operators_known_only_they_are_charged() -> None:
+    # the table word count: PythonCalc-2 behind a legacy source (no busy time), and
+    # GroupAggregate-5 (Java) whose busy time grows with its own work
+    attribution = WorkAttribution(frozenset({"PythonCalc-2"}))
+
+    def rows(calc_in: float, aggregate_busy: float) -> list[dict[str, Any]]:
+        return [
+            {"operator": "source-1", "subtask": 0, "port": 0, "busy_seconds": math.nan,
+             "records_in": 0.0},
+            {"operator": "PythonCalc-2", "subtask": 0, "port": 0, "busy_seconds": math.nan,
+             "records_in": calc_in},
+            {"operator": "GroupAggregate-5", "subtask": 0, "port": 0,
+             "busy_seconds": aggregate_busy, "records_in": calc_in},
+        ]  # fmt: skip
+
+    attribution.attribute(rows(0.0, 0.0), {"w@1": (1.0, 0.0)})
+    took = rows(40.0, 0.2)  # 40 records through the UDF: its 0.3 s, none to the Java one
+    attribution.attribute(took, {"w@1": (1.3, 0.0)})
+    assert [r["work_seconds"] for r in took] == pytest.approx([0.0, 0.3, 0.0])
+    calm = rows(40.0, 0.3)  # no record through the UDF: the Java thread's growth is not it
+    attribution.attribute(calm, {"w@1": (1.4, 0.0)})
+    assert [r["work_seconds"] for r in calm] == pytest.approx([0.0, 0.3, 0.0])
+    assert attribution.idle == pytest.approx(0.1)
+
+
+def test_python_threads_with_busy_time_share_by_its_growth() -> None:
+    attribution = WorkAttribution(frozenset({"a", "b"}))
+    busy = {"a": 0.0, "b": 0.0, "java": 0.0}
+    attribution.attribute(_rows(busy), {"w@1": (0.0, 0.0)})
+    grown = _rows({"a": 0.1, "b": 0.3, "java": 0.5})
+    attribution.attribute(grown, {"w@1": (0.2, 0.0)})
+    assert [r["work_seconds"] for r in grown] == pytest.approx([0.05, 0.15, 0.0])
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
