@@ -135,24 +135,29 @@ def fit_operator_stats(
                 unfitted.append(key)
                 continue
             reading, by_load = UNMEASURED, None
-            if cpu > 0:
+            on_thread = op.id in threads
+            rows = (
+                frame[(frame["operator"] == op.id) & (frame["port"] == port)]
+                if on_thread
+                else frame[:0]
+            )
+            if on_thread and work > 0:  # its worker's time, whatever its busy time
+                by_load = busy_per_record_by_load(rows) if cpu > 0 else None
+                costs[port], reading = work, "worker time per record"
+                if key in lines:
+                    costs[port], reading = lines[key], "worker time line"
+            elif cpu > 0:
                 reading = "cpu per record"
                 costs[port] = cpu / events
-                if op.id in threads:
-                    rows = frame[(frame["operator"] == op.id) & (frame["port"] == port)]
+                if on_thread:
                     by_load = busy_per_record_by_load(rows)
-                    if work > 0:
-                        costs[port], reading = work, "worker time per record"
-                        if key in lines:
-                            costs[port], reading = lines[key], "worker time line"
-                    else:
-                        offered = None
-                        if len(op.inputs) == 1:
-                            offered = _offered(topology, frame, op.inputs[0], source_counts)
-                        read = thread_cost(rows, threads[op.id], offered, topology.subinterval)
-                        reading = "busy time per record"
-                        if read is not None:
-                            costs[port], reading = read.cost, read.reading
+                    offered = None
+                    if len(op.inputs) == 1:
+                        offered = _offered(topology, frame, op.inputs[0], source_counts)
+                    read = thread_cost(rows, threads[op.id], offered, topology.subinterval)
+                    reading = "busy time per record"
+                    if read is not None:
+                        costs[port], reading = read.cost, read.reading
             selectivities[port] = outputs / events
             fitted_ports.append(
                 PortFit(op.id, port, events, costs[port], selectivities[port], reading, by_load)

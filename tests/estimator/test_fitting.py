@@ -316,6 +316,22 @@ def test_a_thread_with_measured_work_costs_its_work() -> None:
     assert (port.cost, port.reading) == (pytest.approx(0.002), "worker time line")
 
 
+def test_a_thread_without_busy_time_costs_its_workers_time() -> None:
+    """A Python operator chained behind a legacy source: Flink measures no busy time for
+    its thread (0 once ingested), while its worker spent 3 ms a record: the record costs
+    that, not the topology's prior."""
+    blind = _thread_rows([20.0] * 15, [0.0] * 15).assign(work_seconds=0.06)
+    (port,) = fit_operator_stats(_thread_topology(), blind, None).ports
+    assert (port.cost, port.reading, port.busy_per_record) == (
+        pytest.approx(0.003),
+        "worker time per record",
+        None,
+    )
+    unmeasured = blind.assign(work_seconds=np.nan)
+    (port,) = fit_operator_stats(_thread_topology(), unmeasured, None).ports
+    assert port.reading == UNMEASURED
+
+
 def _plain_median(values: list[float]) -> float:
     ordered = sorted(values)
     middle = len(ordered) // 2
