@@ -207,7 +207,7 @@ def whatif_document(fitted: FittedRun, edits: Edits) -> dict[str, Any]:
     shape = shape_of(fitted.topology)
     recorded = resolve(shape, Edits())
     deployment = resolve(shape, edits)
-    changed = fitted.finish(predict(fitted.topology, shape, deployment, fitted.operator_dlts))
+    changed = _predicted(fitted, shape, deployment)
     return {
         "run": fitted.run_id,
         "delays": fitted.counters,
@@ -232,10 +232,10 @@ def work_spread(fitted: FittedRun, shape: Shape, deployment: Deployment) -> dict
     a few percent of work is much of the backlog, and this says so."""
     if not fitted.counters:
         return None
-    worst: dict[str, dict[str, Any]] = {}
-    for side, factor in (("lower", 1.0 - WORK_SPREAD), ("higher", 1.0 + WORK_SPREAD)):
-        dlts = fitted.operator_dlts * factor
-        worst[side] = figures(fitted.finish(predict(fitted.topology, shape, deployment, dlts)))
+    worst = {
+        side: figures(_predicted(fitted, shape, deployment, factor))
+        for side, factor in SPREAD_FACTORS.items()
+    }
     return {
         "share": WORK_SPREAD,
         "system": {side: worst[side]["system"]["wc"] for side in worst},
@@ -244,6 +244,47 @@ def work_spread(fitted: FittedRun, shape: Shape, deployment: Deployment) -> dict
             for query in worst["lower"]["queries"]
         },
     }
+
+
+SPREAD_FACTORS = {"lower": 1.0 - WORK_SPREAD, "higher": 1.0 + WORK_SPREAD}
+
+
+def _predicted(
+    fitted: FittedRun, shape: Shape, deployment: Deployment, work_factor: float = 1.0
+) -> RunAnalysis:
+    """``deployment``'s prediction, finished (pipeline delays), with every record's work
+    scaled by ``work_factor``."""
+    dlts = fitted.operator_dlts if work_factor == 1.0 else fitted.operator_dlts * work_factor
+    return fitted.finish(predict(fitted.topology, shape, deployment, dlts))
+
+
+@dataclass(frozen=True)
+class DeploymentSeries:
+    """The system's predicted latency per subinterval, as recorded and with the edits;
+    with every record's work lower and higher by the spread (:func:`work_spread`), None
+    on a simulated run."""
+
+    recorded: np.ndarray
+    changed: np.ndarray
+    lower: np.ndarray | None
+    higher: np.ndarray | None
+
+
+def deployment_series(fitted: FittedRun, edits: Edits) -> DeploymentSeries:
+    """The series behind :func:`whatif_document`'s figures, for a chart over time
+    (ScenarioError names a bad edit)."""
+    shape = shape_of(fitted.topology)
+    deployment = resolve(shape, edits)
+    spread = {
+        side: _predicted(fitted, shape, deployment, factor).estimate if fitted.counters else None
+        for side, factor in SPREAD_FACTORS.items()
+    }
+    return DeploymentSeries(
+        fitted.current.estimate,
+        _predicted(fitted, shape, deployment).estimate,
+        spread["lower"],
+        spread["higher"],
+    )
 
 
 def restart_figures(fitted: FittedRun, deployment: Deployment) -> dict[str, Any] | None:

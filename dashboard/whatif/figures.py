@@ -1,4 +1,5 @@
-"""The What-if page's figures: the current and the scenario's estimates side by side."""
+"""The What-if page's figures: the current and the scenario's estimates side by side, and a
+Flink deployment's prediction over the measured latency."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from typing import Any
 import numpy as np
 
 from dashboard.core.timeaxis import Clock
-from dashboard.shell.figures import hover, plain_layout, plain_line
-from dashboard.shell.theme import PREDICTED, SCENARIO
+from dashboard.shell.figures import WALL_LEGEND_Y, hover, plain_layout, plain_line
+from dashboard.shell.theme import MEASURED, PREDICTED, SCENARIO
+from estimator.fitting import WORK_SPREAD
 
 LATENCY_TITLE = "Predicted latency: scenario vs current"
 QUERY_TITLE = "Worst case per query"
+DEPLOYMENT_TITLE = "Predicted latency: changed deployment over the measured"
 """The charts' titles before the estimator is known (while they wait for data)."""
 
 
@@ -82,3 +85,44 @@ def query_change_figure(
         ],
         "layout": layout,
     }
+
+
+def deployment_figure(
+    times: np.ndarray,
+    measured: np.ndarray,
+    recorded: np.ndarray,
+    changed: np.ndarray,
+    spread: tuple[np.ndarray, np.ndarray] | None = None,
+    clock: Clock | None = None,
+    x_range: tuple[float, float] | None = None,
+) -> dict[str, Any]:
+    """The system's latency per subinterval (``times`` in seconds since the run's
+    start): measured, predicted as recorded and with the edits, and, on a real engine's
+    run, the changed prediction with every record's work lower and higher (``spread``,
+    dotted), on the page's ``clock`` over ``x_range``."""
+    clock = clock or Clock()
+    lines = [
+        plain_line(times, measured, "measured", MEASURED),
+        plain_line(times, recorded, "predicted, recorded", PREDICTED),
+        plain_line(times, changed, "predicted, changed", SCENARIO),
+    ]
+    if spread is not None:
+        names = (
+            f"changed, work {WORK_SPREAD:.0%} lower",
+            f"changed, work {WORK_SPREAD:.0%} higher",
+        )
+        for values, name in zip(spread, names, strict=True):
+            line = plain_line(times, values, name, SCENARIO)
+            line["line"] = {"color": SCENARIO, "dash": "dot", "width": 1}
+            lines.append(line)
+    for line in lines:
+        line["x"] = clock.axis(line["x"])
+    layout = plain_layout(DEPLOYMENT_TITLE, clock.title, "latency (s)", f"deployment-{clock.key}")
+    layout["xaxis"].update(
+        {"type": "date" if clock.wall else "linear", "hoverformat": clock.hoverformat}
+    )
+    if clock.wall:  # two lines of tick labels (time, then date) above the legend
+        layout["legend"]["y"] = WALL_LEGEND_Y
+    if x_range is not None:
+        layout["xaxis"]["range"] = clock.axis(list(x_range)).tolist()
+    return {"data": lines, "layout": layout}

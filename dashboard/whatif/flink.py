@@ -18,15 +18,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dash_bootstrap_components as dbc
+import numpy as np
 from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
 from dash.dash_table.DataTable import DataTable
 
 from dashboard import context
 from dashboard.core import deployment
+from dashboard.core.data import RunData
+from dashboard.core.timeaxis import Clock, TimeRange, window
 from dashboard.shell import ids as shell_ids
 from dashboard.shell.callbacks import Callbacks, answers, chosen_run
+from dashboard.shell.figures import message_figure
 from dashboard.whatif import flink_rest, ids
 from dashboard.whatif.common import MESSAGE, TABLE_STYLE, field, row
+from dashboard.whatif.figures import DEPLOYMENT_TITLE, deployment_figure
 from dashboard.whatif.link import clock
 from estimator.errors import ScenarioError
 from estimator.model import Topology
@@ -92,6 +97,7 @@ def card() -> dbc.Card:
                     style_cell=TABLE_STYLE,
                     style_table={"overflowX": "auto"},
                 ),
+                dcc.Graph(id=ids.WI_FL_CHART, figure=message_figure(DEPLOYMENT_TITLE, "")),
                 html.Small("The same prediction on the command line:", className="d-block mt-2"),
                 html.Pre(id=ids.WI_FL_COMMAND, className="small bg-light p-2 mb-2"),
                 html.Div(
@@ -334,7 +340,8 @@ def edit(
 
 SHOW_FAILED: dict[str, Any] = {
     "style": no_update, "units": no_update, "list": no_update, "deployments": "",
-    "restart": "", "rows": [], "command": "", "call": "", "note": "", "confirm": True,
+    "restart": "", "rows": [], "chart": no_update, "command": "", "call": "", "note": "",
+    "confirm": True,
 }  # fmt: skip
 """The card's outputs when the run cannot be shown (the message is its summary)."""
 
@@ -348,16 +355,25 @@ SHOW_FAILED: dict[str, Any] = {
         "deployments": Output(ids.WI_FL_DEPLOYMENTS, "children"),
         "restart": Output(ids.WI_FL_RESTART, "children"),
         "rows": Output(ids.WI_FL_TABLE, "data"),
+        "chart": Output(ids.WI_FL_CHART, "figure"),
         "command": Output(ids.WI_FL_COMMAND, "children"),
         "call": Output(ids.WI_FL_CALL, "children", allow_duplicate=True),
         "note": Output(ids.WI_FL_APPLY_NOTE, "children", allow_duplicate=True),
         "confirm": Output(ids.WI_FL_CONFIRM, "disabled", allow_duplicate=True),
     },
-    inputs={"run_id": Input(shell_ids.RUN, "value"), "store": Input(ids.WI_FL_EDITS, "data")},
+    inputs={
+        "run_id": Input(shell_ids.RUN, "value"),
+        "store": Input(ids.WI_FL_EDITS, "data"),
+        "time": {
+            "picked": Input(shell_ids.TIME_RANGE, "data"),
+            "clock": Input(shell_ids.CLOCK, "value"),
+            "zone": Input(shell_ids.ZONE, "data"),
+        },
+    },
     prevent_initial_call="initial_duplicate",
 )
 @answers(lambda message: {**SHOW_FAILED, "summary": message})
-def show(run_id: str | None, store: Any) -> dict[str, Any]:
+def show(run_id: str | None, store: Any, time: dict[str, Any]) -> dict[str, Any]:
     """The card on a Flink run (hidden on any other): the edits, the predicted figures
     recorded and changed, the restart applying them costs, the equivalent command; a
     prepared call is cleared."""
@@ -366,7 +382,7 @@ def show(run_id: str | None, store: Any) -> dict[str, Any]:
     if not deployment.is_flink(run.topology):
         return {
             "style": HIDDEN, "units": [], "list": "", "summary": "", "deployments": "",
-            "restart": "", "rows": [], "command": "", **cleared,
+            "restart": "", "rows": [], "chart": no_update, "command": "", **cleared,
         }  # fmt: skip
     edits = edits_of(store, run_id)
     doc = document(run_id, edits, restart=True)
@@ -385,9 +401,35 @@ def show(run_id: str | None, store: Any) -> dict[str, Any]:
         ),
         "restart": restart_note(doc, run.subinterval),
         "rows": table_rows(doc),
+        "chart": chart(run, fitted, edits, time),
         "command": command(str(context.current().database.path), run.info.run_id, edits),
         **cleared,
     }
+
+
+def chart(
+    run: RunData, fitted: deployment.FittedRun, edits: Sequence[str], time: dict[str, Any]
+) -> dict[str, Any]:
+    """The system's latency over the run on the shared time range and clock: measured,
+    predicted as recorded and with the edits (with its work spread on a real engine)."""
+    shape = shape_of(fitted.topology)
+    series = deployment.deployment_series(
+        fitted, deployment.parse_edits(list(edits), fitted.topology, shape)
+    )
+    _, x_range = window(TimeRange.from_store(time.get("picked")), run.intervals, run.subinterval)
+    n = series.recorded.size
+    spread = None
+    if series.lower is not None and series.higher is not None:
+        spread = (series.lower, series.higher)
+    return deployment_figure(
+        np.arange(n) * run.subinterval,
+        run.measured_system().lat_max[:n],
+        series.recorded,
+        series.changed,
+        spread,
+        Clock.of(run.info.origin, time.get("clock"), time.get("zone")),
+        x_range,
+    )
 
 
 def _changed_parallelism(doc: Mapping[str, Any]) -> dict[str, int]:

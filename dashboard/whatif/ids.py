@@ -114,6 +114,7 @@ WI_FL_SUMMARY = "wi-flink-summary"
 WI_FL_DEPLOYMENTS = "wi-flink-deployments"
 WI_FL_RESTART = "wi-flink-restart"  # what the restart of applying the edits costs
 WI_FL_TABLE = "wi-flink-table"
+WI_FL_CHART = "wi-flink-chart"  # the system's predicted latency over the measured
 WI_FL_COMMAND = "wi-flink-command"
 WI_FL_PREPARE = "wi-flink-prepare"
 WI_FL_CONFIRM = "wi-flink-confirm"

@@ -170,6 +170,16 @@ def test_flink_card_predicts_what_mace_whatif_prints(
     assert f"(recorded: {expected['recorded']['bottleneck']})" in summary
     command = dash_duo.find_element(f"#{ids.WI_FL_COMMAND}").text
     assert "--set work-threads.parallelism=2 --set slots=1" in command
+    # the chart over time: the same worst cases, as recorded and changed (a simulated
+    # run: no work spread)
+    peaks = f"""return document.querySelector('#{ids.WI_FL_CHART} .js-plotly-plot').data
+        .map(t => [t.name, Math.max(...t.y.filter(v => v !== null))])"""
+    until(lambda: len(dash_duo.driver.execute_script(peaks)) == 3, timeout=20)
+    chart = dict(dash_duo.driver.execute_script(peaks)[1:])
+    assert chart == {
+        "predicted, recorded": pytest.approx(2.0),
+        "predicted, changed": pytest.approx(0.5),
+    }
     # undo the parallelism: the slots alone change nothing here
     dash_duo.find_elements(f"#{ids.WI_FL_LIST} li button")[0].click()
     until(lambda: _table(dash_duo)["system"]["wc1"] == "2.0000", timeout=20)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dashboard.core.deployment import FittedRun, whatif_document
+from dashboard.core.deployment import FittedRun, deployment_series, whatif_document
+from dashboard.whatif.figures import deployment_figure
 from dashboard.whatif.flink import summary
 from estimator.fitting import WORK_SPREAD
 from estimator.model import topology_from_dict
@@ -80,3 +81,26 @@ def test_the_plan_says_whether_its_recommendation_holds_with_a_higher_work() -> 
         in text
     )
     assert "0.3500 / 0.6500 s; the higher meets it" in format_plan({**plan, "objective": 0.7})
+
+
+def test_the_deployment_chart_draws_the_spread_dotted_around_the_changed_line() -> None:
+    fitted = fitted_bursty(True)
+    series = deployment_series(fitted, Edits(parallelism={"m": 2}))
+    assert series.lower is not None and series.higher is not None
+    times = np.arange(series.changed.size, dtype=float)
+    figure = deployment_figure(
+        times, np.full(times.size, np.nan), series.recorded, series.changed,
+        (series.lower, series.higher),
+    )  # fmt: skip
+    peaks = {t["name"]: float(np.nanmax(t["y"])) for t in figure["data"][1:]}
+    assert peaks == pytest.approx(
+        {
+            "predicted, recorded": 2.0,
+            "predicted, changed": 0.5,
+            "changed, work 10% lower": 0.35,
+            "changed, work 10% higher": 0.65,
+        }
+    )
+    assert [t["line"].get("dash") for t in figure["data"][3:]] == ["dot", "dot"]
+    simulated = deployment_series(fitted_bursty(False), Edits(parallelism={"m": 2}))
+    assert simulated.lower is None and simulated.higher is None
