@@ -223,7 +223,7 @@ def check_changes(
         before, after = periods[k - 1], periods[k]
         lo, hi = before
         window = (lo if training is None else max(lo, hi - training), hi)
-        predicted = _predicted_series(
+        analysis = _predicted(
             shapes[k - 1],
             operator_stats,
             counts,
@@ -234,6 +234,10 @@ def check_changes(
             finish,
             stops,
         )
+        predicted = analysis.estimate
+        margin = _in_flight(analysis, topology.subinterval)
+        before = _before_stop(before, restarts, k - 1, margin)
+        after = _before_stop(after, restarts, k, margin)
         checks.append(
             ChangeCheck(
                 interval=int(starts[k]),
@@ -269,12 +273,34 @@ def _running(
     return out
 
 
+def _in_flight(analysis: RunAnalysis, subinterval: float) -> int:
+    """Subintervals before a stop whose records are still in the pipeline when it stops:
+    the calibrated pipeline delay's typical figure, in whole subintervals (0 without
+    one: a simulated run's latency is its backlog)."""
+    typical = [d.typical for d in analysis.delays.values() if d.calibrated]
+    return math.ceil(max(typical) / subinterval) if typical else 0
+
+
+def _before_stop(
+    period: tuple[int, int], restarts: Sequence[int | None] | None, version: int, margin: int
+) -> tuple[int, int]:
+    """``period`` (of ``version``) without its last ``margin`` subintervals when the next
+    version began with a restart: their records were still in the pipeline when the job
+    stopped and waited for the restart, a cost of the change, not of the configuration
+    running (kept: at least one subinterval)."""
+    lo, hi = period
+    following = restarts[version + 1] if restarts and version + 1 < len(restarts) else None
+    if following is None or margin <= 0 or hi - lo <= 1:
+        return period
+    return lo, max(lo + 1, hi - margin)
+
+
 def _rescaled(old: Topology, new: Topology) -> tuple[tuple[str, float, float], ...]:
     before = old.capacity_by_node
     return tuple((n.id, before[n.id], n.capacity) for n in new.nodes if before[n.id] != n.capacity)
 
 
-def _predicted_series(
+def _predicted(
     topology: Topology,
     operator_stats: pd.DataFrame,
     counts: np.ndarray,
@@ -284,8 +310,8 @@ def _predicted_series(
     profile: np.ndarray | None,
     finish: Finish | None,
     stops: Stops | None = None,
-) -> np.ndarray:
-    """The system latency predicted by the model fitted on ``window`` under the run's
+) -> RunAnalysis:
+    """The latency predicted by the model fitted on ``window`` under the run's
     ``versions`` (placements, their first subintervals, their capacities), with the node
     profile that model predicts from ``profile`` when the estimator uses one; NaN
     everywhere when the window is empty (no model could be fitted before the change).
@@ -294,7 +320,7 @@ def _predicted_series(
     placements, starts, capacities = versions
     intervals = counts.shape[1]
     if window[0] >= window[1]:
-        return np.full(intervals, np.nan)
+        return _nothing(topology, intervals)
     fitted, model = fitted_model(topology, operator_stats, counts, window)
     loads = node_loads(topology, model.operator_dlts(), placements, starts)
     uses = estimator_by_name(estimator).uses
@@ -310,7 +336,22 @@ def _predicted_series(
         else Detail(node_fine=fine, port_work=ports, source_fine=sources)
     )
     analysis = analyse(topology, loads, placements, starts, estimator, detail, capacities, stops)
-    return (analysis if finish is None else finish(analysis, window)).estimate
+    return analysis if finish is None else finish(analysis, window)
+
+
+def _nothing(topology: Topology, intervals: int) -> RunAnalysis:
+    """A prediction of nothing (NaN everywhere): no model could be fitted."""
+    empty = np.full(intervals, np.nan)
+    return RunAnalysis(
+        node_ids=topology.node_ids,
+        ce_seconds=np.full((len(topology.nodes), intervals), np.nan),
+        estimate=empty,
+        bottleneck=np.zeros(intervals, dtype=np.int64),
+        lower=empty,
+        upper=empty,
+        epsilon=0.0,
+        per_query={},
+    )
 
 
 def _worst(series: np.ndarray, period: tuple[int, int]) -> float:

@@ -13,8 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from estimator.delays import QueryDelay
 from estimator.mace import estimate_from_dlts, stop_series
-from estimator.runs import analyse, restart_spans, restart_starts, version_stops
+from estimator.runs import (
+    RunAnalysis,
+    analyse,
+    restart_spans,
+    restart_starts,
+    version_stops,
+    with_delays,
+)
 from estimator.verification import check_changes
 from tests.estimator.test_rescale import NODES, THREE, VERTEX
 
@@ -210,3 +218,34 @@ def test_the_period_after_a_change_ends_where_the_next_restart_begins() -> None:
         np.ones(12), restarts=[None, None, 6],
     )  # fmt: skip
     assert [(c.before, c.after) for c in checks] == [((0, 4), (4, 6)), ((4, 6), (8, 12))]
+
+
+def test_records_in_the_pipeline_when_the_job_stops_are_left_out_of_both_periods() -> None:
+    # versions from 0, 4 and 8 of 12 subintervals, the second and third began with a
+    # restart (in 4 and 6). A pipeline delay of 1.5 s typical (calibrated by ``finish``)
+    # keeps the records of the last ceil(1.5 / 1) = 2 subintervals before each stop in
+    # flight: they waited for the restart (measured 9 s), so neither side counts them
+    stats = pd.DataFrame(
+        [("op", 0, p, 15, 15, 1.5) for p in range(12)],
+        columns=["operator", "port", "interval", "events_in", "events_out", "cpu_seconds"],
+    )
+
+    def finish(analysis: RunAnalysis, window: tuple[int, int]) -> RunAnalysis:
+        return with_delays(analysis, {"op": QueryDelay(1.0, 1.5, 2.0, 5)})
+
+    measured = np.array([1.0, 1.2, 9.0, 9.0, 1.1, 9.0, 1.0, 1.0, 1.3, 1.0, 1.0, 1.0])
+    checks = check_changes(
+        VERTEX, stats, np.full((1, 12), 5.0), [dict(VERTEX.placement)] * 3, (0, 4, 8),
+        measured, restarts=[None, 4, 6], finish=finish,
+    )  # fmt: skip
+    # (0, 4) less 2 before the stop in 4; (4, 6) keeps one; (8, 12) has no stop after it
+    assert [(c.before, c.after) for c in checks] == [((0, 2), (4, 5)), ((4, 5), (8, 12))]
+    assert [(c.measured_wc_before, c.measured_wc_after) for c in checks] == [
+        (1.2, 1.1),
+        (1.1, 1.3),
+    ]
+    plain = check_changes(
+        VERTEX, stats, np.full((1, 12), 5.0), [dict(VERTEX.placement)] * 3, (0, 4, 8),
+        measured, restarts=[None, 4, 6],
+    )  # fmt: skip
+    assert [(c.before, c.after) for c in plain] == [((0, 4), (4, 6)), ((4, 6), (8, 12))]
