@@ -245,11 +245,13 @@ def _thread_line(operator: str, thread: dict[str, Any]) -> str:
             )
     if thread.get("python_worker"):
         cores = thread.get("python_worker_cores") or 1.0
+        per_slot = thread.get("python_workers") == "per-slot" or cores != 1.0
         line += (
-            f"; its Python code shares the interpreter of {thread['python_worker']} (1 core)"
-            if cores == 1.0
-            else f"; its Python code runs in the workers of {thread['python_worker']}"
-            f" ({cores:g} cores: a worker per slot)"
+            f"; its Python code runs in the workers of {thread['python_worker']} (a worker "
+            f"per slot holding Python subtasks: {cores:g} core{'s' * (cores != 1.0)} as the "
+            "job runs now)"
+            if per_slot
+            else f"; its Python code shares the interpreter of {thread['python_worker']} (1 core)"
         )
     calm, busy = thread["busy_per_record_calm"], thread["busy_per_record_busy"]
     if calm is not None and busy is not None:

@@ -56,7 +56,7 @@ from estimator.pathaware import (
     Detail,
     estimator_by_name,
 )
-from estimator.python_worker import python_worker_of
+from estimator.python_worker import python_worker_of, worker_taskmanager
 from estimator.runs import (
     DEFAULT_TRAINING_SHARE,
     RunAnalysis,
@@ -412,8 +412,17 @@ def thread_readings(
             "python_worker_cores": None
             if worker is None
             else run.topology.capacity_by_node[worker],
+            "python_workers": None if worker is None else _workers_mode(run.topology, worker),
         }
     return out
+
+
+def _workers_mode(topology: Topology, worker: str) -> str | None:
+    """How the TaskManager of the Python worker node ``worker`` runs Python operators
+    (``per-slot``, ``shared``; None: not recorded)."""
+    taskmanager = worker_taskmanager(worker)
+    node = next((n for n in topology.nodes if n.id == taskmanager), None)
+    return None if node is None else node.python_workers
 
 
 def change_json(check: ChangeCheck) -> dict[str, Any]:

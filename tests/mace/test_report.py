@@ -419,6 +419,12 @@ def test_the_readable_report_names_the_python_interpreter_a_thread_shares() -> N
             "join": thread | {"python_worker": "python-worker@tm-1", "python_worker_cores": 1.0},
             "count": thread | {"reading": "queued", "python_worker": None},
             "parse": thread | {"python_worker": "python-worker@tm-2", "python_worker_cores": 2.0},
+            "map": thread
+            | {
+                "python_worker": "python-worker@tm-3",
+                "python_worker_cores": 1.0,
+                "python_workers": "per-slot",
+            },
         },
     }
     text = format_report(report)
@@ -430,7 +436,14 @@ def test_the_readable_report_names_the_python_interpreter_a_thread_shares() -> N
     assert text.count("interpreter") == 1
     assert (
         "thread parse: 3 ms a record (worker time per record); its Python code runs in the "
-        "workers of python-worker@tm-2 (2 cores: a worker per slot)" in text
+        "workers of python-worker@tm-2 (a worker per slot holding Python subtasks: 2 cores "
+        "as the job runs now)" in text
+    )
+    # a cluster's TaskManager whose job runs at parallelism 1 now: one worker, not shared
+    assert (
+        "thread map: 3 ms a record (worker time per record); its Python code runs in the "
+        "workers of python-worker@tm-3 (a worker per slot holding Python subtasks: 1 core "
+        "as the job runs now)" in text
     )
 
 
