@@ -33,6 +33,7 @@ CAPACITY_RANGE = (1e-3, 1e6)
 """Accepted node capacities in reference cores: a smaller one turns a second of work
 into a busy span of weeks, a larger one is no machine."""
 BUNDLE_TIME_RANGE = (1e-3, 3_600.0)
+MAX_BUNDLE_SIZE = 100_000_000
 """Accepted bundle times of a Python operator in seconds (Flink's is a positive number
 of milliseconds; an hour-long bundle is no streaming job)."""
 MAX_SLOTS = 1024
@@ -56,9 +57,12 @@ class Node:
     subtasks' threads). A host has no host of its own.
 
     ``bundle_time`` (seconds) marks a thread that runs Python operators in bundles
-    (Flink's ``python.fn-execution.bundle.time``), ``bundle_stages`` of them in a row on
-    a record's way through it: their bundle cycle adds latency that rises with the
-    thread's work well before it is full (:mod:`estimator.bundles`).
+    (Flink's ``python.fn-execution.bundle.time``), each bundle finished at once when it
+    holds ``bundle_size`` records (``python.fn-execution.bundle.size``; None: no such
+    limit): their bundle cycle adds latency that rises with the thread's work well
+    before it is full (:mod:`estimator.bundles`). On a TaskManager (a node with
+    ``python_workers``) they are the settings its Python operators run with, which
+    their threads take (:func:`estimator.python_worker.with_python_workers`).
 
     ``slots`` are a TaskManager's task slots where the engine said how many it has
     (Flink's ``taskmanager.numberOfTaskSlots``): a rescale fills them before it needs
@@ -71,9 +75,14 @@ class Node:
     capacity: float
     host: str | None = None
     bundle_time: float | None = None
-    bundle_stages: int = 1
+    bundle_size: int | None = None
     slots: int | None = None
     python_workers: str | None = None
+
+    @property
+    def bundles(self) -> bool:
+        """Whether the node is a thread of Python operators with a bundle cycle."""
+        return self.bundle_time is not None and self.python_workers is None
 
 
 def node_entry(
@@ -81,7 +90,7 @@ def node_entry(
     capacity: float,
     host: str | None = None,
     bundle_time: float | None = None,
-    bundle_stages: int | None = 1,
+    bundle_size: int | None = None,
     slots: int | None = None,
     python_workers: str | None = None,
 ) -> dict[str, Any]:
@@ -95,8 +104,8 @@ def node_entry(
         entry["python_workers"] = python_workers
     if bundle_time is not None:
         entry["bundle_time"] = bundle_time
-        if bundle_stages not in (None, 1):
-            entry["bundle_stages"] = bundle_stages
+        if bundle_size is not None:
+            entry["bundle_size"] = bundle_size
     return entry
 
 
@@ -328,7 +337,7 @@ class Topology:
                     n.capacity,
                     n.host,
                     n.bundle_time,
-                    n.bundle_stages,
+                    n.bundle_size,
                     n.slots,
                     n.python_workers,
                 )
@@ -478,10 +487,13 @@ def topology_from_dict(data: Any) -> Topology:
         bundle_time = entry.get("bundle_time")
         if bundle_time is not None:
             bundle_time = _within(bundle_time, f"node '{node_id}' bundle_time", BUNDLE_TIME_RANGE)
-        stages = entry.get("bundle_stages", 1)
-        if isinstance(stages, bool) or not isinstance(stages, int) or not 1 <= stages <= 100:
+        size = entry.get("bundle_size")
+        if size is not None and (
+            isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_BUNDLE_SIZE
+        ):
             raise ModelError(
-                f"node '{node_id}' bundle_stages: expected an integer in [1, 100], got {stages!r}"
+                f"node '{node_id}' bundle_size: expected an integer in [1, {MAX_BUNDLE_SIZE}],"
+                f" got {size!r}"
             )
         slots = entry.get("slots")
         if slots is not None and (
@@ -496,7 +508,7 @@ def topology_from_dict(data: Any) -> Topology:
                 f"node '{node_id}' python_workers: expected one of {', '.join(PYTHON_WORKERS)},"
                 f" got {workers!r}"
             )
-        nodes.append(Node(node_id, capacity, host, bundle_time, stages, slots, workers))
+        nodes.append(Node(node_id, capacity, host, bundle_time, size, slots, workers))
     if not nodes:
         raise ModelError("topology: 'nodes' must list at least one node")
     _check_hosts(nodes)

@@ -275,7 +275,7 @@ def run_topology(
     params = [run_id]
     with storage_errors(f"reading topology of run '{run_id}'"):
         nodes = con.execute(
-            "SELECT node, capacity, host, bundle_time, bundle_stages, slots, python_workers"
+            "SELECT node, capacity, host, bundle_time, bundle_size, slots, python_workers"
             " FROM nodes"
             " WHERE run_id = ? ORDER BY position",
             params,

@@ -117,7 +117,7 @@ def write_run(
         _ensure_run_keys(con, [run_id])
         con.executemany(
             "INSERT INTO nodes (run_id, node, capacity, position, host, bundle_time,"
-            " bundle_stages, slots, python_workers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " bundle_size, slots, python_workers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 [
                     run_id,
@@ -126,7 +126,7 @@ def write_run(
                     k,
                     n.host,
                     n.bundle_time,
-                    n.bundle_stages,
+                    n.bundle_size,
                     n.slots,
                     n.python_workers,
                 ]
