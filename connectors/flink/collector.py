@@ -136,7 +136,9 @@ def read_graph(rest: FlinkRest, job_id: str) -> tuple[JobGraph, str]:
     job = rest.job(job_id)
     try:
         details = {v["id"]: rest.vertex(job_id, v["id"]) for v in job.get("vertices", [])}
-        graph = job_graph(job, rest.plan(job_id), details, rest.taskmanagers())
+        graph = job_graph(
+            job, rest.plan(job_id), details, rest.taskmanagers(), rest.job_configuration(job_id)
+        )
         topology_document(graph, "subtask", 1.0)  # every edge names a vertex of the job
     except FlinkRestError:
         raise

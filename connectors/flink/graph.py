@@ -44,6 +44,7 @@ on parallelism fills before it needs another TaskManager.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import re
@@ -53,12 +54,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from connectors.errors import ConnectorError
-from estimator.model import MAX_SLOTS
+from estimator.model import MAX_BUNDLE_SIZE, MAX_SLOTS
 
 COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
 """A subtask's cumulative counters: records in, records out, busy milliseconds."""
 PENDING = "pendingRecords"
 """A source's records not read yet (FLIP-33: Kafka's consumer lag, for example)."""
+BUNDLE_TIME_KEY = "python.fn-execution.bundle.time"
+BUNDLE_SIZE_KEY = "python.fn-execution.bundle.size"
+DEFAULT_BUNDLE_TIME = 1.0
+"""Flink 2.x's ``python.fn-execution.bundle.time`` default, in seconds (1000 ms)."""
+DEFAULT_BUNDLE_SIZE = 1000
+"""Flink 2.x's ``python.fn-execution.bundle.size`` default (``PythonOptions``)."""
 PRIOR_COST = 0.001
 CHAINED_PRIOR_COST = 1e-6
 """Prior cost of an operator chained behind its vertex's head: its work is measured in
@@ -149,6 +156,8 @@ class JobGraph:
     cores: dict[str, float]  # TaskManager id -> CPU cores
     members: dict[str, tuple[Member, ...]]  # REST vertex id -> its sources and operators
     slots: dict[str, int] = field(default_factory=dict)  # TaskManager id -> task slots
+    python_bundle: tuple[float, int] = (DEFAULT_BUNDLE_TIME, DEFAULT_BUNDLE_SIZE)
+    """The job's Python bundles: their time (seconds) and size (records)."""
 
     def node_of(self, vertex: Vertex, subtask: int, mode: str) -> str:
         """The node a subtask's samples are charged to (a source's: its TaskManager)."""
@@ -311,9 +320,10 @@ def with_operator_names(
 
 def job_graph(
     job: dict[str, Any], plan: dict[str, Any], vertex_details: dict[str, dict[str, Any]],
-    taskmanagers: dict[str, Any],
+    taskmanagers: dict[str, Any], configuration: Mapping[str, str] | None = None,
 ) -> JobGraph:  # fmt: skip
-    """Combine the REST answers into a :class:`JobGraph` (raises on an inconsistent job)."""
+    """Combine the REST answers (and the job's ``configuration``, for its Python bundles)
+    into a :class:`JobGraph` (raises on an inconsistent job)."""
     edges: dict[str, tuple[str, ...]] = {}
     descriptions: dict[str, str] = {}
     for node in plan.get("plan", plan).get("nodes", []):
@@ -366,6 +376,7 @@ def job_graph(
         cores=cores,
         members=members,
         slots=slots,
+        python_bundle=python_bundle(configuration or {}),
     )
 
 
@@ -478,16 +489,35 @@ def topology_document(
 
 
 def _taskmanager_node(graph: JobGraph, taskmanager: str) -> dict[str, Any]:
-    """A TaskManager's node: its cores, its task slots where Flink said, and how it runs
-    Python operators (:func:`python_workers`)."""
+    """A TaskManager's node: its cores, its task slots where Flink said, how it runs
+    Python operators (:func:`python_workers`) and their bundles' settings (the job's)."""
     node: dict[str, Any] = {
         "id": tm_node(taskmanager),
         "capacity": graph.cores.get(taskmanager, 1.0),
         "python_workers": python_workers(taskmanager),
+        "bundle_time": graph.python_bundle[0],
+        "bundle_size": graph.python_bundle[1],
     }
     if taskmanager in graph.slots:
         node["slots"] = graph.slots[taskmanager]
     return node
+
+
+def python_bundle(configuration: Mapping[str, str]) -> tuple[float, int]:
+    """The Python bundles' time (seconds) and size (records) a job's ``configuration``
+    sets (``python.fn-execution.bundle.time`` in ms, ``python.fn-execution.bundle.size``),
+    Flink's defaults for what it does not set or sets to no positive number (as Flink
+    itself falls back)."""
+    time, size = DEFAULT_BUNDLE_TIME, DEFAULT_BUNDLE_SIZE
+    with contextlib.suppress(ValueError):
+        millis = float(configuration.get(BUNDLE_TIME_KEY, "").strip().removesuffix("ms"))
+        if math.isfinite(millis) and millis > 0:
+            time = millis / 1000.0
+    with contextlib.suppress(ValueError):
+        records = int(configuration.get(BUNDLE_SIZE_KEY, "").strip())
+        if 0 < records <= MAX_BUNDLE_SIZE:
+            size = records
+    return time, size
 
 
 def python_workers(taskmanager_id: str) -> str:

@@ -203,6 +203,22 @@ class FlinkRest:
         except (TypeError, ValueError):
             return None
 
+    def job_configuration(self, job_id: str) -> dict[str, str]:
+        """The job's configuration (``/jobs/<id>/jobmanager/config``, else the cluster's,
+        ``/jobmanager/config``) as key -> value; empty if neither can be read."""
+        for path in (f"/jobs/{job_id}/jobmanager/config", "/jobmanager/config"):
+            try:
+                entries = self.get(path)
+            except FlinkRestError:
+                continue
+            if isinstance(entries, list):
+                return {
+                    str(e.get("key")): str(e.get("value"))
+                    for e in entries
+                    if isinstance(e, dict) and "key" in e
+                }
+        return {}
+
     def task_time(self, job_id: str, vertex_id: str) -> list[dict[str, str]]:
         """The first subtask's :data:`TASK_TIME` on a vertex, as Flink's metric store has
         them now (one short request)."""

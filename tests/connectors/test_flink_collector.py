@@ -16,9 +16,12 @@ import yaml
 from connectors.errors import ConnectorError
 from connectors.flink.collector import FlinkCollector, sample_rows, source_metric_names
 from connectors.flink.graph import (
+    BUNDLE_SIZE_KEY,
+    BUNDLE_TIME_KEY,
     JobGraph,
     job_graph,
     parse_chain,
+    python_bundle,
     topology_document,
     vertex_slug,
     with_operator_names,
@@ -217,10 +220,41 @@ def test_taskmanager_mode_uses_the_cores_the_machine_has_and_its_slots() -> None
     # the MiniCluster advertises 1e6 configured cores; the hardware has 2; it was
     # started with 8 task slots, and runs Python operators in its program's process
     assert tm["slotsNumber"] == 8
+    # with no configuration read, its Python operators run Flink's default bundles
     assert document["nodes"] == [
-        {"id": f"tm-{tm['id'][:8]}", "capacity": 2.0, "slots": 8, "python_workers": "shared"}
+        {
+            "id": f"tm-{tm['id'][:8]}",
+            "capacity": 2.0,
+            "slots": 8,
+            "python_workers": "shared",
+            "bundle_time": 1.0,
+            "bundle_size": 1000,
+        }
     ]
     assert set(document["placement"].values()) == {f"tm-{tm['id'][:8]}"}
+
+
+@pytest.mark.parametrize(
+    ("configuration", "expected"),
+    [
+        ({}, (1.0, 1000)),
+        ({BUNDLE_TIME_KEY: "250", BUNDLE_SIZE_KEY: "64"}, (0.25, 64)),
+        ({BUNDLE_TIME_KEY: "50ms"}, (0.05, 1000)),
+        ({BUNDLE_TIME_KEY: "0", BUNDLE_SIZE_KEY: "-3"}, (1.0, 1000)),
+        ({BUNDLE_TIME_KEY: "soon", BUNDLE_SIZE_KEY: "1e3"}, (1.0, 1000)),
+        ({BUNDLE_TIME_KEY: "nan", BUNDLE_SIZE_KEY: "1000000000000"}, (1.0, 1000)),
+    ],
+)
+def test_python_bundles_are_the_jobs_settings_or_flinks_defaults(
+    configuration: dict[str, str], expected: tuple[float, int]
+) -> None:
+    """``python.fn-execution.bundle.time`` (ms) and ``.size`` as the job's configuration
+    sets them; what it does not set, or sets to no usable positive number, is Flink's
+    default (1000 ms, 1000 records), as Flink falls back itself."""
+    assert python_bundle(configuration) == expected
+    graph = job_graph(*(recorded(n) for n in GRAPH_ANSWERS), configuration)
+    (node,) = topology_document(graph, mode="taskmanager")["nodes"]
+    assert (node["bundle_time"], node["bundle_size"]) == expected
 
 
 @pytest.mark.parametrize("slots", [0, -1, True, 2.5, "8", None, 5000])

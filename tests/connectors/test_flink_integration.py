@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from connectors.flink.demo_job import BUNDLE_MS, BUNDLE_SIZE
 from connectors.flink.local import local_cluster_config
 from connectors.flink.runtime import flink_venv
 from estimator.loaders import load_topology
@@ -90,6 +91,11 @@ def test_discovered_topology_is_the_jobs_graph(flink_demo: tuple[Path, str]) -> 
     taskmanager = {n.id: n for n in topology.nodes}[tm]
     assert taskmanager.slots == int(local_cluster_config(0)["taskmanager.numberOfTaskSlots"])
     assert taskmanager.python_workers == "shared"  # the PyFlink program's MiniCluster
+    # the job's Python bundles, read from its configuration (the demo sets both)
+    assert (taskmanager.bundle_time, taskmanager.bundle_size) == (
+        BUNDLE_MS / 1000,
+        BUNDLE_SIZE,
+    )
 
 
 def test_each_sample_is_one_fetch_of_flinks_metric_cache(flink_demo: tuple[Path, str]) -> None:
@@ -162,10 +168,16 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
             "least busy per record",
             "busy time per record",
             "worker time per record",
-            "worker time line",
         )
         assert isinstance(thread["busy_time_is_work"], bool)
     # the demo's Python operators share the interpreter of the program's process, which
     # serves them on the local cluster: one worker node for the TaskManager
     workers = {t["python_worker"] for t in threads.values()} - {None}
     assert len(workers) == 1 and threads["parse"]["python_worker"] in workers
+    # their threads run bundles as the job configured them, and the estimate plays them
+    cycles = document["bundle_cycles"]
+    assert cycles and all(
+        c["bundle_time"] == BUNDLE_MS / 1000 and c["bundle_size"] == BUNDLE_SIZE
+        for c in cycles.values()
+    )
+    assert set(document["bundle_rise"]) == {"click-counts", "views"}
