@@ -1,32 +1,38 @@
-"""The bundle cycle of a Python operator: the latency it adds, from its bundle time and its work.
+"""The bundle cycle of a Python operator: the latency it adds, from its settings and its work.
 
 A Python operator of Flink (``AbstractExternalPythonFunctionOperator``) hands the records
 it takes to its Python worker in bundles. The Java side buffers them (Beam sends a
 buffer to the worker only at 1 MB, far above a bundle of small records) and finishes a
-bundle when a timer that fires every ``python.fn-execution.bundle.time`` T since the
-operator opened finds at least T gone since the *end* of the previous finish (or when
-``python.fn-execution.bundle.size`` records are in, or on a checkpoint barrier). The
-finish blocks the task thread until the worker has run the whole bundle; the worker
+bundle
+
+- at once when it holds ``python.fn-execution.bundle.size`` records (1000 by default in
+  Flink 2.x: ``checkInvokeFinishBundleByCount``),
+- when a timer that fires every ``python.fn-execution.bundle.time`` T since the operator
+  opened finds at least T gone since the *end* of the previous finish
+  (``checkInvokeFinishBundleByTime``),
+- on a checkpoint barrier and at the end of the input.
+
+The finish blocks the task thread until the worker has run the whole bundle; the worker
 returns its results as it goes, so the bundle's records leave in their order over the
-time it runs. Records that come meanwhile wait in the input buffers and join the next
-bundle. Hence, with a bundle taken at tick ``t_j`` and run for ``S_j``:
+time it runs. Records that come meanwhile wait in the input buffers, and the thread
+takes them as soon as it is free. Hence, with a bundle taken at ``t_j`` that runs
+``S_j``:
 
-- the next bundle is taken at the first tick at least T after ``t_j + S_j``: at ``t_j +
-  2T`` while ``S_j < T`` (a calm operator finishes a bundle every 2T, not every T), at
-  ``t_j + 3T`` while ``T <= S_j < 2T``, and so on;
-- bundle ``j + 1`` holds what came in ``(t_j, t_{j+1}]`` and runs ``S = s0 + its
-  work``; its first record, come just after ``t_j``, leaves at ``t_{j+1} + s0``.
+- a calm operator finishes a bundle every 2T, not every T (the tick T after a finish that
+  ended just after a tick is too soon), and the record come just after a tick leaves a
+  whole cycle later;
+- the cycle stretches with the work a bundle carries well before the thread is full: at a
+  load of 0.7, a bundle of 2T's records takes 1.4T, so the next cycle is 3T, whose bundle
+  takes 2.1T, and so on;
+- until a bundle fills: it is finished at once, the next one fills while it runs, and
+  bundles follow each other with no gap (the thread then serves at its full rate, a
+  backlog as Mace's CE has it, plus the wait for a bundle to fill).
 
-The cycle stretches with the work a bundle carries well before the thread saturates:
-at a load of 0.7, a bundle of 2T's records takes 1.4T, so the next cycle is 3T, whose
-bundle takes 2.1T, and so on. A burst of a few seconds sees only the first steps of
-that, so a steady-state ``T / (1 - load)`` overshoots: the cycle is followed bundle by
-bundle over the run's own work series (:func:`cycle_latency`).
-
-The ticks' phase (when the operator opened) is unknown; the latency is the median over
-``PHASES`` evenly spread phases, per subinterval. The rise above the calm cycle
-(:func:`cycle_excess`) is what the estimate adds on top of the calm pipeline delay,
-which already holds the calm cycle (:mod:`estimator.delays`).
+:func:`cycle_latency` follows this bundle by bundle over a thread's work per subinterval
+(spread evenly within it), exactly for that fluid work; the timer's phase is unknown, and
+:func:`typical_cycle_latency` takes the median over ``PHASES`` phases. :func:`cycle_excess`
+is the rise above the calm cycle, which the calm pipeline delay already holds
+(:mod:`estimator.delays`).
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from estimator.model import Topology
 
 PHASES = 8
 """Phases of the bundle timer tried; the latency is their median."""
@@ -52,83 +60,94 @@ def cycle_latency(
     bundle_time: float,
     overhead: float = 0.0,
     phase: float = 0.0,
+    bundle_work: float = math.inf,
 ) -> np.ndarray:
-    """Per subinterval, the largest latency of the records that leave a Python operator
-    in it, for ``work`` (seconds of the thread's work that arrive in each subinterval,
-    spread evenly within it), the bundle time ``T``, the per-bundle ``overhead`` s0 and
-    the timer's ``phase`` in [0, T). A subinterval where no record leaves keeps the value
-    of the one before (the calm cycle before the first)."""
+    """Per subinterval, the largest latency at a Python operator's thread of the records
+    that arrive in it, for ``work`` (seconds of the thread's work that arrive in each
+    subinterval, spread evenly within it), the bundle time ``T``, the per-bundle
+    ``overhead`` s0, the timer's ``phase`` in [0, T) and ``bundle_work``, the work of a
+    full bundle (``python.fn-execution.bundle.size`` records; inf: no such limit). The
+    operator opens at time 0; a subinterval without arrivals gets the calm cycle."""
     work = np.asarray(work, dtype=float)
     n = work.size
-    out = np.full(n, np.nan)
-    if n == 0:
-        return out
+    calm = calm_cycle(bundle_time, overhead)
+    if n == 0 or not work.any():
+        return np.full(n, calm)
+    edges = np.arange(n + 1) * subinterval
     cumulative = np.concatenate([[0.0], np.cumsum(work)])
-    horizon = n * subinterval
+    total = float(cumulative[n])
+    rate = work / subinterval
 
     def arrived(x: float) -> float:
         """Work arrived in [0, x]."""
         k = min(max(int(x // subinterval), 0), n)
         if k >= n:
-            return float(cumulative[n])
-        return float(cumulative[k] + work[k] * (x - k * subinterval) / subinterval)
+            return total
+        return float(cumulative[k] + rate[k] * (x - edges[k]))
 
-    taken = 0.0  # the previous bundle's tick: it took everything up to here
-    last_end = -math.inf
-    tick = phase if phase > 0 else bundle_time
-    while tick < horizon + bundle_time:
-        if tick - last_end >= bundle_time:
-            content = arrived(tick) - arrived(taken)
-            if content > 0:
-                # the slowest record: the first after ``taken`` or one after a stretch
-                # where work came faster than the thread runs it
-                base = arrived(taken)
-                worst = max(
-                    tick + overhead + arrived(a) - base - a
-                    for a in _record_times(work, subinterval, taken, tick)
-                )
-                span = content + overhead
-                first = int((tick + overhead) // subinterval)
-                last = int((tick + span) // subinterval)
-                for k in range(max(first, 0), min(last, n - 1) + 1):
-                    out[k] = worst if np.isnan(out[k]) else max(out[k], worst)
-                last_end = tick + span
-                taken = tick
-        tick += bundle_time
-    calm = calm_cycle(bundle_time, overhead)
-    previous = calm
-    for k in range(n):
-        if np.isnan(out[k]):
-            out[k] = previous
-        previous = out[k]
-    return out
+    def reached(target: float) -> float:
+        """The first time the work arrived reaches ``target`` (inf: never)."""
+        if target > total + 1e-12 * max(total, 1.0):
+            return math.inf
+        k = int(np.searchsorted(cumulative, min(target, total), side="left"))
+        if k == 0:
+            return 0.0
+        k -= 1  # cumulative[k] < target <= cumulative[k + 1]: work arrives in k
+        return float(edges[k] + (min(target, total) - cumulative[k]) / rate[k])
+
+    def tick_at_or_after(x: float) -> float:
+        return phase + math.ceil((x - phase) / bundle_time - 1e-9) * bundle_time
+
+    def tick_after(x: float) -> float:
+        return phase + (math.floor((x - phase) / bundle_time + 1e-9) + 1) * bundle_time
+
+    out = np.full(n, -math.inf)
+    taken = 0.0  # every record arrived by here is in a bundle
+    last_end = 0.0  # the previous finish ended (the operator opened at 0)
+    while total - arrived(taken) > 1e-12 * total:
+        base = arrived(taken)
+        full_at = reached(base + bundle_work)
+        tick = tick_at_or_after(last_end + bundle_time)
+        if arrived(tick) - base <= 0:  # nothing taken by then: the first tick after one
+            tick = tick_after(max(tick, _next_arrival(work, subinterval, taken)))
+        if max(last_end, full_at) <= tick:  # the bundle fills before the timer finds it
+            close, until = max(last_end, full_at), full_at
+        else:
+            close, until = tick, tick
+        # a record come at a leaves at close + s0 + the work before it in the bundle;
+        # the latency is linear in a within a subinterval: its ends are the candidates
+        for k in range(max(int(taken // subinterval), 0), min(math.ceil(until / subinterval), n)):
+            lo, hi = max(taken, edges[k]), min(until, edges[k + 1])
+            if work[k] > 0 and hi >= lo:
+                for a in (lo, hi):
+                    out[k] = max(out[k], close + overhead + arrived(a) - base - a)
+        last_end = close + overhead + arrived(until) - base
+        taken = until
+    return np.where(np.isfinite(out), out, calm)
 
 
-def _record_times(work: np.ndarray, subinterval: float, start: float, stop: float) -> list[float]:
-    """The arrival times in (``start``, ``stop``] where a bundle's slowest record can be:
-    the edges of the stretches of subintervals with work (the latency of the records in
-    between is linear in their arrival time)."""
-    out = []
-    first = int(start // subinterval)
-    last = min(math.ceil(stop / subinterval), work.size)
-    for k in range(max(first, 0), last):
-        if work[k] <= 0:
-            continue
-        lo, hi = max(start, k * subinterval), min(stop, (k + 1) * subinterval)
-        if lo < hi:
-            out += [lo, hi]
-    return out
+def _next_arrival(work: np.ndarray, subinterval: float, after: float) -> float:
+    """The first time after ``after`` at which work arrives (inf: none does)."""
+    k = int(after // subinterval)
+    rest = np.flatnonzero(work[k:] > 0)
+    if rest.size == 0:
+        return math.inf
+    return max(after, (k + int(rest[0])) * subinterval)
 
 
 def typical_cycle_latency(
-    work: np.ndarray, subinterval: float, bundle_time: float, overhead: float = 0.0
+    work: np.ndarray,
+    subinterval: float,
+    bundle_time: float,
+    overhead: float = 0.0,
+    bundle_work: float = math.inf,
 ) -> np.ndarray:
     """:func:`cycle_latency` per subinterval, the median over ``PHASES`` evenly spread
-    timer phases (the phase is unknown; the worst phase overshot on the runs the rule
-    was chosen on)."""
+    timer phases (the phase is unknown)."""
     phases = [bundle_time * k / PHASES for k in range(PHASES)]
     return np.median(
-        [cycle_latency(work, subinterval, bundle_time, overhead, p) for p in phases], axis=0
+        [cycle_latency(work, subinterval, bundle_time, overhead, p, bundle_work) for p in phases],
+        axis=0,
     )
 
 
@@ -137,10 +156,47 @@ def cycle_excess(
     subinterval: float,
     bundle_time: float,
     overhead: float = 0.0,
-    stages: int = 1,
+    bundle_work: float = math.inf,
 ) -> np.ndarray:
-    """Per subinterval, what the bundle cycles of ``stages`` Python operators in a row on
-    one thread add above their calm cycle, for the thread's ``work`` per subinterval
-    (each stage is charged the thread's work: its bundles block the thread for all)."""
-    rise = typical_cycle_latency(work, subinterval, bundle_time, overhead)
-    return stages * np.maximum(rise - calm_cycle(bundle_time, overhead), 0.0)
+    """Per subinterval, what a thread's bundle cycle adds above its calm cycle for the
+    thread's ``work`` per subinterval (:func:`typical_cycle_latency`)."""
+    rise = typical_cycle_latency(work, subinterval, bundle_time, overhead, bundle_work)
+    return np.maximum(rise - calm_cycle(bundle_time, overhead), 0.0)
+
+
+def full_bundle_work(topology: Topology) -> dict[str, float]:
+    """Per thread with a ``bundle_size``, the work (seconds) of a full bundle: that many
+    records entering the thread, each costing :func:`record_work` under ``topology``'s
+    costs and selectivities (the mean over the thread's input ports where it has several:
+    a bundle counts the records of every input)."""
+    out: dict[str, float] = {}
+    for node in topology.nodes:
+        if not node.bundles or node.bundle_size is None:
+            continue
+        heads = [
+            (op.id, port)
+            for op in topology.operators
+            if topology.placement[op.id] == node.id
+            for port, upstream in enumerate(op.inputs)
+            if topology.placement.get(upstream) != node.id
+        ]
+        if heads:
+            work = np.mean([record_work(topology, op, port) for op, port in heads])
+            out[node.id] = node.bundle_size * float(work)
+    return out
+
+
+def record_work(topology: Topology, op_id: str, port: int) -> float:
+    """The work one record entering ``op_id`` at ``port`` causes on that operator's
+    thread: its cost there and, through the selectivities, that of the operators chained
+    behind it on the same thread."""
+    thread = topology.placement[op_id]
+    op = topology.operator_by_id[op_id]
+    work = op.cost[port]
+    for down in topology.operators:
+        if topology.placement[down.id] != thread:
+            continue
+        for down_port, upstream in enumerate(down.inputs):
+            if upstream == op_id:
+                work += op.selectivity[port] * record_work(topology, down.id, down_port)
+    return work

@@ -90,8 +90,9 @@ def python_operators(stats: pd.DataFrame) -> set[str]:
 def with_python_workers(topology: Topology, stats: pd.DataFrame) -> Topology:
     """``topology`` with the threads of its Python operators hosted by their
     TaskManager's Python worker (a node of :func:`worker_capacity`, no host) instead of
-    by the TaskManager; itself when no operator has worker time measured or all such
-    threads are on a worker already."""
+    by the TaskManager, and running bundles as their TaskManager says (its
+    ``bundle_time``, ``bundle_size``); itself when no operator has worker time measured
+    or all such threads are on a worker already."""
     python = python_operators(stats)
     nodes = {n.id: n for n in topology.nodes}
     threads = {
@@ -103,13 +104,23 @@ def with_python_workers(topology: Topology, stats: pd.DataFrame) -> Topology:
     if not hosts:
         return topology
     rehosted = tuple(
-        replace(n, host=worker_node_id(n.host)) if n.id in threads and n.host else n
+        _python_thread(n, nodes[n.host]) if n.id in threads and n.host else n
         for n in topology.nodes
     )
     workers = tuple(
         Node(worker_node_id(h), WORKER_CAPACITY) for h in hosts if worker_node_id(h) not in nodes
     )
     return with_worker_capacities(replace(topology, nodes=rehosted + workers))
+
+
+def _python_thread(thread: Node, taskmanager: Node) -> Node:
+    """``thread`` hosted by its TaskManager's Python worker, with the bundle settings its
+    TaskManager's Python operators run with where it has none of its own."""
+    if thread.bundle_time is None and taskmanager.bundle_time is not None:
+        thread = replace(
+            thread, bundle_time=taskmanager.bundle_time, bundle_size=taskmanager.bundle_size
+        )
+    return replace(thread, host=worker_node_id(taskmanager.id))
 
 
 def _host(node: Node) -> str | None:

@@ -163,31 +163,25 @@ def offered_port_dlts(
     topology: Topology, operator_stats: pd.DataFrame, counts: np.ndarray, intervals: int
 ) -> np.ndarray:
     """Work offered to each operator input port per interval (inputs x intervals, rows of
-    :attr:`Topology.input_offsets`) of a run measured by counters: the port's measured
-    arrivals times its cost fitted over the whole run.
+    :attr:`Topology.input_offsets`) of a run measured by counters, by stimulus time: the
+    sources' measured arrivals (rows of ``counts`` in ``topology.source_ids`` order)
+    through the costs and selectivities fitted over the whole run.
 
-    A port's arrivals are its upstream operator's measured outputs (or the source's
-    measured arrivals, rows of ``counts`` in ``topology.source_ids`` order) in that
-    interval. Busy time sampled by wall clock cannot show a backlog: a saturated subtask
-    is busy 100% of every second whatever arrives, so the measured busy time of an
-    overloaded operator equals its capacity and its CE stays near 0. The arrivals do
-    show it (docs/flink.md)."""
+    Busy time sampled by wall clock cannot show a backlog: a saturated subtask is busy
+    100% of every second whatever arrives, so the measured busy time of an overloaded
+    operator equals its capacity and its CE stays near 0. The arrivals do show it
+    (docs/flink.md). Downstream of a bottleneck, an operator's records come when the
+    bottleneck lets them through, not when their events arrived: the work they bring
+    belongs to the interval of their stimulus (the paper's DLTS), which is what a
+    resource shared by both operators (a Python interpreter, a TaskManager's cores)
+    must serve to get those events through."""
     fitted = topology
     if not operator_stats.empty:
         fitted = fit_operator_stats(topology, operator_stats, None, counts).topology
-    outputs = operator_matrix(topology, operator_stats, intervals, column="events_out")
-    source_row = {s: k for k, s in enumerate(topology.source_ids)}
-    op_row = {o: k for k, o in enumerate(topology.operator_ids)}
+    model = build_load_model(fitted, counts[:, :intervals])
     out = np.zeros((topology.input_offsets[-1], intervals))
-    row = 0
-    for op in fitted.operators:
-        for port, upstream in enumerate(op.inputs):
-            if upstream in source_row:
-                arriving = counts[source_row[upstream], :intervals]
-            else:
-                arriving = outputs[op_row[upstream]]
-            out[row, : arriving.size] = op.cost[port] * arriving
-            row += 1
+    work = port_load(fitted, model)
+    out[:, : work.shape[1]] = work
     return out
 
 
@@ -419,6 +413,7 @@ def analyse(
     detail: Detail | None = None,
     capacities: Sequence[Mapping[str, float]] | None = None,
     stops: Stops | None = None,
+    bundle_work: Mapping[str, float] | None = None,
 ) -> RunAnalysis:
     """CE, Mace, bottleneck, bounds and per-query series for node loads of a run, with
     the registered ``estimator`` applied in each placement version's segment (from the
@@ -430,7 +425,10 @@ def analyse(
     segment it refines, as it sees its placement. ``stops`` are the restarts where
     nothing was served (:func:`estimator.mace.stop_series`): Mace serves nothing there
     and waits for the rest of the stop, and every estimate is at least Mace's (a
-    refinement serves at the nodes' capacities and would not see the stop)."""
+    refinement serves at the nodes' capacities and would not see the stop).
+    ``bundle_work`` is the work of a full bundle per thread of Python operators with a
+    bundle size (:func:`estimator.bundles.full_bundle_work` of the model the loads come
+    from; :func:`bundle_excess`)."""
     chosen = estimator_by_name(estimator)
     intervals = node_dlts.shape[1]
     versions = version_topologies(topology, placements, capacities)
@@ -465,7 +463,7 @@ def analyse(
         series = np.maximum(series, base.series)
         upper = np.maximum(upper, base.upper)
         per_query = {q: np.maximum(s, base.per_query[q]) for q, s in per_query.items()}
-    cycles = bundle_excess(topology, node_dlts, placements, starts)
+    cycles = bundle_excess(topology, node_dlts, placements, starts, bundle_work)
     if cycles:
         # the rise of a bundle cycle and a backlog at the same thread are two views of
         # one wait: the larger counts
@@ -494,14 +492,17 @@ def bundle_excess(
     node_dlts: np.ndarray,
     placements: Sequence[Mapping[str, str]],
     starts: Sequence[int],
+    bundle_work: Mapping[str, float] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per query whose events cross a thread of Python operators (a node with a
     ``bundle_time``), what the bundle cycles add above the calm cycle in each interval
     (:func:`estimator.bundles.cycle_excess`): summed along a path from a source to the
     query's own operators, each thread counted once where the path enters it, the
     largest over the paths (the two inputs of a join are two paths, not one); empty when
-    no node has a bundle time."""
-    bundled = {n.id for n in topology.nodes if n.bundle_time is not None}
+    no node has a bundle time. ``bundle_work`` is the work of a full bundle per thread
+    with a bundle size (:func:`estimator.bundles.full_bundle_work` of the model the
+    loads come from)."""
+    bundled = {n.id for n in topology.nodes if n.bundles}
     if not bundled:
         return {}
     intervals = node_dlts.shape[1]
@@ -510,7 +511,7 @@ def bundle_excess(
             node_dlts[k] / n.capacity,
             topology.subinterval,
             float(n.bundle_time or 0.0),
-            stages=n.bundle_stages,
+            bundle_work=(bundle_work or {}).get(n.id, math.inf),
         )
         for k, n in enumerate(topology.nodes)
         if n.id in bundled

@@ -96,22 +96,23 @@ def load_report(
 
 def bundle_cycles(run: Any) -> dict[str, Any]:
     """Where a run has threads of Python operators (nodes with a bundle time): per thread
-    its bundle time, its stages and their calm cycle (inside the calibrated engine
-    delay), and per query crossing them the largest rise above the calm cycles that the
-    estimate adds (:mod:`estimator.bundles`); empty without such threads."""
-    from estimator.bundles import calm_cycle
+    its bundle time and size and its calm cycle (inside the calibrated engine delay), and
+    per query crossing them the largest rise above the calm level that the estimate adds
+    (:mod:`estimator.bundles`); empty without such threads."""
+    from estimator.bundles import calm_cycle, full_bundle_work
     from estimator.runs import bundle_excess
 
-    threads = [n for n in run.topology.nodes if n.bundle_time is not None]
+    threads = [n for n in run.topology.nodes if n.bundles]
     if not threads:
         return {}
-    rises = bundle_excess(run.topology, run.node_dlts, run.placements, run.version_starts)
+    work = full_bundle_work(run.fitted(None))
+    rises = bundle_excess(run.topology, run.node_dlts, run.placements, run.version_starts, work)
     return {
         "bundle_cycles": {
             n.id: {
                 "bundle_time": n.bundle_time,
-                "stages": n.bundle_stages,
-                "calm_cycle": n.bundle_stages * calm_cycle(n.bundle_time),
+                "bundle_size": n.bundle_size,
+                "calm_cycle": calm_cycle(n.bundle_time),
             }
             for n in threads
         },
@@ -184,10 +185,10 @@ def format_report(report: dict[str, Any]) -> str:
     for operator, thread in report.get("threads", {}).items():
         lines.append(f"  {_thread_line(operator, thread)}")
     for node, cycle in report.get("bundle_cycles", {}).items():
+        size = "" if cycle["bundle_size"] is None else f", {cycle['bundle_size']} records at most"
         lines.append(
-            f"  bundle cycle of {node}: bundle time {cycle['bundle_time']:g} s x "
-            f"{cycle['stages']} Python operator(s), calm cycle {cycle['calm_cycle']:.3g} s "
-            "(in the engine delay)"
+            f"  bundles of {node}: every {cycle['bundle_time']:g} s{size}, calm cycle "
+            f"{cycle['calm_cycle']:.3g} s (in the engine delay)"
         )
     if "bundle_rise" in report:
         rises = ", ".join(f"{q} {r:.3g} s" for q, r in report["bundle_rise"].items())
@@ -237,12 +238,6 @@ def _thread_line(operator: str, thread: dict[str, Any]) -> str:
             f", predicted with {thread['predicted_cost'] * 1000:.3g} "
             f"({thread['predicted_reading']}, first part of the run)"
         )
-        if thread["reading"] == "worker time line" != thread["predicted_reading"]:
-            line += (
-                " (its rates there vary too little to tell the worker's fixed time per "
-                "second from a record's work: counted per record, it is too high under "
-                "more load)"
-            )
     if thread.get("python_worker"):
         cores = thread.get("python_worker_cores") or 1.0
         per_slot = thread.get("python_workers") == "per-slot" or cores != 1.0

@@ -26,6 +26,7 @@ import pandas as pd
 
 from dashboard.core.errors import ViewError
 from estimator.arrivals import Arrivals, arrivals_window
+from estimator.fitting import fit_operator_stats
 from estimator.mace import Stops
 from estimator.model import Topology, version_starts
 from estimator.pathaware import NODE_FINE, PORT_WORK, SOURCE_FINE, Detail
@@ -176,6 +177,19 @@ class RunData:
             node_fine=self.node_profile if NODE_FINE in uses and sources is None else None,
             port_work=self.port_work() if PORT_WORK in uses else None,
             source_fine=sources,
+        )
+
+    def fitted(self, window: tuple[int, int] | None) -> Topology:
+        """The run's topology with the costs and selectivities fitted on ``window`` of its
+        statistics (None: the whole run), once per loaded run and window; the topology as
+        stored for a run without statistics."""
+        if self.operator_stats.empty:
+            return self.topology
+        return self.derived(
+            ("fitted", window),
+            lambda: (
+                fit_operator_stats(self.topology, self.operator_stats, window, self.counts).topology
+            ),
         )
 
     @property

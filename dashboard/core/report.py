@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from dashboard.core.data import RunData
+from estimator.bundles import full_bundle_work
 from estimator.delays import calibrate
 from estimator.drift import refit
 from estimator.fitting import UNMEASURED, fit_operator_stats, training_window
@@ -118,6 +119,7 @@ def estimated_analysis(run: RunData, estimator: str = "mace") -> RunAnalysis:
                 detail,
                 run.capacities,
                 run.stops,
+                full_bundle_work(run.fitted(None)),
             ),
             None,
         )
@@ -179,6 +181,7 @@ def predicted_analysis(
             detail,
             run.capacities,
             run.stops,
+            full_bundle_work(run.fitted(window())),
         )
         return engine_delays(run, computed, window())
 

@@ -6,13 +6,21 @@ import math
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimator.bundles import calm_cycle, cycle_excess, cycle_latency
+from estimator.bundles import (
+    calm_cycle,
+    cycle_excess,
+    cycle_latency,
+    full_bundle_work,
+    record_work,
+)
 from estimator.errors import ModelError
 from estimator.model import topology_from_dict
+from estimator.python_worker import with_python_workers
 from estimator.runs import analyse, bundle_excess
 
 RECORDS_PER_SECOND = 200
@@ -22,43 +30,50 @@ records in equal the model's work."""
 
 
 def reference(
-    work: list[float], bundle_time: float, overhead: float, phase: float
-) -> tuple[np.ndarray, float]:
-    """Per subinterval of 1 s, the largest latency of the records that leave in it, and
-    the largest of the run (records leaving after its last subinterval not counted),
-    from records played one by one through Flink's rule: a timer every
-    ``bundle_time`` from ``phase`` finishes the bundle when at least ``bundle_time``
-    went by since the previous finish ended and it holds records; the finish blocks the
-    thread for ``overhead`` plus the records' work, which leave in order as the worker
-    runs them; records that come meanwhile join the next bundle."""
-    arrivals: list[tuple[float, float]] = []  # (time, cost)
+    work: list[float], bundle_time: float, overhead: float, phase: float, size: int | None
+) -> np.ndarray:
+    """Per subinterval of 1 s, the largest latency of the records that arrive in it,
+    from records played one by one through Flink's rules: the thread takes each record
+    when it comes (or when it is free again); it finishes its bundle at once when
+    ``size`` records are in, or when a timer every ``bundle_time`` from ``phase`` finds
+    at least ``bundle_time`` gone since the previous finish ended and the bundle holds
+    records; the finish blocks the thread for ``overhead`` plus the records' work, which
+    leave in order as the worker runs them."""
+    arrivals: list[tuple[float, float, int]] = []  # (time, cost, subinterval)
     for k, w in enumerate(work):
         if w > 0:
             for j in range(RECORDS_PER_SECOND):
-                arrivals.append((k + (j + 1) / RECORDS_PER_SECOND, w / RECORDS_PER_SECOND))
+                arrivals.append((k + (j + 1) / RECORDS_PER_SECOND, w / RECORDS_PER_SECOND, k))
     out = np.full(len(work), -np.inf)
-    worst = -np.inf
-    last_end = -math.inf
-    next_record = 0
+    limit = size if size is not None else math.inf
+    last_end = 0.0
+    free = 0.0
+    bundle: list[tuple[float, float, int]] = []
     tick = phase if phase > 0 else bundle_time
-    while next_record < len(arrivals):
-        if tick - last_end >= bundle_time:
-            bundle = []
-            while next_record < len(arrivals) and arrivals[next_record][0] <= tick:
-                bundle.append(arrivals[next_record])
-                next_record += 1
-            if bundle:
-                clock = tick + overhead
-                for arrived, cost in bundle:
-                    clock += cost
-                    latency = clock - arrived
-                    k = int(clock)
-                    if k < len(work):  # the run ends with its last subinterval
-                        out[k] = max(out[k], latency)
-                        worst = max(worst, latency)
-                last_end = clock
+    next_record = 0
+
+    def finish(at: float) -> float:
+        clock = at + overhead
+        for arrived, cost, k in bundle:
+            clock += cost
+            out[k] = max(out[k], clock - arrived)
+        bundle.clear()
+        return clock
+
+    while next_record < len(arrivals) or bundle:
+        # the thread takes what came before the next tick, while it is free
+        while next_record < len(arrivals) and max(arrivals[next_record][0], free) <= tick:
+            taken = max(arrivals[next_record][0], free)
+            bundle.append(arrivals[next_record])
+            next_record += 1
+            if len(bundle) >= limit:
+                free = last_end = finish(taken)
+                while tick < free:  # ticks while it ran do nothing
+                    tick += bundle_time
+        if bundle and tick - last_end >= bundle_time:
+            free = last_end = finish(tick)
         tick += bundle_time
-    return out, worst
+    return out
 
 
 def test_hand_computed_burst() -> None:
@@ -66,63 +81,76 @@ def test_hand_computed_burst() -> None:
     in seconds 6-10, then 0.05 again.
 
     Calm: the bundle taken at 3 runs 0.1 s and ends at 3.1, so 4 is too soon (0.9 s
-    after) and the next is taken at 5: a 2 s cycle, whose first record waited 2 s.
-    Taken at 7: (5, 7] holds 0.75 s of work, ends at 7.75, next at 9. Taken at 9:
-    (7, 9] holds 1.4 s, ends at 10.4; 11 is 0.6 s after, so the next is taken at 12, a
-    3 s cycle: the record come just after 9 leaves at 12 (latency 3 s), and the bundle
-    (1.45 s) leaves over 12-13.45. The next is taken at 15 (14 is 0.55 s after): 3 s
-    again, then 2 s cycles from 15 on."""
+    after) and the next is taken at 5: a 2 s cycle; the record come just after 3 leaves
+    first at 5 (subinterval 3: 2 s), the one come just before 4 after 0.05 s of work
+    (subinterval 4: 1.05 s). Taken at 7: (5, 7] holds 0.75 s of work, ends at 7.75, next
+    at 9. Taken at 9: (7, 9] holds 1.4 s, ends at 10.4; 11 is 0.6 s after, so the next
+    is taken at 12: the record come just after 9 leaves at 12 (subinterval 9: 3 s).
+
+    With bundles of 0.35 s of work at most (a bundle size), the first fills at 6 +
+    0.3 / 0.7 = 6.4286 and is finished at once, and so is every one after it, each 0.5 s
+    of records: a record waits 0.5 s at most for its bundle to fill (subintervals 6-9).
+    The last fills at 10.9286; the records after it wait for the tick at 13, the first
+    one 2.0714 s."""
     work = np.array([0.05] * 6 + [0.7] * 5 + [0.05] * 9)
     latency = cycle_latency(work, 1.0, 1.0, 0.0, 0.0)
     assert calm_cycle(1.0) == 2.0
     assert calm_cycle(1.0, 0.2) == 2.2
-    assert np.allclose(latency[[5, 9, 10]], 2.0)
-    assert np.allclose(latency[[12, 13, 15]], 3.0)
-    assert np.allclose(latency[17], 2.0)
-    assert cycle_excess(work, 1.0, 1.0).max() > 0.0
+    assert latency[[3, 4, 9]] == pytest.approx([2.0, 1.05, 3.0])
+    assert cycle_excess(work, 1.0, 1.0).max() > 0.5
     assert np.all(cycle_excess(np.full(20, 0.05), 1.0, 1.0) == 0.0)
-    assert np.allclose(cycle_excess(work, 1.0, 1.0, stages=2), 2 * cycle_excess(work, 1.0, 1.0))
+    sized = cycle_latency(work, 1.0, 1.0, 0.0, 0.0, bundle_work=0.35)
+    assert sized[6:10] == pytest.approx([0.5] * 4)
+    assert sized[10] == pytest.approx(13 - (6 + 0.3 / 0.7 + 4.5))
+    assert sized[3] == pytest.approx(2.0)  # calm bundles never fill
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     work=st.lists(
         st.sampled_from([0.0, 0.0231, 0.1173, 0.3191, 0.6112, 0.8837]), min_size=4, max_size=16
     ),
     bundle_time=st.sampled_from([0.5, 1.0, 2.0]),
-    overhead=st.sampled_from([0.0, 0.0417, 0.2913]),
+    overhead=st.sampled_from([0.0, 0.0417]),
     phase_share=st.sampled_from([0.0, 0.25, 0.6]),
+    size=st.sampled_from([None, 37, 149]),
 )
 def test_matches_records_played_one_by_one(
-    work: list[float], bundle_time: float, overhead: float, phase_share: float
+    work: list[float], bundle_time: float, overhead: float, phase_share: float, size: int | None
 ) -> None:
-    """The run's largest latency agrees with the record-by-record reference within one
-    record's spacing and work, and no subinterval where records leave is below it.
-    (Works and overheads avoid a bundle that runs a whole number of bundle times: at
-    such a tie the next tick is taken or not by a rounding error.)"""
+    """Per subinterval with records, the model's latency agrees with the record-by-record
+    reference within a few records' spacing and work. A bundle size is a number of
+    records; in the model it is their work, which the drawn work makes exact when every
+    subinterval with records has the same work. (Works and overheads avoid a bundle
+    that runs a whole number of bundle times: at such a tie the next tick is taken or
+    not by a rounding error.)"""
+    loaded = [w for w in work if w > 0]
+    if size is not None and len(set(loaded)) > 1:
+        work = [loaded[0] if w > 0 else 0.0 for w in work]
+    per_record = (loaded[0] / RECORDS_PER_SECOND) if loaded else 0.0
+    bundle_work = math.inf if size is None else size * per_record
     phase = phase_share * bundle_time
-    model = cycle_latency(np.array(work), 1.0, bundle_time, overhead, phase)
-    per_subinterval, worst = reference(work, bundle_time, overhead, phase)
-    tolerance = 2.0 / RECORDS_PER_SECOND
-    left = np.isfinite(per_subinterval)
-    if not left.any():
-        return
-    assert abs(float(model[left].max()) - worst) <= tolerance
-    assert np.all(model[left] >= per_subinterval[left] - tolerance)
+    model = cycle_latency(np.array(work), 1.0, bundle_time, overhead, phase, bundle_work)
+    played = reference(work, bundle_time, overhead, phase, size)
+    seen = np.isfinite(played)
+    tolerance = 2.0 / RECORDS_PER_SECOND + 2 * per_record
+    assert np.all(np.abs(model[seen] - played[seen]) <= tolerance)
 
 
-def chain_document(bundle_time: float | None) -> dict[str, Any]:
+def chain_document(bundle_time: float | None, size: int | None = None) -> dict[str, Any]:
     """A source, a Python thread (3 ms a record) in a 2-core machine, and its sink."""
     thread: dict[str, Any] = {"id": "py", "capacity": 1.0, "host": "tm"}
     if bundle_time is not None:
         thread["bundle_time"] = bundle_time
+    if size is not None:
+        thread["bundle_size"] = size
     return {
         "name": "chain",
         "nodes": [thread, {"id": "tm", "capacity": 2.0}],
         "sources": [{"id": "s"}],
         "operators": [
-            {"id": "udf", "query": "q", "inputs": ["s"], "cost": 0.003},
-            {"id": "sink", "query": "q", "inputs": ["udf"], "cost": 1e-6},
+            {"id": "udf", "query": "q", "inputs": ["s"], "cost": 0.003, "selectivity": 0.5},
+            {"id": "sink", "query": "q", "inputs": ["udf"], "cost": 0.001},
         ],
         "placement": {"udf": "py", "sink": "py"},
     }
@@ -130,7 +158,8 @@ def chain_document(bundle_time: float | None) -> dict[str, Any]:
 
 def test_a_thread_with_a_bundle_time_adds_the_cycles_rise_to_its_queries() -> None:
     """At 70% of the thread no backlog forms, but the bundle cycle stretches: the
-    query's estimate is the rise above the calm cycle, which the calm delay holds."""
+    query's estimate is the rise above the calm cycle, which the calm delay holds. With
+    a bundle size the rise follows the full bundles' work passed in."""
     load = np.array([[0.7] * 10 + [0.05] * 10])  # the thread's work per second
     hosts_load = np.vstack([load, load])
     placement = [{"udf": "py", "sink": "py"}]
@@ -143,24 +172,76 @@ def test_a_thread_with_a_bundle_time_adds_the_cycles_rise_to_its_queries() -> No
     np.testing.assert_allclose(bundled.per_query["q"], expected)
     np.testing.assert_allclose(bundled.estimate, expected)
     assert np.all(bundled.upper >= bundled.estimate)
+    sized = topology_from_dict(chain_document(1.0, 100))
+    full = analyse(sized, hosts_load, placement, [0], bundle_work={"py": 0.35})
+    np.testing.assert_allclose(
+        full.bundle_rise["q"], cycle_excess(load[0], 1.0, 1.0, bundle_work=0.35)
+    )
+    assert full.bundle_rise["q"].max() < expected.max()
 
 
-def test_bundle_times_round_trip_and_bad_ones_are_named() -> None:
-    document = chain_document(0.05)
-    document["nodes"][0]["bundle_stages"] = 2
+def test_a_full_bundle_is_its_records_work_through_the_thread() -> None:
+    """udf costs 3 ms and passes half its records to sink (1 ms), on the same thread:
+    a record entering the thread costs 3 + 0.5 x 1 = 3.5 ms, a bundle of 100 of them
+    0.35 s. A thread without a size has no full bundle."""
+    topology = topology_from_dict(chain_document(1.0, 100))
+    assert record_work(topology, "udf", 0) == pytest.approx(0.0035)
+    assert record_work(topology, "sink", 0) == pytest.approx(0.001)
+    assert full_bundle_work(topology) == {"py": pytest.approx(0.35)}
+    assert full_bundle_work(topology_from_dict(chain_document(1.0))) == {}
+
+
+def test_bundle_settings_round_trip_and_bad_ones_are_named() -> None:
+    document = chain_document(0.05, 1000)
     topology = topology_from_dict(document)
     assert topology_from_dict(topology.to_dict()) == topology
-    assert topology.to_dict()["nodes"][0]["bundle_stages"] == 2
+    assert topology.to_dict()["nodes"][0]["bundle_size"] == 1000
+    assert topology.nodes[0].bundles and not topology.nodes[1].bundles
     for key, value, message in (
         ("bundle_time", 0.0, "bundle_time"),
         ("bundle_time", "1s", "bundle_time"),
-        ("bundle_stages", 0, "bundle_stages"),
-        ("bundle_stages", 1.5, "bundle_stages"),
+        ("bundle_size", 0, "bundle_size"),
+        ("bundle_size", 1.5, "bundle_size"),
+        ("bundle_size", True, "bundle_size"),
     ):
         bad = chain_document(1.0)
         bad["nodes"][0][key] = value
-        with pytest.raises(ModelError, match=f"node 'py' {message}"):
+        with pytest.raises(ModelError, match=f"node '{node_id(bad)}' {message}"):
             topology_from_dict(bad)
+
+
+def node_id(document: dict[str, Any]) -> str:
+    return str(document["nodes"][0]["id"])
+
+
+def test_python_threads_run_bundles_as_their_taskmanager_says() -> None:
+    """The collector records the job's bundle settings on its TaskManager (a node with
+    ``python_workers``, which runs no bundles itself); the threads whose Python work
+    was measured take them with their worker, a Java thread does not."""
+    document = chain_document(None)
+    document["nodes"][1] |= {"python_workers": "shared", "bundle_time": 0.5, "bundle_size": 64}
+    document["nodes"].append({"id": "java", "capacity": 1.0, "host": "tm"})
+    document["operators"][1]["inputs"] = ["udf"]
+    document["placement"]["sink"] = "java"
+    stats = pd.DataFrame(
+        {
+            "operator": ["udf", "sink"],
+            "port": [0, 0],
+            "interval": [0, 0],
+            "events_in": [10.0, 5.0],
+            "events_out": [5.0, 0.0],
+            "cpu_seconds": [0.1, 0.01],
+            "work_seconds": [0.03, np.nan],
+        }
+    )
+    nodes = {n.id: n for n in with_python_workers(topology_from_dict(document), stats).nodes}
+    assert (nodes["py"].bundle_time, nodes["py"].bundle_size, nodes["py"].bundles) == (
+        0.5,
+        64,
+        True,
+    )
+    assert nodes["py"].host == "python-worker@tm"
+    assert nodes["java"].bundle_time is None and not nodes["tm"].bundles
 
 
 def test_a_join_adds_the_slower_input_path_not_both() -> None:

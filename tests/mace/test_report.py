@@ -356,13 +356,15 @@ def test_a_thread_with_a_bundle_time_is_in_the_report(tmp_path: Path) -> None:
     write_small_run(db, document=document)
     report = load_report(db, None, 0.1, "mace")
     rise = cycle_excess(np.array([0.5, 1.2, 0.5, 0.0, 1.0]), 1.0, 0.5)
-    assert report["bundle_cycles"] == {"n1": {"bundle_time": 0.5, "stages": 1, "calm_cycle": 1.0}}
+    assert report["bundle_cycles"] == {
+        "n1": {"bundle_time": 0.5, "bundle_size": None, "calm_cycle": 1.0}
+    }
     assert report["bundle_rise"] == {"q2": pytest.approx(rise.max())}
     with_outputs = [0, 1, 2, 4]
     expected = np.maximum(rise, [0.0, 0.2, 0.0, 0.0, 0.0])[with_outputs].max()
     assert rise.max() > 0.2
     assert report["queries"]["q2"]["estimated_wc"] == pytest.approx(expected)
-    assert "bundle cycle of n1: bundle time 0.5 s x 1 Python operator(s)" in format_report(report)
+    assert "bundles of n1: every 0.5 s, calm cycle 1 s" in format_report(report)
 
 
 def test_a_restart_is_in_the_whole_run_estimate_and_prediction(
@@ -445,36 +447,3 @@ def test_the_readable_report_names_the_python_interpreter_a_thread_shares() -> N
         "workers of python-worker@tm-3 (a worker per slot holding Python subtasks: 1 core "
         "as the job runs now)" in text
     )
-
-
-def test_the_readable_report_says_when_a_prediction_counts_fixed_time_per_record() -> None:
-    """The whole run reads a Python operator's cost off its worker time line, the first
-    part of the run (calm, one rate) only as work over records: the report says that
-    this counts the worker's fixed time per record."""
-    from dashboard.core.report import KEYS
-    from mace.report_command import format_report
-
-    figures = {key: 1.0 for key in KEYS} | {"objective": None, "compliance": None}
-    thread = {
-        "cost": 0.0013, "reading": "worker time line", "predicted_cost": 0.003,
-        "predicted_reading": "worker time per record", "busy_per_record_calm": None,
-        "busy_per_record_busy": None, "busy_time_is_work": True, "python_worker": None,
-    }  # fmt: skip
-    report = {
-        "run": "flink",
-        "estimator_used": {"label": "Mace", "reason": "chosen with --estimator"},
-        "queries": {"sink": figures},
-        "system": figures | {"bound_coverage": 1.0},
-        "changes": [],
-        "threads": {
-            "parse": thread,
-            "both": thread | {"predicted_reading": "worker time line", "predicted_cost": 0.0014},
-        },
-    }
-    text = format_report(report)
-    assert (
-        "thread parse: 1.3 ms a record (worker time line), predicted with 3 (worker time per "
-        "record, first part of the run) (its rates there vary too little to tell the "
-        "worker's fixed time per second from a record's work" in text
-    )
-    assert text.count("vary too little") == 1
