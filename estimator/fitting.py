@@ -15,7 +15,7 @@ import pandas as pd
 
 from estimator.errors import ModelError
 from estimator.model import Operator, Topology
-from estimator.python_worker import WORK_COLUMN, WORKER_CAPACITY, worker_taskmanager
+from estimator.python_worker import WORK_COLUMN, worker_taskmanager
 
 STATS_COLUMNS = ("operator", "port", "interval", "events_in", "events_out", "cpu_seconds")
 
@@ -29,7 +29,7 @@ class PortFit:
     events_in: float
     cost: float
     selectivity: float
-    reading: str = "cpu per record"  # how the cost was read: thread_cost, worker_line_costs
+    reading: str = "cpu per record"  # how the cost was read (thread_cost, worker time)
     busy_per_record: tuple[float, float] | None = None  # calmest, busiest third of a thread
 
     @property
@@ -124,7 +124,6 @@ def fit_operator_stats(
     unfitted: list[tuple[str, int]] = []
     operators: list[Operator] = []
     threads = _thread_capacities(topology)
-    lines = worker_line_costs(topology, frame)
     for op in topology.operators:
         costs = list(op.cost)
         selectivities = list(op.selectivity)
@@ -144,8 +143,6 @@ def fit_operator_stats(
             if on_thread and work > 0:  # its worker's time, whatever its busy time
                 by_load = busy_per_record_by_load(rows) if cpu > 0 else None
                 costs[port], reading = work, "worker time per record"
-                if key in lines:
-                    costs[port], reading = lines[key], "worker time line"
             elif cpu > 0:
                 reading = "cpu per record"
                 costs[port] = cpu / events
@@ -333,20 +330,6 @@ def thread_cost(
     return ThreadCost(line, "busy-time line") if line <= least.cost else least
 
 
-def theil_sen(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """The Theil-Sen line through the points (``x``, ``y``): the median of the slopes
-    of every pair with distinct ``x``, and the median of ``y - slope * x``. Unlike least
-    squares, a few points far off the line (under 29% of them) cannot move it. Needs two
-    distinct ``x``."""
-    first, second = np.triu_indices(x.size, 1)
-    run = x[second] - x[first]
-    distinct = run != 0
-    if not distinct.any():
-        raise ModelError("a line needs two points with distinct x")
-    slope = float(np.median((y[second] - y[first])[distinct] / run[distinct]))
-    return slope, float(np.median(y - slope * x))
-
-
 LUMP = 2.0
 """A Python worker charged more than this many times its host's cores in one
 subinterval did no work there that can be read: no process does that much in a
@@ -376,65 +359,6 @@ def without_lumps(topology: Topology, stats: pd.DataFrame) -> pd.DataFrame:
     if not lumps.any():
         return stats
     return stats.assign(**{WORK_COLUMN: stats[WORK_COLUMN].mask(lumps)})
-
-
-def worker_line(rows: pd.DataFrame, subinterval: float = 1.0) -> tuple[float, float] | None:
-    """The line ``work = c * records + f`` of an operator whose work is measured in its
-    Python worker (:data:`WORK_COLUMN`), through blocks of :data:`BLOCK` subintervals
-    (worker seconds and records per second, over the subintervals that measured the
-    work; :func:`theil_sen`): ``(c, f)``, the fixed part ``f`` at least 0.
-
-    A worker's time holds a fixed part per second (its pollers, timers, a bundle's
-    end), which over the records of a calm block is large, and lumps that are no
-    record's work: a worker starting, or a restart, charges seconds of it to a block
-    with few records (9.3 s in one second beside a rescale). Work over records reads
-    both into the cost; the line's slope reads neither. None (use work over records)
-    without :data:`MIN_POINTS` blocks with records, without :data:`LEVERAGE` between
-    their rates, or without a rising line."""
-    measured = rows[rows[WORK_COLUMN].notna()] if WORK_COLUMN in rows.columns else rows[:0]
-    if measured.empty:
-        return None
-    block = measured["interval"].to_numpy(dtype=np.int64) // BLOCK
-    sums = measured.groupby(block)[["events_in", WORK_COLUMN]].sum()
-    seconds = measured.groupby(block)["interval"].nunique().to_numpy(dtype=float) * subinterval
-    events = sums["events_in"].to_numpy(dtype=float) / seconds
-    work = sums[WORK_COLUMN].to_numpy(dtype=float) / seconds
-    keep = events > 0
-    if keep.sum() < MIN_POINTS or events[keep].max() < LEVERAGE * events[keep].min():
-        return None
-    slope, intercept = theil_sen(events[keep], work[keep])
-    if slope <= 0:
-        return None
-    return slope, max(intercept, 0.0)
-
-
-def worker_line_costs(topology: Topology, stats: pd.DataFrame) -> dict[tuple[str, int], float]:
-    """The cost of a record per (operator, port) on a thread whose work its Python
-    worker measured and whose :func:`worker_line` has the leverage: ``c / (1 - F)``,
-    where ``F`` sums the fixed parts of every such line on the same interpreter (the
-    thread's host: its Python worker, else its TaskManager), at most
-    :data:`SATURATED` of the worker's one core (:data:`WORKER_CAPACITY`). The
-    operators of one worker spend their fixed time on its one core, so each record is
-    served by what they leave of it."""
-    nodes = {n.id: n for n in topology.nodes}
-    hosts = {op: nodes[node].host for op, node in topology.placement.items()}
-    if WORK_COLUMN not in stats.columns:
-        return {}
-    found: dict[tuple[str, int], tuple[float, float]] = {}
-    measured = stats[stats[WORK_COLUMN].notna()]
-    for (op, port), rows in measured.groupby(["operator", "port"]):
-        if hosts.get(str(op)) is None or not rows[WORK_COLUMN].sum() > 0:
-            continue
-        line = worker_line(rows, topology.subinterval)
-        if line is not None:
-            found[(str(op), int(str(port)))] = line
-    fixed: dict[str | None, float] = {}
-    for (op, _), (_, share) in found.items():
-        fixed[hosts[op]] = fixed.get(hosts[op], 0.0) + share
-    return {
-        key: slope / (1.0 - min(fixed[hosts[key[0]]], SATURATED * WORKER_CAPACITY))
-        for key, (slope, _) in found.items()
-    }
 
 
 def busy_per_record_by_load(rows: pd.DataFrame) -> tuple[float, float] | None:

@@ -17,12 +17,9 @@ from estimator.fitting import (
     fit_operator_stats,
     fluid_served,
     served_rate,
-    theil_sen,
     thread_cost,
     training_window,
     without_lumps,
-    worker_line,
-    worker_line_costs,
 )
 from estimator.model import Topology, topology_from_dict
 from estimator.propagation import build_load_model
@@ -312,8 +309,7 @@ def test_a_thread_with_measured_work_costs_its_work() -> None:
     assert (port.cost, port.reading) == (pytest.approx(1 / 125, rel=1e-3), "queued")
     measured = rows.assign(work_seconds=[0.002 * n for n in served])
     (port,) = fit_operator_stats(_thread_topology(), measured, None, offered).ports
-    # blocks at 20 and 125 records/s: the line's slope, no fixed part
-    assert (port.cost, port.reading) == (pytest.approx(0.002), "worker time line")
+    assert (port.cost, port.reading) == (pytest.approx(0.002), "worker time per record")
 
 
 def test_a_thread_without_busy_time_costs_its_workers_time() -> None:
@@ -332,39 +328,6 @@ def test_a_thread_without_busy_time_costs_its_workers_time() -> None:
     assert port.reading == UNMEASURED
 
 
-def _plain_median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
-def _plain_worker_cost(rows: list[tuple[int, float | None]], capacity: float) -> float | None:
-    """A plain reading of the worker-time line: per block of five subintervals, the
-    records and worker seconds per second over the subintervals that measured the work;
-    the median pairwise slope and median intercept through the blocks with records."""
-    blocks: dict[int, list[tuple[int, float]]] = {}
-    for k, (n, w) in enumerate(rows):
-        if w is not None:
-            blocks.setdefault(k // 5, []).append((n, w))
-    points = [
-        (sum(n for n, _ in b) / len(b), sum(w for _, w in b) / len(b)) for b in blocks.values()
-    ]
-    points = [(x, y) for x, y in points if x > 0]
-    if len(points) < 3 or max(x for x, _ in points) < 2 * min(x for x, _ in points):
-        return None
-    slopes = [
-        (points[j][1] - points[i][1]) / (points[j][0] - points[i][0])
-        for i in range(len(points))
-        for j in range(i + 1, len(points))
-        if points[j][0] != points[i][0]
-    ]
-    slope = _plain_median(slopes)
-    if slope <= 0:
-        return None
-    fixed = min(max(_plain_median([y - slope * x for x, y in points]), 0.0), 0.9 * capacity)
-    return slope / (1 - fixed / capacity)
-
-
 @settings(max_examples=50, deadline=None)
 @given(
     st.lists(
@@ -378,11 +341,9 @@ def _plain_worker_cost(rows: list[tuple[int, float | None]], capacity: float) ->
 def test_measured_work_is_the_cost_of_a_thread_without_a_queue(
     rows: list[tuple[int, float, float | None]],
 ) -> None:
-    """Against a plain computation: with work measured, the cost is the slope of the
-    worker-time line through the blocks (over 1 less its fixed share) where the blocks
-    have the leverage, else the work over the records of the intervals that measured
-    it, whatever busy time alone reads (a full thread's rate included: its busy time is
-    waiting for the work done outside it)."""
+    """Against a plain computation: with work measured, the cost is the work over the
+    records of the intervals that measured it, whatever busy time alone reads (a full
+    thread's rate included: its busy time is waiting for the work done outside it)."""
     frame = pd.DataFrame(
         {
             "operator": "op", "port": 0, "interval": range(len(rows)),
@@ -396,91 +357,10 @@ def test_measured_work_is_the_cost_of_a_thread_without_a_queue(
     (port,) = fit_operator_stats(_thread_topology(), frame).ports
     measured = [(n, w) for n, _, w in rows if w is not None]
     work = sum(w for _, w in measured) / sum(n for n, _ in measured) if measured else 0.0
-    line = _plain_worker_cost([(n, w) for n, _, w in rows], 1.0)
     if work <= 0:
         assert (port.cost, port.reading) == (alone.cost, alone.reading)
-    elif line is None:
-        assert (port.cost, port.reading) == (pytest.approx(work), "worker time per record")
     else:
-        assert (port.cost, port.reading) == (pytest.approx(line), "worker time line")
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 50), st.floats(-10, 10)), min_size=2, max_size=25))
-def test_theil_sen_is_the_median_slope_and_intercept(points: list[tuple[int, float]]) -> None:
-    """Against a plain computation with loops and sorted medians."""
-    x = np.array([float(a) for a, _ in points])
-    y = np.array([b for _, b in points])
-    assume(len(set(x.tolist())) > 1)
-    slope = _plain_median(
-        [
-            (points[j][1] - points[i][1]) / (points[j][0] - points[i][0])
-            for i in range(len(points))
-            for j in range(i + 1, len(points))
-            if points[j][0] != points[i][0]
-        ]
-    )
-    intercept = _plain_median([b - slope * a for a, b in points])
-    assert theil_sen(x, y) == (pytest.approx(slope), pytest.approx(intercept, abs=1e-9))
-
-
-def test_theil_sen_needs_two_distinct_x() -> None:
-    with pytest.raises(ModelError, match="distinct x"):
-        theil_sen(np.array([3.0, 3.0]), np.array([1.0, 2.0]))
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    st.floats(0.0005, 0.01),
-    st.floats(0, 0.2),
-    st.lists(st.integers(10, 500), min_size=10, max_size=20, unique=True),
-    st.lists(st.floats(1, 20), min_size=1, max_size=2),
-)
-def test_theil_sen_keeps_its_line_through_a_few_lumps(
-    slope: float, intercept: float, rates: list[int], lumps: list[float]
-) -> None:
-    """Points on a line, one or two of them (a tenth or a fifth at most) raised by
-    seconds of lumps of time: the line is the one the others lie on."""
-    x = np.array(rates, dtype=float)
-    y = intercept + slope * x
-    y[: len(lumps)] += lumps
-    fitted_slope, fitted_intercept = theil_sen(x, y)
-    assert fitted_slope == pytest.approx(slope, rel=1e-6)
-    assert fitted_intercept == pytest.approx(intercept, abs=1e-9)
-
-
-def test_a_worker_time_line_reads_the_work_of_a_record_not_its_lumps() -> None:
-    """Five blocks of 5 s (records/s, worker seconds/s): (40, 0.13), (400, 0.95),
-    (200, 0.51), (40, 0.13) and the block of a restart, (20, 2.0), where a Python
-    worker's start was charged to a few records. By hand: of the nine pairwise slopes
-    (the two blocks at 40 make no pair) four are negative (the lump's), and the median
-    is 2.2 ms (the pair at 200 and 400 records/s); the intercepts y - 2.2 ms x are 0.042
-    (twice), 0.07 (twice) and 1.956, median 0.07: a record costs 2.2 ms / (1 - 0.07) =
-    2.366 ms. Work over records reads 5.31 ms (18.6 s over 3500 records), the lump
-    included."""
-    blocks = [(40.0, 0.13), (400.0, 0.95), (200.0, 0.51), (40.0, 0.13), (20.0, 2.0)]
-    served = [rate for rate, _ in blocks for _ in range(5)]
-    frame = _thread_rows(served, [0.5] * len(served)).assign(
-        work_seconds=[work for _, work in blocks for _ in range(5)]
-    )
-    assert worker_line(frame) == (pytest.approx(0.0022), pytest.approx(0.07))
-    (port,) = fit_operator_stats(_thread_topology(), frame).ports
-    assert (port.cost, port.reading) == (pytest.approx(0.0022 / 0.93), "worker time line")
-    ratio = frame["work_seconds"].sum() / frame["events_in"].sum()
-    assert ratio == pytest.approx(18.6 / 3500)
-
-
-def test_a_worker_time_line_needs_blocks_of_different_rates() -> None:
-    """Three calm blocks at 30-50 records/s have no leverage for a line (their rates
-    differ by less than 2): the cost stays the work over the records."""
-    blocks = [(30.0, 0.1), (50.0, 0.16), (40.0, 0.12)]
-    served = [rate for rate, _ in blocks for _ in range(5)]
-    frame = _thread_rows(served, [0.5] * len(served)).assign(
-        work_seconds=[work for _, work in blocks for _ in range(5)]
-    )
-    assert worker_line(frame) is None
-    (port,) = fit_operator_stats(_thread_topology(), frame).ports
-    assert (port.cost, port.reading) == (pytest.approx(1.9 / 600), "worker time per record")
+        assert (port.cost, port.reading) == (pytest.approx(work), "worker time per record")
 
 
 def test_records_served_about_as_offered_are_not_a_queue() -> None:
@@ -504,107 +384,6 @@ def test_a_full_thread_whose_work_is_measured_elsewhere_costs_its_work() -> None
     assert (port.cost, port.reading) == (pytest.approx(1 / 200), "saturated")
     (port,) = fit_operator_stats(_thread_topology(), full.assign(work_seconds=0.3), None).ports
     assert (port.cost, port.reading) == (pytest.approx(0.0015), "worker time per record")
-
-
-def _workers_topology() -> Topology:
-    """Python operators a and b on one worker, c on the worker of another TaskManager."""
-    return topology_from_dict(
-        {
-            "name": "workers",
-            "subinterval": 1.0,
-            "nodes": [
-                {"id": "a-threads", "capacity": 1.0, "host": "python-worker@tm1"},
-                {"id": "b-threads", "capacity": 1.0, "host": "python-worker@tm1"},
-                {"id": "c-threads", "capacity": 1.0, "host": "python-worker@tm2"},
-                {"id": "python-worker@tm1", "capacity": 1.0},
-                {"id": "python-worker@tm2", "capacity": 1.0},
-            ],
-            "sources": [{"id": "s"}],
-            "operators": [
-                {"id": "a", "query": "q", "inputs": ["s"], "cost": 0.001},
-                {"id": "b", "query": "q", "inputs": ["a"], "cost": 0.001},
-                {"id": "c", "query": "q", "inputs": ["b"], "cost": 0.001},
-            ],
-            "placement": {"a": "a-threads", "b": "b-threads", "c": "c-threads"},
-        }
-    )
-
-
-def test_operators_sharing_a_worker_share_its_fixed_time() -> None:
-    """Blocks at 40, 100 and 200 records/s. a's worker time is 2 ms a record plus 0.1 s
-    a second, b's 1 ms plus 0.05 s: both spend their fixed time on their worker's one
-    core, which leaves 0.85 s a second for records: a costs 2 / 0.85 = 2.353 ms, b
-    1 / 0.85 = 1.176 ms. c, 3 ms plus 0.2 s on another TaskManager's worker, is served
-    by what its own fixed time leaves: 3 / 0.8 = 3.75 ms."""
-    rates = [40.0] * 5 + [100.0] * 5 + [200.0] * 5
-    lines = {"a": (0.002, 0.1), "b": (0.001, 0.05), "c": (0.003, 0.2)}
-    frame = pd.concat(
-        [
-            _thread_rows(rates, [0.5] * len(rates)).assign(
-                operator=op, work_seconds=[slope * n + fixed for n in rates]
-            )
-            for op, (slope, fixed) in lines.items()
-        ]
-    )
-    costs = worker_line_costs(_workers_topology(), frame)
-    assert costs == {
-        ("a", 0): pytest.approx(0.002 / 0.85),
-        ("b", 0): pytest.approx(0.001 / 0.85),
-        ("c", 0): pytest.approx(0.003 / 0.8),
-    }
-    fitted = {p.operator: p for p in fit_operator_stats(_workers_topology(), frame).ports}
-    assert fitted["a"].cost == pytest.approx(0.002 / 0.85)
-    assert {p.reading for p in fitted.values()} == {"worker time line"}
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.sampled_from(["a", "b", "c"]), st.floats(0.0002, 0.01), st.floats(0, 0.4)),
-        min_size=3,
-        max_size=3,
-    ),
-    st.lists(st.integers(10, 400), min_size=6, max_size=12, unique=True),
-)
-def test_shared_fixed_time_against_a_plain_sum(
-    lines: list[tuple[str, float, float]], rates: list[int]
-) -> None:
-    """Three operators, each on the worker drawn for it, each with worker time exactly
-    on its line (distinct rates per 5 s block): a record costs its slope over 1 less the
-    fixed parts summed over its worker's operators, at most 0.9 of the core."""
-    workers = {"a": "python-worker@tm1", "b": "python-worker@tm1", "c": "python-worker@tm2"}
-    ops = ["a", "b", "c"]
-    served = [float(rate) for rate in rates for _ in range(5)]
-    frame = pd.concat(
-        [
-            _thread_rows(served, [0.5] * len(served)).assign(
-                operator=op, work_seconds=[slope * n + fixed for n in served]
-            )
-            for op, (_, slope, fixed) in zip(ops, lines, strict=True)
-        ]
-    )
-    assume(max(rates) >= 2 * min(rates))  # the leverage a line needs
-    hosts = {op: workers[drawn] for op, (drawn, _, _) in zip(ops, lines, strict=True)}
-    topology = topology_from_dict(
-        {
-            "name": "drawn",
-            "subinterval": 1.0,
-            "nodes": [{"id": f"{op}-threads", "capacity": 1.0, "host": hosts[op]} for op in ops]
-            + [{"id": w, "capacity": 1.0} for w in sorted(set(workers.values()))],
-            "sources": [{"id": "s"}],
-            "operators": [
-                {"id": op, "query": "q", "inputs": [upstream], "cost": 0.001}
-                for op, upstream in zip(ops, ["s", "a", "b"], strict=True)
-            ],
-            "placement": {op: f"{op}-threads" for op in ops},
-        }
-    )
-    costs = worker_line_costs(topology, frame)
-    for op, (_, slope, _) in zip(ops, lines, strict=True):
-        shared = sum(
-            f for other, (_, _, f) in zip(ops, lines, strict=True) if hosts[other] == hosts[op]
-        )
-        assert costs[(op, 0)] == pytest.approx(slope / (1 - min(shared, 0.9)), rel=1e-6)
 
 
 def test_a_lump_of_worker_time_is_no_subintervals_work() -> None:
@@ -639,3 +418,23 @@ def test_a_lump_of_worker_time_is_no_subintervals_work() -> None:
     # a thread whose host is the TaskManager itself: its cores bound the worker too
     (port,) = fit_operator_stats(_thread_topology(), frame).ports
     assert port.cost == pytest.approx(0.003)
+
+
+def test_a_python_operators_work_comes_a_bundle_at_a_time_and_its_cost_is_still_exact() -> None:
+    """Its thread takes 40 records a second for 20 s, 225 a second for 10 s, then 40
+    again for 20 s; its worker runs each bundle's records at the bundle's finish, every
+    2 s when calm and every 3 s in the burst, 2.9 ms a record. Work and records in one
+    second or one block of five then belong to different records (a bundle finished
+    after the block that took its records), which made a line through blocks read far
+    too flat a slope; over the window, the work is the records' work: 2.9 ms."""
+    taken = [40.0] * 20 + [225.0] * 10 + [40.0] * 20
+    finishes = list(range(1, 20, 2)) + list(range(22, 30, 3)) + list(range(31, 50, 2))
+    work = [0.0] * len(taken)
+    last = -1
+    for finish in finishes:
+        work[finish] = 0.0029 * sum(taken[last + 1 : finish + 1])
+        last = finish
+    rows = _thread_rows(taken, [0.3] * len(taken)).assign(work_seconds=work)
+    (port,) = fit_operator_stats(_thread_topology(), rows, None).ports
+    assert (port.cost, port.reading) == (pytest.approx(0.0029), "worker time per record")
+    assert sum(work) == pytest.approx(0.0029 * sum(taken))
