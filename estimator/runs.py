@@ -463,7 +463,7 @@ def analyse(
         series = np.maximum(series, base.series)
         upper = np.maximum(upper, base.upper)
         per_query = {q: np.maximum(s, base.per_query[q]) for q, s in per_query.items()}
-    cycles = bundle_excess(topology, node_dlts, placements, starts, bundle_work)
+    cycles = bundle_excess(topology, node_dlts, placements, starts, bundle_work, caps)
     if cycles:
         # the rise of a bundle cycle and a backlog at the same thread are two views of
         # one wait: the larger counts
@@ -493,6 +493,7 @@ def bundle_excess(
     placements: Sequence[Mapping[str, str]],
     starts: Sequence[int],
     bundle_work: Mapping[str, float] | None = None,
+    capacities: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Per query whose events cross a thread of Python operators (a node with a
     ``bundle_time``), what the bundle cycles add above the calm cycle in each interval
@@ -501,14 +502,16 @@ def bundle_excess(
     largest over the paths (the two inputs of a join are two paths, not one); empty when
     no node has a bundle time. ``bundle_work`` is the work of a full bundle per thread
     with a bundle size (:func:`estimator.bundles.full_bundle_work` of the model the
-    loads come from)."""
+    loads come from); ``capacities`` are the node capacities (:func:`capacity_series`:
+    per node, or nodes x intervals where a rescale changes them; the topology's when
+    None): a thread of p subtasks plays each with its share of the work."""
     bundled = {n.id for n in topology.nodes if n.bundles}
     if not bundled:
         return {}
     intervals = node_dlts.shape[1]
     rises = {
         n.id: cycle_excess(
-            node_dlts[k] / n.capacity,
+            node_dlts[k] / (n.capacity if capacities is None else capacities[k]),
             topology.subinterval,
             float(n.bundle_time or 0.0),
             bundle_work=(bundle_work or {}).get(n.id, math.inf),

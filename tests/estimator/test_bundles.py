@@ -273,3 +273,19 @@ def test_a_join_adds_the_slower_input_path_not_both() -> None:
     got = bundle_excess(topology, loads, [topology.placement], [0])
     assert (np.minimum(rises[0], rises[1]) > 0).any()  # both rise at once somewhere
     np.testing.assert_allclose(got["q"], expected)
+
+
+def test_a_rescaled_thread_plays_each_subtask_with_its_share_of_the_work() -> None:
+    """The thread runs 1 subtask for 10 s, then 2 (a rescale): from then on each
+    subtask's bundles carry half the thread's work, and its cycles stretch less than
+    the one subtask's would."""
+    topology = topology_from_dict(chain_document(1.0))
+    load = np.array([0.7] * 20)
+    capacities = np.array([[1.0] * 10 + [2.0] * 10, [2.0] * 20])
+    rises = bundle_excess(
+        topology, np.vstack([load, load]), [topology.placement], [0], capacities=capacities
+    )
+    np.testing.assert_allclose(rises["q"], cycle_excess(load / capacities[0], 1.0, 1.0))
+    alone = cycle_excess(load, 1.0, 1.0)
+    np.testing.assert_allclose(rises["q"][:10], alone[:10])
+    assert rises["q"][12:].max() < alone[12:].min()
