@@ -61,13 +61,18 @@ def cycle_latency(
     overhead: float = 0.0,
     phase: float = 0.0,
     bundle_work: float = math.inf,
+    checkpoint: float | None = None,
+    checkpoint_phase: float = 0.0,
 ) -> np.ndarray:
     """Per subinterval, the largest latency at a Python operator's thread of the records
     that arrive in it, for ``work`` (seconds of the thread's work that arrive in each
     subinterval, spread evenly within it), the bundle time ``T``, the per-bundle
-    ``overhead`` s0, the timer's ``phase`` in [0, T) and ``bundle_work``, the work of a
-    full bundle (``python.fn-execution.bundle.size`` records; inf: no such limit). The
-    operator opens at time 0; a subinterval without arrivals gets the calm cycle."""
+    ``overhead`` s0, the timer's ``phase`` in [0, T), ``bundle_work``, the work of a
+    full bundle (``python.fn-execution.bundle.size`` records; inf: no such limit), and
+    the ``checkpoint`` interval (None: no checkpoints) with its barriers' phase: a
+    barrier finishes the bundle holding the records come before it as soon as the thread
+    is free. The operator opens at time 0; a subinterval without arrivals gets the calm
+    cycle."""
     work = np.asarray(work, dtype=float)
     n = work.size
     calm = calm_cycle(bundle_time, overhead)
@@ -95,25 +100,28 @@ def cycle_latency(
         k -= 1  # cumulative[k] < target <= cumulative[k + 1]: work arrives in k
         return float(edges[k] + (min(target, total) - cumulative[k]) / rate[k])
 
-    def tick_at_or_after(x: float) -> float:
-        return phase + math.ceil((x - phase) / bundle_time - 1e-9) * bundle_time
+    def at_or_after(x: float, period: float, offset: float) -> float:
+        return offset + math.ceil((x - offset) / period - 1e-9) * period
 
-    def tick_after(x: float) -> float:
-        return phase + (math.floor((x - phase) / bundle_time + 1e-9) + 1) * bundle_time
+    def after(x: float, period: float, offset: float) -> float:
+        return offset + (math.floor((x - offset) / period + 1e-9) + 1) * period
 
     out = np.full(n, -math.inf)
     taken = 0.0  # every record arrived by here is in a bundle
     last_end = 0.0  # the previous finish ended (the operator opened at 0)
     while total - arrived(taken) > 1e-12 * total:
         base = arrived(taken)
+        first = _next_arrival(work, subinterval, taken)  # no bundle closes before one
         full_at = reached(base + bundle_work)
-        tick = tick_at_or_after(last_end + bundle_time)
-        if arrived(tick) - base <= 0:  # nothing taken by then: the first tick after one
-            tick = tick_after(max(tick, _next_arrival(work, subinterval, taken)))
-        if max(last_end, full_at) <= tick:  # the bundle fills before the timer finds it
-            close, until = max(last_end, full_at), full_at
-        else:
-            close, until = tick, tick
+        tick = at_or_after(last_end + bundle_time, bundle_time, phase)
+        if arrived(tick) - base <= 0:
+            tick = after(max(tick, first), bundle_time, phase)
+        # (when the bundle closes, the last arrival it holds)
+        choices = [(max(last_end, full_at), full_at), (tick, tick)]
+        if checkpoint is not None:
+            barrier = after(max(first, taken), checkpoint, checkpoint_phase)
+            choices.append((max(last_end, barrier), barrier))
+        close, until = min(choices)
         # a record come at a leaves at close + s0 + the work before it in the bundle;
         # the latency is linear in a within a subinterval: its ends are the candidates
         for k in range(max(int(taken // subinterval), 0), min(math.ceil(until / subinterval), n)):
@@ -122,7 +130,9 @@ def cycle_latency(
                 for a in (lo, hi):
                     out[k] = max(out[k], close + overhead + arrived(a) - base - a)
         last_end = close + overhead + arrived(until) - base
-        taken = until
+        # a cut a rounding error short of a subinterval's edge is at the edge
+        edge = round(until / subinterval) * subinterval
+        taken = edge if abs(until - edge) < 1e-9 else until
     return np.where(np.isfinite(out), out, calm)
 
 
@@ -141,14 +151,25 @@ def typical_cycle_latency(
     bundle_time: float,
     overhead: float = 0.0,
     bundle_work: float = math.inf,
+    checkpoint: float | None = None,
 ) -> np.ndarray:
     """:func:`cycle_latency` per subinterval, the median over ``PHASES`` evenly spread
-    timer phases (the phase is unknown)."""
-    phases = [bundle_time * k / PHASES for k in range(PHASES)]
-    return np.median(
-        [cycle_latency(work, subinterval, bundle_time, overhead, p, bundle_work) for p in phases],
-        axis=0,
-    )
+    phases of the timer (and of the checkpoints', spread over the same draws in
+    another order: the two are not tied), which are unknown."""
+    plays = [
+        cycle_latency(
+            work,
+            subinterval,
+            bundle_time,
+            overhead,
+            bundle_time * k / PHASES,
+            bundle_work,
+            checkpoint,
+            0.0 if checkpoint is None else checkpoint * ((3 * k) % PHASES) / PHASES,
+        )
+        for k in range(PHASES)
+    ]
+    return np.median(plays, axis=0)
 
 
 def cycle_excess(
@@ -157,11 +178,16 @@ def cycle_excess(
     bundle_time: float,
     overhead: float = 0.0,
     bundle_work: float = math.inf,
+    checkpoint: float | None = None,
 ) -> np.ndarray:
     """Per subinterval, what a thread's bundle cycle adds above its calm cycle for the
-    thread's ``work`` per subinterval (:func:`typical_cycle_latency`)."""
-    rise = typical_cycle_latency(work, subinterval, bundle_time, overhead, bundle_work)
-    return np.maximum(rise - calm_cycle(bundle_time, overhead), 0.0)
+    thread's ``work`` per subinterval (:func:`typical_cycle_latency`); with checkpoints
+    more often than two bundle times, the calm cycle is theirs."""
+    rise = typical_cycle_latency(work, subinterval, bundle_time, overhead, bundle_work, checkpoint)
+    calm = calm_cycle(bundle_time, overhead)
+    if checkpoint is not None:
+        calm = min(calm, checkpoint + overhead)
+    return np.maximum(rise - calm, 0.0)
 
 
 def full_bundle_work(topology: Topology) -> dict[str, float]:

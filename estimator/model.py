@@ -60,9 +60,12 @@ class Node:
     (Flink's ``python.fn-execution.bundle.time``), each bundle finished at once when it
     holds ``bundle_size`` records (``python.fn-execution.bundle.size``; None: no such
     limit): their bundle cycle adds latency that rises with the thread's work well
-    before it is full (:mod:`estimator.bundles`). On a TaskManager (a node with
-    ``python_workers``) they are the settings its Python operators run with, which
-    their threads take (:func:`estimator.python_worker.with_python_workers`).
+    before it is full (:mod:`estimator.bundles`). A checkpoint barrier also finishes
+    every bundle: ``checkpoint_interval`` (seconds; Flink's
+    ``execution.checkpointing.interval``, None: no checkpoints) is how often one comes.
+    On a TaskManager (a node with ``python_workers``) they are the settings its Python
+    operators run with, which their threads take
+    (:func:`estimator.python_worker.with_python_workers`).
 
     ``slots`` are a TaskManager's task slots where the engine said how many it has
     (Flink's ``taskmanager.numberOfTaskSlots``): a rescale fills them before it needs
@@ -78,6 +81,7 @@ class Node:
     bundle_size: int | None = None
     slots: int | None = None
     python_workers: str | None = None
+    checkpoint_interval: float | None = None
 
     @property
     def bundles(self) -> bool:
@@ -93,6 +97,7 @@ def node_entry(
     bundle_size: int | None = None,
     slots: int | None = None,
     python_workers: str | None = None,
+    checkpoint_interval: float | None = None,
 ) -> dict[str, Any]:
     """A node as the topology document writes it: optional keys only when set."""
     entry: dict[str, Any] = {"id": node_id, "capacity": capacity}
@@ -106,6 +111,8 @@ def node_entry(
         entry["bundle_time"] = bundle_time
         if bundle_size is not None:
             entry["bundle_size"] = bundle_size
+        if checkpoint_interval is not None:
+            entry["checkpoint_interval"] = checkpoint_interval
     return entry
 
 
@@ -340,6 +347,7 @@ class Topology:
                     n.bundle_size,
                     n.slots,
                     n.python_workers,
+                    n.checkpoint_interval,
                 )
                 for n in self.nodes
             ],
@@ -495,6 +503,11 @@ def topology_from_dict(data: Any) -> Topology:
                 f"node '{node_id}' bundle_size: expected an integer in [1, {MAX_BUNDLE_SIZE}],"
                 f" got {size!r}"
             )
+        checkpoints = entry.get("checkpoint_interval")
+        if checkpoints is not None:
+            checkpoints = _within(
+                checkpoints, f"node '{node_id}' checkpoint_interval", BUNDLE_TIME_RANGE
+            )
         slots = entry.get("slots")
         if slots is not None and (
             isinstance(slots, bool) or not isinstance(slots, int) or not 1 <= slots <= MAX_SLOTS
@@ -508,7 +521,7 @@ def topology_from_dict(data: Any) -> Topology:
                 f"node '{node_id}' python_workers: expected one of {', '.join(PYTHON_WORKERS)},"
                 f" got {workers!r}"
             )
-        nodes.append(Node(node_id, capacity, host, bundle_time, size, slots, workers))
+        nodes.append(Node(node_id, capacity, host, bundle_time, size, slots, workers, checkpoints))
     if not nodes:
         raise ModelError("topology: 'nodes' must list at least one node")
     _check_hosts(nodes)

@@ -91,8 +91,8 @@ def with_python_workers(topology: Topology, stats: pd.DataFrame) -> Topology:
     """``topology`` with the threads of its Python operators hosted by their
     TaskManager's Python worker (a node of :func:`worker_capacity`, no host) instead of
     by the TaskManager, and running bundles as their TaskManager says (its
-    ``bundle_time``, ``bundle_size``); itself when no operator has worker time measured
-    or all such threads are on a worker already."""
+    ``bundle_time``, ``bundle_size``, ``checkpoint_interval``); itself when no operator
+    has worker time measured or all such threads are on a worker already."""
     python = python_operators(stats)
     nodes = {n.id: n for n in topology.nodes}
     threads = {
@@ -118,7 +118,10 @@ def _python_thread(thread: Node, taskmanager: Node) -> Node:
     TaskManager's Python operators run with where it has none of its own."""
     if thread.bundle_time is None and taskmanager.bundle_time is not None:
         thread = replace(
-            thread, bundle_time=taskmanager.bundle_time, bundle_size=taskmanager.bundle_size
+            thread,
+            bundle_time=taskmanager.bundle_time,
+            bundle_size=taskmanager.bundle_size,
+            checkpoint_interval=taskmanager.checkpoint_interval,
         )
     return replace(thread, host=worker_node_id(taskmanager.id))
 

@@ -515,6 +515,7 @@ def bundle_excess(
             topology.subinterval,
             float(n.bundle_time or 0.0),
             bundle_work=(bundle_work or {}).get(n.id, math.inf),
+            checkpoint=n.checkpoint_interval,
         )
         for k, n in enumerate(topology.nodes)
         if n.id in bundled

@@ -275,8 +275,8 @@ def run_topology(
     params = [run_id]
     with storage_errors(f"reading topology of run '{run_id}'"):
         nodes = con.execute(
-            "SELECT node, capacity, host, bundle_time, bundle_size, slots, python_workers"
-            " FROM nodes"
+            "SELECT node, capacity, host, bundle_time, bundle_size, slots, python_workers,"
+            " checkpoint_interval FROM nodes"
             " WHERE run_id = ? ORDER BY position",
             params,
         ).fetchall()

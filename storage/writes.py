@@ -117,7 +117,8 @@ def write_run(
         _ensure_run_keys(con, [run_id])
         con.executemany(
             "INSERT INTO nodes (run_id, node, capacity, position, host, bundle_time,"
-            " bundle_size, slots, python_workers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " bundle_size, slots, python_workers, checkpoint_interval)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 [
                     run_id,
@@ -129,6 +130,7 @@ def write_run(
                     n.bundle_size,
                     n.slots,
                     n.python_workers,
+                    n.checkpoint_interval,
                 ]
                 for k, n in enumerate(topology.nodes)
             ],

@@ -60,6 +60,13 @@ COUNTERS = ("numRecordsIn", "numRecordsOut", "accumulateBusyTimeMs")
 """A subtask's cumulative counters: records in, records out, busy milliseconds."""
 PENDING = "pendingRecords"
 """A source's records not read yet (FLIP-33: Kafka's consumer lag, for example)."""
+CHECKPOINT_KEY = "execution.checkpointing.interval"
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|milli|millis|s|sec|secs|second|seconds|min|m)?")
+_DURATION_UNITS = {
+    "ms": 0.001, "milli": 0.001, "millis": 0.001,
+    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+    "min": 60.0, "m": 60.0,
+}  # fmt: skip
 BUNDLE_TIME_KEY = "python.fn-execution.bundle.time"
 BUNDLE_SIZE_KEY = "python.fn-execution.bundle.size"
 DEFAULT_BUNDLE_TIME = 1.0
@@ -158,6 +165,8 @@ class JobGraph:
     slots: dict[str, int] = field(default_factory=dict)  # TaskManager id -> task slots
     python_bundle: tuple[float, int] = (DEFAULT_BUNDLE_TIME, DEFAULT_BUNDLE_SIZE)
     """The job's Python bundles: their time (seconds) and size (records)."""
+    checkpoint_interval: float | None = None
+    """Seconds between the job's checkpoints (None: it takes none)."""
 
     def node_of(self, vertex: Vertex, subtask: int, mode: str) -> str:
         """The node a subtask's samples are charged to (a source's: its TaskManager)."""
@@ -377,6 +386,7 @@ def job_graph(
         members=members,
         slots=slots,
         python_bundle=python_bundle(configuration or {}),
+        checkpoint_interval=checkpoint_interval(configuration or {}),
     )
 
 
@@ -490,7 +500,8 @@ def topology_document(
 
 def _taskmanager_node(graph: JobGraph, taskmanager: str) -> dict[str, Any]:
     """A TaskManager's node: its cores, its task slots where Flink said, how it runs
-    Python operators (:func:`python_workers`) and their bundles' settings (the job's)."""
+    Python operators (:func:`python_workers`) and their bundles' settings (the job's,
+    its checkpoint interval included: a barrier finishes every bundle)."""
     node: dict[str, Any] = {
         "id": tm_node(taskmanager),
         "capacity": graph.cores.get(taskmanager, 1.0),
@@ -498,6 +509,8 @@ def _taskmanager_node(graph: JobGraph, taskmanager: str) -> dict[str, Any]:
         "bundle_time": graph.python_bundle[0],
         "bundle_size": graph.python_bundle[1],
     }
+    if graph.checkpoint_interval is not None:
+        node["checkpoint_interval"] = graph.checkpoint_interval
     if taskmanager in graph.slots:
         node["slots"] = graph.slots[taskmanager]
     return node
@@ -518,6 +531,19 @@ def python_bundle(configuration: Mapping[str, str]) -> tuple[float, int]:
         if 0 < records <= MAX_BUNDLE_SIZE:
             size = records
     return time, size
+
+
+def checkpoint_interval(configuration: Mapping[str, str]) -> float | None:
+    """Seconds between the checkpoints a job's ``configuration`` asks for
+    (``execution.checkpointing.interval``: ``1s``, ``500 ms``, ``2 min``, or plain
+    milliseconds); None where it asks for none or for no positive, readable time."""
+    text = configuration.get(CHECKPOINT_KEY, "").strip().lower()
+    found = _DURATION.fullmatch(text)
+    if found is None:
+        return None
+    value = float(found.group(1))
+    seconds = value * _DURATION_UNITS[found.group(2) or "ms"]
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def python_workers(taskmanager_id: str) -> str:

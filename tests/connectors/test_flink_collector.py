@@ -18,7 +18,9 @@ from connectors.flink.collector import FlinkCollector, sample_rows, source_metri
 from connectors.flink.graph import (
     BUNDLE_SIZE_KEY,
     BUNDLE_TIME_KEY,
+    CHECKPOINT_KEY,
     JobGraph,
+    checkpoint_interval,
     job_graph,
     parse_chain,
     python_bundle,
@@ -255,6 +257,33 @@ def test_python_bundles_are_the_jobs_settings_or_flinks_defaults(
     graph = job_graph(*(recorded(n) for n in GRAPH_ANSWERS), configuration)
     (node,) = topology_document(graph, mode="taskmanager")["nodes"]
     assert (node["bundle_time"], node["bundle_size"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        (None, None),
+        ("1s", 1.0),
+        ("500 ms", 0.5),
+        ("2 min", 120.0),
+        ("10000", 10.0),
+        ("0", None),
+        ("soon", None),
+        ("-1 s", None),
+    ],
+)
+def test_the_jobs_checkpoint_interval_goes_on_its_taskmanager(
+    value: str | None, seconds: float | None
+) -> None:
+    """``execution.checkpointing.interval`` as Flink writes a duration (a number with a
+    unit, or plain milliseconds): a barrier finishes every Python bundle, so the model
+    needs it; a job without checkpoints, or with a value that is no positive time, has
+    none."""
+    configuration = {} if value is None else {CHECKPOINT_KEY: value}
+    assert checkpoint_interval(configuration) == seconds
+    graph = job_graph(*(recorded(n) for n in GRAPH_ANSWERS), configuration)
+    (node,) = topology_document(graph, mode="taskmanager")["nodes"]
+    assert node.get("checkpoint_interval") == seconds
 
 
 @pytest.mark.parametrize("slots", [0, -1, True, 2.5, "8", None, 5000])

@@ -128,14 +128,14 @@ def test_topology_round_trip_and_placement_versions(db: Path) -> None:
 
 def test_a_thread_of_python_operators_keeps_its_bundle_settings(db: Path) -> None:
     document = _topology().to_dict()
-    document["nodes"][0] |= {"bundle_time": 1.0, "bundle_size": 1000}
+    document["nodes"][0] |= {"bundle_time": 1.0, "bundle_size": 1000, "checkpoint_interval": 5.0}
     topology = topology_from_dict(document)
     con = connect(db)
     with transaction(con, "test"):
         writes.write_run(con, "r1", topology, [])
     stored = reads.run_topology(con, "r1")
     assert stored == topology
-    assert (stored.nodes[0].bundle_time, stored.nodes[0].bundle_size) == (1.0, 1000)
+    assert (stored.nodes[0].bundle_size, stored.nodes[0].checkpoint_interval) == (1000, 5.0)
     assert stored.nodes[1].bundle_time is None
 
 
