@@ -536,10 +536,38 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "runs": len(runs),
         "failed": failed,
+        "within_targets": within_targets(runs),
         "max_abs_estimated_error": worst("estimated_error"),
         "max_abs_predicted_error": worst("predicted_error"),
         "min_band_coverage": min(coverage) if coverage else None,
         "table": table,
+    }
+
+
+ESTIMATED_TARGET = 0.10
+PREDICTED_TARGET = 0.15
+BAND_TARGET = 0.95
+"""The targets of docs/flink.md: estimated worst case within 10%, predicted within 15%,
+measured latency inside the band in 95% of its subintervals."""
+
+
+def within_targets(runs: list[dict[str, Any]]) -> dict[str, int]:
+    """How many runs meet each target, for the system and for every query of every run
+    (a run's queries count one each)."""
+
+    def meets(entry: dict[str, Any], key: str, target: float) -> bool:
+        value = entry.get(key)
+        return value is not None and abs(value) <= target
+
+    queries = [q for r in runs for q in r["queries"].values()]
+    return {
+        "runs": len(runs),
+        "estimated": sum(meets(r["system"], "estimated_error", ESTIMATED_TARGET) for r in runs),
+        "predicted": sum(meets(r["system"], "predicted_error", PREDICTED_TARGET) for r in runs),
+        "band": sum((r["system"].get("band_coverage") or 0.0) >= BAND_TARGET for r in runs),
+        "queries": len(queries),
+        "queries_estimated": sum(meets(q, "estimated_error", ESTIMATED_TARGET) for q in queries),
+        "queries_predicted": sum(meets(q, "predicted_error", PREDICTED_TARGET) for q in queries),
     }
 
 

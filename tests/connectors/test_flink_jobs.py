@@ -136,3 +136,31 @@ def test_sql_job_builds_its_plan(tmp_path: Path) -> None:
     plan = done.stdout[done.stdout.index("== Optimized Execution Plan ==") :]
     for step in ("TableSourceScan", "SHA256", "WindowAggregate", "Sink(table="):
         assert step in plan, (step, plan)
+
+
+def test_the_study_counts_the_runs_and_queries_within_the_targets() -> None:
+    """Estimated within 10%, predicted within 15%, band held in 95% of subintervals: a
+    run's system and each of its queries, counted by hand here."""
+
+    def entry(estimated: float | None, predicted: float | None) -> dict[str, float | None]:
+        return {"estimated_error": estimated, "predicted_error": predicted}
+
+    runs = [
+        {
+            "system": entry(0.05, -0.2) | {"band_coverage": 0.97},
+            "queries": {"a": entry(0.05, -0.2), "b": entry(-0.1, 0.15)},
+        },
+        {
+            "system": entry(-0.3, None) | {"band_coverage": None},
+            "queries": {"a": entry(-0.3, None)},
+        },
+    ]
+    assert flink_grid.within_targets(runs) == {
+        "runs": 2,
+        "estimated": 1,
+        "predicted": 0,
+        "band": 1,
+        "queries": 3,
+        "queries_estimated": 2,
+        "queries_predicted": 1,
+    }
