@@ -30,9 +30,8 @@ takes them as soon as it is free. Hence, with a bundle taken at ``t_j`` that run
 
 :func:`cycle_latency` follows this bundle by bundle over a thread's work per subinterval
 (spread evenly within it), exactly for that fluid work; the timer's phase is unknown, and
-:func:`typical_cycle_latency` takes the median over ``PHASES`` phases. :func:`cycle_excess`
-is the rise above the calm cycle, which the calm pipeline delay already holds
-(:mod:`estimator.delays`).
+:func:`cycle_excess` takes the median over ``PHASES`` phases of the rise above the calm
+cycle, which the calm pipeline delay already holds (:mod:`estimator.delays`).
 """
 
 from __future__ import annotations
@@ -145,7 +144,7 @@ def _next_arrival(work: np.ndarray, subinterval: float, after: float) -> float:
     return max(after, (k + int(rest[0])) * subinterval)
 
 
-def typical_cycle_latency(
+def cycle_excess(
     work: np.ndarray,
     subinterval: float,
     bundle_time: float,
@@ -153,9 +152,11 @@ def typical_cycle_latency(
     bundle_work: float = math.inf,
     checkpoint: float | None = None,
 ) -> np.ndarray:
-    """:func:`cycle_latency` per subinterval, the median over ``PHASES`` evenly spread
-    phases of the timer (and of the checkpoints', spread over the same draws in
-    another order: the two are not tied), which are unknown."""
+    """Per subinterval, what a thread's bundle cycle adds above its calm cycle for the
+    thread's ``work`` per subinterval: :func:`cycle_latency`, the median over ``PHASES``
+    evenly spread phases of the timer (and of the checkpoints', spread over the same
+    draws in another order: the two are not tied), which are unknown, less the calm
+    cycle (with checkpoints more often than two bundle times, theirs)."""
     plays = [
         cycle_latency(
             work,
@@ -169,25 +170,10 @@ def typical_cycle_latency(
         )
         for k in range(PHASES)
     ]
-    return np.median(plays, axis=0)
-
-
-def cycle_excess(
-    work: np.ndarray,
-    subinterval: float,
-    bundle_time: float,
-    overhead: float = 0.0,
-    bundle_work: float = math.inf,
-    checkpoint: float | None = None,
-) -> np.ndarray:
-    """Per subinterval, what a thread's bundle cycle adds above its calm cycle for the
-    thread's ``work`` per subinterval (:func:`typical_cycle_latency`); with checkpoints
-    more often than two bundle times, the calm cycle is theirs."""
-    rise = typical_cycle_latency(work, subinterval, bundle_time, overhead, bundle_work, checkpoint)
     calm = calm_cycle(bundle_time, overhead)
     if checkpoint is not None:
         calm = min(calm, checkpoint + overhead)
-    return np.maximum(rise - calm, 0.0)
+    return np.maximum(np.median(plays, axis=0) - calm, 0.0)
 
 
 def full_bundle_work(topology: Topology) -> dict[str, float]:
