@@ -53,11 +53,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from estimator.bundles import full_bundle_work
 from estimator.errors import ScenarioError
 from estimator.mace import Stops, estimate_from_dlts, stop_series
 from estimator.model import MAX_SLOTS, Topology
 from estimator.python_worker import WORKER_CAPACITY, worker_node_id, worker_taskmanager
-from estimator.runs import RunAnalysis
+from estimator.runs import RunAnalysis, bundle_excess, node_loads
 
 DEFAULT_MAX_PARALLELISM = 128
 """Flink's default max parallelism of an operator with parallelism up to 85 (its rule:
@@ -404,16 +405,41 @@ def predict(
         query_masks(topology, shape, resources),
         stops=stops,
     )
+    per_query = dict(base.per_query)
+    series, upper = base.series, base.upper
+    rises = bundle_rises(topology, deployment, operator_dlts)
+    if rises:  # as :func:`estimator.runs.analyse`: the larger of rise and backlog
+        for query, rise in rises.items():
+            per_query[query] = np.maximum(per_query[query], rise)
+        series = np.maximum(series, np.max(list(per_query.values()), axis=0))
+        upper = np.maximum(upper, series + (base.upper - base.series))
     return RunAnalysis(
         node_ids=resources.ids,
         ce_seconds=base.ce_seconds,
-        estimate=base.series,
+        estimate=series,
         bottleneck=base.bottleneck_index,
         lower=base.lower,
-        upper=base.upper,
+        upper=upper,
         epsilon=eps,
-        per_query=dict(base.per_query),
+        per_query=per_query,
         per_query_lower=dict(base.per_query),
+        bundle_rise=rises,
+    )
+
+
+def bundle_rises(
+    topology: Topology, deployment: Deployment, operator_dlts: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Per query crossing threads of Python operators, what their bundles add under
+    ``deployment`` (:func:`estimator.runs.bundle_excess`): each of a vertex's subtasks
+    runs its own bundles with ``1 / p`` of the vertex's work."""
+    placement = [dict(topology.placement)]
+    node_dlts = node_loads(topology, operator_dlts, placement, [0])
+    capacities = np.array(
+        [float(deployment.parallelism.get(n.id, n.capacity)) for n in topology.nodes]
+    )
+    return bundle_excess(
+        topology, node_dlts, placement, [0], full_bundle_work(topology), capacities
     )
 
 

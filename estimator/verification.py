@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from estimator.arrivals import Arrivals
+from estimator.bundles import full_bundle_work
 from estimator.errors import ModelError
 from estimator.mace import Stops
 from estimator.model import Topology
@@ -335,7 +336,10 @@ def _predicted(
         if ports is None and fine is None and sources is None
         else Detail(node_fine=fine, port_work=ports, source_fine=sources)
     )
-    analysis = analyse(topology, loads, placements, starts, estimator, detail, capacities, stops)
+    analysis = analyse(
+        topology, loads, placements, starts, estimator, detail, capacities, stops,
+        full_bundle_work(fitted),
+    )  # fmt: skip
     return analysis if finish is None else finish(analysis, window)
 
 

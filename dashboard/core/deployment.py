@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from dashboard.core.data import RunData
+from estimator.bundles import full_bundle_work
 from estimator.delays import calibrate
 from estimator.errors import ScenarioError
 from estimator.fitting import WORK_SPREAD
@@ -88,7 +89,7 @@ def _fit(data: RunData) -> FittedRun:
     operator_dlts = model.operator_dlts()
     placement = [dict(fitted.placement)]
     loads = node_loads(fitted, operator_dlts, placement, [0])
-    recorded = analyse(fitted, loads, placement, [0])
+    recorded = analyse(fitted, loads, placement, [0], bundle_work=full_bundle_work(fitted))
     finish: Callable[[RunAnalysis], RunAnalysis] = lambda analysis: analysis  # noqa: E731
     if data.info.counters:
         measured = {q: data.latency[q].lat_max for q in recorded.per_query if q in data.latency}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from estimator.bundles import cycle_excess, full_bundle_work
 from estimator.errors import ScenarioError
 from estimator.model import Topology, topology_from_dict
 from estimator.parallelism import (
@@ -67,9 +69,17 @@ def flink_topology(vertices: int, cores: float, parallelism: list[int]) -> Topol
     )
 
 
-def with_python(topology: Topology, vertices: set[int]) -> Topology:
+def with_python(topology: Topology, vertices: set[int], bundles: bool = False) -> Topology:
     """``topology`` with the operators of ``vertices`` measured as Python operators (their
-    work outside the thread), so their threads share their TaskManager's Python worker."""
+    work outside the thread), so their threads share their TaskManager's Python worker;
+    with ``bundles``, the TaskManager's Python operators run bundles of at most 20
+    records every 0.5 s, which their threads take."""
+    if bundles:
+        nodes = tuple(
+            replace(n, bundle_time=0.5, bundle_size=20) if n.id == "tm-a" else n
+            for n in topology.nodes
+        )
+        topology = replace(topology, nodes=nodes)
     stats = pd.DataFrame(
         [
             {
@@ -99,12 +109,14 @@ loads_strategy = st.integers(1, 12).flatmap(
     seed=st.integers(0, 10_000),
     intervals=st.integers(1, 15),
     python=st.sets(st.integers(0, 3)),
+    bundles=st.booleans(),
 )
 def test_parallelism_one_on_one_taskmanager_is_todays_model(
-    vertices: int, cores: float, seed: int, intervals: int, python: set[int]
+    vertices: int, cores: float, seed: int, intervals: int, python: set[int], bundles: bool
 ) -> None:
-    """Python vertices included: their threads share the TaskManager's worker."""
-    topology = with_python(flink_topology(vertices, cores, [1] * vertices), python)
+    """Python vertices included: their threads share the TaskManager's worker, and run
+    their bundles as the run's analysis plays them."""
+    topology = with_python(flink_topology(vertices, cores, [1] * vertices), python, bundles)
     rng = np.random.default_rng(seed)
     op_dlts = rng.uniform(0, 2, (len(topology.operator_ids), intervals))
     shape = shape_of(topology)
@@ -119,7 +131,8 @@ def test_parallelism_one_on_one_taskmanager_is_todays_model(
     masks = query_masks(topology, shape, resources)
     assert {q: list(m) for q, m in masks.items()} == {q: list(h[:, 0]) for q, h in hosts.items()}
     predicted = predict(topology, shape, deployment, op_dlts)
-    recorded = analyse(topology, today, placement, [0])
+    recorded = analyse(topology, today, placement, [0], bundle_work=full_bundle_work(topology))
+    assert predicted.bundle_rise.keys() == recorded.bundle_rise.keys()
     assert np.array_equal(predicted.estimate, recorded.estimate)
     for query in topology.queries:
         assert np.array_equal(predicted.per_query[query], recorded.per_query[query])
@@ -372,3 +385,21 @@ def test_greedy_stops_at_max_total_and_says_it_is_infeasible() -> None:
     plan = fewest_subtasks(topology, shape, op_dlts, objective=0.1, max_total=3)
     assert sum(plan.parallelism.values()) == 3
     assert not plan.feasible
+
+
+def test_each_subtask_of_a_python_vertex_runs_its_own_bundles() -> None:
+    """One Python vertex (0.01 + 0.01 s of work a record on its thread) fed 45 records a
+    second for 10 s, then 5: at parallelism 1 its bundles of 0.5 s stretch, at 3 each
+    subtask's third of the work (bundles of at most 20 records, 0.4 s of work) does so
+    less; the query's rise is that of one subtask's bundles."""
+    topology = with_python(flink_topology(1, 4.0, [1]), {0}, bundles=True)
+    records = np.array([45.0] * 10 + [5.0] * 10)
+    op_dlts = np.vstack([0.01 * records, 0.01 * records])
+    shape = shape_of(topology)
+    for p in (1, 3):
+        deployment = resolve(shape, Edits(parallelism={"v0-threads": p}))
+        analysis = predict(topology, shape, deployment, op_dlts)
+        expected = cycle_excess(0.02 * records / p, 1.0, 0.5, bundle_work=20 * 0.02)
+        np.testing.assert_allclose(analysis.bundle_rise["q1"], expected)
+        assert np.all(analysis.per_query["q1"] >= expected)
+    assert cycle_excess(0.02 * records, 1.0, 0.5, bundle_work=0.4).max() > expected.max()
