@@ -343,9 +343,10 @@ def test_measured_work_is_the_cost_of_a_thread_without_a_queue(
 ) -> None:
     """Against a plain computation: with work measured, the cost is the work over the
     records of the intervals that measured it between bundle finishes (after the first
-    interval with work, up to the last, where three or more have work), whatever busy
-    time alone reads (a full thread's rate included: its busy time is waiting for the
-    work done outside it)."""
+    interval with work, up to the last, where three or more have work; the second
+    interval with work left out too where its work per record is 3 times the rest's or
+    more), whatever busy time alone reads (a full thread's rate included: its busy time
+    is waiting for the work done outside it)."""
     frame = pd.DataFrame(
         {
             "operator": "op", "port": 0, "interval": range(len(rows)),
@@ -359,7 +360,15 @@ def test_measured_work_is_the_cost_of_a_thread_without_a_queue(
     (port,) = fit_operator_stats(_thread_topology(), frame).ports
     finishes = [k for k, (_, _, w) in enumerate(rows) if w is not None and w > 0]
     if len(finishes) >= 3:
-        rows = [r for k, r in enumerate(rows) if finishes[0] < k <= finishes[-1]]
+        span = [k for k in range(len(rows)) if finishes[0] < k <= finishes[-1]]
+        second, rest = finishes[1], [k for k in span if k != finishes[1]]
+        rest_work = sum(rows[k][2] or 0.0 for k in rest)
+        rest_records = sum(rows[k][0] for k in rest)
+        if rest_records > 0 and (rows[second][2] or 0.0) / rows[second][0] >= 3.0 * (
+            rest_work / rest_records
+        ):
+            span = rest
+        rows = [rows[k] for k in span]
     measured = [(n, w) for n, _, w in rows if w is not None]
     work = sum(w for _, w in measured) / sum(n for n, _ in measured) if measured else 0.0
     if work <= 0:
