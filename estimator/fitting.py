@@ -392,11 +392,12 @@ def settled(stats: pd.DataFrame) -> pd.DataFrame:
     few = (bounds["nunique"].to_numpy() < 3) | bounds["min"].isna().to_numpy()
     work = np.nan_to_num(stats[WORK_COLUMN].to_numpy(dtype=float))
     records = stats["events_in"].to_numpy(dtype=float)
-    after_first = working.groupby(keys)["interval"].apply(lambda i: np.sort(i.to_numpy())[1:2])
-    for (op, port), second in after_first.items():
+    ports = stats["operator"].astype(str) + "\0" + stats["port"].astype(str)
+    for key, intervals in working.groupby(ports.loc[working.index])["interval"]:
+        second = np.sort(intervals.to_numpy())[1:2]
         if second.size == 0:
             continue
-        rows = ((stats["operator"] == op) & (stats["port"] == port)).to_numpy()
+        rows = (ports == key).to_numpy()
         candidate = rows & (interval == second[0])
         others = rows & inside & ~candidate
         if records[others].sum() <= 0 or records[candidate].sum() <= 0:
