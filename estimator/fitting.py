@@ -378,7 +378,8 @@ def settled(stats: pd.DataFrame) -> pd.DataFrame:
     into the next subinterval: that one is left out too where its work per record is
     :data:`STARTUP` times that of the rest of the window or more (1.42 s of work for 87
     records in the second second of one chain run, 16 ms a record against 3.0 over the
-    run). A port with fewer than three subintervals of work keeps its rows."""
+    run; after a rescale's restart, a second of work with no record). A port with fewer
+    than three subintervals of work keeps its rows."""
     if WORK_COLUMN not in stats.columns or stats[WORK_COLUMN].isna().all():
         return stats
     working = stats[stats[WORK_COLUMN] > 0]
@@ -400,10 +401,10 @@ def settled(stats: pd.DataFrame) -> pd.DataFrame:
         rows = (ports == key).to_numpy()
         candidate = rows & (interval == second[0])
         others = rows & inside & ~candidate
-        if records[others].sum() <= 0 or records[candidate].sum() <= 0:
+        if records[others].sum() <= 0:
             continue
         rest = work[others].sum() / records[others].sum()
-        if work[candidate].sum() / records[candidate].sum() >= STARTUP * rest:
+        if work[candidate].sum() >= STARTUP * rest * records[candidate].sum():
             inside &= ~candidate
     return stats.assign(**{WORK_COLUMN: stats[WORK_COLUMN].where(inside | few)})
 

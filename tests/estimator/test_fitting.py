@@ -364,7 +364,7 @@ def test_measured_work_is_the_cost_of_a_thread_without_a_queue(
         second, rest = finishes[1], [k for k in span if k != finishes[1]]
         rest_work = sum(rows[k][2] or 0.0 for k in rest)
         rest_records = sum(rows[k][0] for k in rest)
-        if rest_records > 0 and (rows[second][2] or 0.0) / rows[second][0] >= 3.0 * (
+        if rest_records > 0 and (rows[second][2] or 0.0) >= 3.0 * rows[second][0] * (
             rest_work / rest_records
         ):
             span = rest
