@@ -46,11 +46,13 @@ PHASES = 8
 """Phases of the bundle timer tried; the latency is their median."""
 
 
-def calm_cycle(bundle_time: float, overhead: float = 0.0) -> float:
+def calm_cycle(bundle_time: float, overhead: float = 0.0, checkpoint: float | None = None) -> float:
     """The latency a record meets at an operator with little work: a bundle that runs
     ``s0`` plus a sliver is taken every ``T (2 + floor(s0 / T))``, and the record that
-    came just after one leaves with the next, ``s0`` after it is taken."""
-    return bundle_time * (2 + math.floor(overhead / bundle_time)) + overhead
+    came just after one leaves with the next, ``s0`` after it is taken; checkpoint
+    barriers more often than that take one at each."""
+    cycle = bundle_time * (2 + math.floor(overhead / bundle_time)) + overhead
+    return cycle if checkpoint is None else min(cycle, checkpoint + overhead)
 
 
 def cycle_latency(
@@ -170,9 +172,7 @@ def cycle_excess(
         )
         for k in range(PHASES)
     ]
-    calm = calm_cycle(bundle_time, overhead)
-    if checkpoint is not None:
-        calm = min(calm, checkpoint + overhead)
+    calm = calm_cycle(bundle_time, overhead, checkpoint)
     return np.maximum(np.median(plays, axis=0) - calm, 0.0)
 
 

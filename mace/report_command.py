@@ -112,7 +112,8 @@ def bundle_cycles(run: Any) -> dict[str, Any]:
             n.id: {
                 "bundle_time": n.bundle_time,
                 "bundle_size": n.bundle_size,
-                "calm_cycle": calm_cycle(n.bundle_time),
+                "checkpoint_interval": n.checkpoint_interval,
+                "calm_cycle": calm_cycle(n.bundle_time, checkpoint=n.checkpoint_interval),
             }
             for n in threads
         },
@@ -186,6 +187,8 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"  {_thread_line(operator, thread)}")
     for node, cycle in report.get("bundle_cycles", {}).items():
         size = "" if cycle["bundle_size"] is None else f", {cycle['bundle_size']} records at most"
+        if cycle.get("checkpoint_interval") is not None:
+            size += f", and at each checkpoint (every {cycle['checkpoint_interval']:g} s)"
         lines.append(
             f"  bundles of {node}: every {cycle['bundle_time']:g} s{size}, calm cycle "
             f"{cycle['calm_cycle']:.3g} s (in the engine delay)"

@@ -109,6 +109,7 @@ def test_hand_computed_burst() -> None:
     latency = cycle_latency(work, 1.0, 1.0, 0.0, 0.0)
     assert calm_cycle(1.0) == 2.0
     assert calm_cycle(1.0, 0.2) == 2.2
+    assert calm_cycle(1.0, 0.0, checkpoint=0.7) == 0.7 and calm_cycle(1.0, 0.0, 5.0) == 2.0
     assert latency[[3, 4, 9]] == pytest.approx([2.0, 1.05, 3.0])
     assert cycle_excess(work, 1.0, 1.0).max() > 0.5
     assert np.all(cycle_excess(np.full(20, 0.05), 1.0, 1.0) == 0.0)

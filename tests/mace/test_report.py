@@ -357,7 +357,12 @@ def test_a_thread_with_a_bundle_time_is_in_the_report(tmp_path: Path) -> None:
     report = load_report(db, None, 0.1, "mace")
     rise = cycle_excess(np.array([0.5, 1.2, 0.5, 0.0, 1.0]), 1.0, 0.5)
     assert report["bundle_cycles"] == {
-        "n1": {"bundle_time": 0.5, "bundle_size": None, "calm_cycle": 1.0}
+        "n1": {
+            "bundle_time": 0.5,
+            "bundle_size": None,
+            "checkpoint_interval": None,
+            "calm_cycle": 1.0,
+        }
     }
     assert report["bundle_rise"] == {"q2": pytest.approx(rise.max())}
     with_outputs = [0, 1, 2, 4]
