@@ -99,14 +99,13 @@ def bundle_cycles(run: Any) -> dict[str, Any]:
     its bundle time and size and its calm cycle (inside the calibrated engine delay), and
     per query crossing them the largest rise above the calm level that the estimate adds
     (:mod:`estimator.bundles`); empty without such threads."""
-    from estimator.bundles import calm_cycle, full_bundle_work
-    from estimator.runs import bundle_excess
+    from dashboard.core.report import estimated_analysis
+    from estimator.bundles import calm_cycle
 
     threads = [n for n in run.topology.nodes if n.bundles]
     if not threads:
         return {}
-    work = full_bundle_work(run.fitted(None))
-    rises = bundle_excess(run.topology, run.node_dlts, run.placements, run.version_starts, work)
+    rises = estimated_analysis(run).bundle_rise
     return {
         "bundle_cycles": {
             n.id: {
