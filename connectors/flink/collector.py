@@ -14,7 +14,8 @@ Flink's REST API answers metrics from a cache: a request more than
 ``metrics.fetcher.update-interval`` after the last fetch starts a new fetch from the
 TaskManagers and is answered, at once, with the old values. So a poll first asks (which
 starts the fetch), waits until the answer shows new values (at most ``FETCH_WAIT``),
-then reads every vertex, and stamps the sample with the time it asked. Read at once, a
+then reads every vertex (again, when a fetch the wait gave up on lands while it reads),
+and stamps the sample with the time it asked. Read at once, a
 sample would hold the values of the poll before, its vertices could come from two
 fetches, and when the poll and the fetcher beat, one sample would repeat the last and
 the next carry two polls' counts (docs/flink.md, "Counters come from Flink's metric
@@ -81,6 +82,8 @@ FETCH_WAIT = 0.5
 """Seconds a poll waits at most for the metric fetch it started (one took 0.06-0.2 s
 on a loaded 2-core machine)."""
 FETCH_STEP = 0.02
+READ_TRIES = 3
+"""Reads of every vertex a poll makes at most while fetches land in the middle of them."""
 SAMPLE_SCHEMA = pa.schema(
     [
         ("time", pa.float64()),
@@ -296,17 +299,25 @@ class FlinkCollector:
         """One sample of every subtask, not kept (:meth:`poll` keeps it), stamped with the
         time it asked Flink for fresh values (:meth:`fresh_values`); :meth:`drained`
         answers from the newest sample."""
-        asked = self.fresh_values()
-        counters = {
-            v.vertex_id: self.rest.counters(
-                self.job_id,
-                v.vertex_id,
-                v.parallelism,
-                chained_metric_names(self.graph, v.vertex_id),
-                source_metric_names(self.graph, v.vertex_id),
-            )
-            for v in self.graph.vertices
-        }
+        asked, fetched = self.fresh_values()
+        for _ in range(READ_TRIES):
+            read_at = self.clock()
+            counters = {
+                v.vertex_id: self.rest.counters(
+                    self.job_id,
+                    v.vertex_id,
+                    v.parallelism,
+                    chained_metric_names(self.graph, v.vertex_id),
+                    source_metric_names(self.graph, v.vertex_id),
+                )
+                for v in self.graph.vertices
+            }
+            landed = self.rest.task_time(self.job_id, self.graph.vertices[0].vertex_id)
+            if landed == fetched:
+                break
+            # a fetch landed while the vertices were read (one asked for after the wait
+            # gave up): read them all again from it, stamped when this read began
+            asked, fetched = read_at, landed
         rows = sample_rows(self.graph, counters, asked, self.mode)
         for source, files in self.offered.items():
             reading = [r for r in rows if r["operator"] == source]
@@ -321,19 +332,19 @@ class FlinkCollector:
         self._latest = latest
         return rows
 
-    def fresh_values(self) -> float:
+    def fresh_values(self) -> tuple[float, list[dict[str, str]]]:
         """Start a fetch of Flink's metric cache and wait until its values are in (the
         first vertex's task time changed) or ``min(FETCH_WAIT, every / 2)`` passed;
-        return the time of the request that started it."""
+        return the time of the request that started it and the task time last seen."""
         vertex = self.graph.vertices[0].vertex_id
         asked = self.clock()
-        before = self.rest.task_time(self.job_id, vertex)
+        seen = self.rest.task_time(self.job_id, vertex)
+        before = seen
         deadline = time.monotonic() + min(FETCH_WAIT, self.every / 2)
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and seen == before:
             time.sleep(FETCH_STEP)
-            if self.rest.task_time(self.job_id, vertex) != before:
-                break
-        return asked
+            seen = self.rest.task_time(self.job_id, vertex)
+        return asked, seen
 
     def drained(self) -> bool:
         """Whether, at the last sample, every operator had read all its inputs had sent

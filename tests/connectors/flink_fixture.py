@@ -35,7 +35,8 @@ class FakeFlink:
     a metrics request more than ``fetcher`` s after the last fetch starts one and is
     answered with the cached values; the fetch lands ``fetch_delay`` s later with the
     values of the moment it started: the recorded ones plus ``rate`` records a second
-    since the fake was made, and task times that grow with the wall clock."""
+    since the fake was made, and task times that grow with the wall clock. Each metrics
+    request then takes ``request_delay`` s to answer."""
 
     def __init__(
         self,
@@ -44,6 +45,7 @@ class FakeFlink:
         fetcher: float | None = None,
         fetch_delay: float = 0.05,
         rate: float = 1000.0,
+        request_delay: float = 0.0,
     ):
         self.job = recorded("job")
         self.job_id = self.job["jid"]
@@ -61,6 +63,7 @@ class FakeFlink:
         self.fetcher = fetcher
         self.fetch_delay = fetch_delay
         self.rate = rate
+        self.request_delay = request_delay
         self.started = time.time()
         self._cache: dict[str, dict[str, float]] = {}
         self._landing: tuple[float, dict[str, dict[str, float]]] | None = None
@@ -118,6 +121,7 @@ class FakeFlink:
 
     def _counters(self, vertex: str, names: list[str]) -> list[dict[str, str]]:
         if self.fetcher is not None:
+            time.sleep(self.request_delay)
             return self._cached(names, vertex)
         self.counter_requests += 1
         extra = self.step * (self.counter_requests // len(self.vertices))

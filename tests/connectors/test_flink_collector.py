@@ -371,6 +371,33 @@ def test_a_sample_holds_the_counts_of_the_moment_it_is_stamped_with(tmp_path: Pa
         assert abs(row["records_in"] - expected) <= 30  # the fetch starts within 30 ms
 
 
+def test_a_fetch_landing_while_the_vertices_are_read_is_read_again(tmp_path: Path) -> None:
+    """A fetch that lands after the wait gave up, in the middle of reading the vertices,
+    would give a sample whose vertices come from two fetches (an operator that read more
+    than its input had sent): every vertex of a sample comes from one fetch."""
+    # the wait gives up after 0.2 s, the fetch lands at 0.25 s, a read takes 8 x 0.02 s
+    fake = FakeFlink(fetcher=0.4, fetch_delay=0.25, rate=1000.0, request_delay=0.02)
+    with serve(fake) as url:
+        collector = FlinkCollector(FlinkRest(url), tmp_path, run_id="r", every=0.4)
+        samples = []
+        for _ in range(3):
+            samples.append(collector.sample())
+            time.sleep(0.5)
+    base = {
+        collector.graph.ids[vertex]: float(m["value"])
+        for vertex, metrics in fake.counters.items()
+        for m in metrics
+        if m["id"] == "0.numRecordsIn"
+    }
+    for rows in samples:
+        ages = {
+            round((row["records_in"] - base[row["operator"]]) / fake.rate, 6)
+            for row in rows
+            if row["operator"] in base and row["records_in"] > 0
+        }
+        assert len(ages) == 1, ages
+
+
 def test_a_slow_metric_fetcher_sets_the_polling_interval(tmp_path: Path) -> None:
     """Polling faster than Flink refreshes its metric cache would read one fetch twice."""
     with serve(FakeFlink(fetcher=2.0)) as url:
