@@ -211,12 +211,26 @@ worker time line of one Python operator read from 40-50 s windows of the same ru
 by 10-30% between windows, and over one run by 2.38-2.90 ms with the length of its
 blocks (docs/flink.md, "What a full worker's time is made of"). A prediction is shown
 with what it becomes for a work this much lower and higher."""
+FIXED_TIME_RISE = 1.25
+"""A Python operator's cost read over a run's first part at least this many times the
+whole run's, at fewer records a second, counts its worker's fixed time per record
+(:func:`counts_fixed_time`)."""
 LEVERAGE = 2.0
 """The busiest block's records over the calmest's that a line through busy time needs."""
 BLOCK = 5
 """Subintervals summed into one reading of a thread's busy time: counters sampled every
 second by wall clock are noisy per subinterval (a metric value can lag its neighbour's
 by a sample), and sums over a few seconds are not."""
+
+
+def counts_fixed_time(cost: float, first_cost: float, rate: float, first_rate: float) -> bool:
+    """Whether a Python operator's cost read over a run's first part (``first_cost``, at
+    ``first_rate`` records a second) counts per record time its worker spends every second
+    whatever its records (a bundle's finish, its timers): such a time, f a second, reads as
+    f / rate a record, so a cost read where fewer records came is higher than the whole
+    run's (``cost`` at ``rate``), and a prediction with it is high where more come. Taken
+    so when it is :data:`FIXED_TIME_RISE` times the whole run's or more."""
+    return first_rate < rate and first_cost >= FIXED_TIME_RISE * cost
 
 
 def fluid_served(offered: np.ndarray, rates: np.ndarray) -> np.ndarray:

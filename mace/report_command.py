@@ -240,6 +240,13 @@ def _thread_line(operator: str, thread: dict[str, Any]) -> str:
             f", predicted with {thread['predicted_cost'] * 1000:.3g} "
             f"({thread['predicted_reading']}, first part of the run)"
         )
+    if thread.get("predicted_counts_fixed_time"):
+        line += (
+            f" (the first part took {thread['predicted_records_a_second']:.3g} records a "
+            f"second against {thread['records_a_second']:.3g} over the run: the worker's "
+            "time a second that no record causes counts per record there, so the "
+            "prediction is high where more records come)"
+        )
     if thread.get("python_worker"):
         cores = thread.get("python_worker_cores") or 1.0
         per_slot = thread.get("python_workers") == "per-slot" or cores != 1.0

@@ -48,7 +48,12 @@ from dashboard.core.data import RunData
 from estimator.bundles import full_bundle_work
 from estimator.delays import calibrate
 from estimator.drift import refit
-from estimator.fitting import UNMEASURED, fit_operator_stats, training_window
+from estimator.fitting import (
+    UNMEASURED,
+    counts_fixed_time,
+    fit_operator_stats,
+    training_window,
+)
 from estimator.model import Topology
 from estimator.pathaware import (
     NODE_FINE,
@@ -383,9 +388,11 @@ def thread_readings(
 ) -> dict[str, dict[str, Any]]:
     """Per operator on an engine's thread (a run with TaskManager hosts): the cost of a
     record fitted over the whole run (the estimate's) and over the first ``share`` (the
-    prediction's), how each was read, its busy time per record in the calmest and
-    busiest third of the run, whether that busy time is its work, and the Python worker
-    node it shares (:mod:`estimator.python_worker`) with its cores, if any."""
+    prediction's), how each was read, at how many records a second, whether the first
+    part's cost counts the worker's fixed time per record
+    (:func:`estimator.fitting.counts_fixed_time`), its busy time per record in the calmest
+    and busiest third of the run, whether that busy time is its work, and the Python
+    worker node it shares (:mod:`estimator.python_worker`) with its cores, if any."""
     if not any(n.host is not None for n in run.topology.nodes) or run.operator_stats.empty:
         return {}
     stats, counts = run.operator_stats, run.counts
@@ -403,11 +410,18 @@ def thread_readings(
         low, high = port.busy_per_record or (None, None)
         first = trained.get((port.operator, port.port))
         worker = python_worker_of(hosts, run.topology.placement[port.operator])
+        rate = _records_a_second(run, port.operator, port.port, (0, run.intervals))
+        first_rate = _records_a_second(run, port.operator, port.port, window)
         out[port.operator if port.port == 0 else f"{port.operator}:{port.port}"] = {
             "cost": port.cost,
             "reading": port.reading,
+            "records_a_second": rate,
             "predicted_cost": None if first is None else first.cost,
             "predicted_reading": None if first is None else first.reading,
+            "predicted_records_a_second": first_rate,
+            "predicted_counts_fixed_time": first is not None
+            and worker is not None
+            and counts_fixed_time(port.cost, first.cost, rate, first_rate),
             "busy_per_record_calm": low,
             "busy_per_record_busy": high,
             "busy_time_is_work": not port.waits,
@@ -418,6 +432,20 @@ def thread_readings(
             "python_workers": None if worker is None else _workers_mode(run.topology, worker),
         }
     return out
+
+
+def _records_a_second(run: RunData, operator: str, port: int, window: tuple[int, int]) -> float:
+    """The records a second an operator's port took over ``window`` ([start, stop)
+    subintervals) of ``run``."""
+    stats = run.operator_stats
+    start, stop = window
+    rows = stats[
+        (stats["operator"] == operator)
+        & (stats["port"] == port)
+        & (stats["interval"] >= start)
+        & (stats["interval"] < stop)
+    ]
+    return float(rows["events_in"].sum()) / (max(1, stop - start) * run.subinterval)
 
 
 def _workers_mode(topology: Topology, worker: str) -> str | None:

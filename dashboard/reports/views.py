@@ -93,6 +93,11 @@ THREAD_COLUMNS = (
 """Columns of the table of an engine run's threads (``report["threads"]``)."""
 
 
+FIXED_TIME_NOTE = "; counts the worker's fixed time a second per record: high under more load"
+"""Added to a thread's predicted reading where the first part's cost counts the worker's
+time a second that no record causes (``predicted_counts_fixed_time``)."""
+
+
 def thread_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per operator on an engine's thread: its cost, how it was read, its busy time per
     record when calm and when busy, whether that busy time is its work, and the Python
@@ -107,7 +112,8 @@ def thread_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
             "cost_ms": ms(thread["cost"]),
             "reading": thread["reading"],
             "predicted_ms": ms(thread["predicted_cost"]),
-            "predicted_reading": thread["predicted_reading"],
+            "predicted_reading": thread["predicted_reading"]
+            + (FIXED_TIME_NOTE if thread.get("predicted_counts_fixed_time") else ""),
             "calm_ms": ms(thread["busy_per_record_calm"]),
             "busy_ms": ms(thread["busy_per_record_busy"]),
             "work": "yes" if thread["busy_time_is_work"] else "no: it waits",

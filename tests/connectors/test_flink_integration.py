@@ -170,6 +170,8 @@ def test_counts_and_latency_arrive_and_report_runs(flink_demo: tuple[Path, str])
             "worker time per record",
         )
         assert isinstance(thread["busy_time_is_work"], bool)
+        assert isinstance(thread["predicted_counts_fixed_time"], bool)
+    assert threads["parse"]["records_a_second"] > 0
     # the demo's Python operators share the interpreter of the program's process, which
     # serves them on the local cluster: one worker node for the TaskManager
     workers = {t["python_worker"] for t in threads.values()} - {None}

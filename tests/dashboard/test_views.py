@@ -703,3 +703,9 @@ def test_an_engine_runs_report_becomes_rows_with_its_delay_and_threads() -> None
         }
     ]
     assert reports_views.thread_rows({"queries": {}, "system": {}}) == []
+    engine["threads"]["parse"]["predicted_counts_fixed_time"] = True
+    (row,) = reports_views.thread_rows(engine)
+    assert row["predicted_reading"] == (
+        "busy time per record; counts the worker's fixed time a second per record: high "
+        "under more load"
+    )

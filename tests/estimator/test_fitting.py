@@ -14,6 +14,7 @@ from estimator.evaluator import estimate
 from estimator.fitting import (
     UNMEASURED,
     ThreadCost,
+    counts_fixed_time,
     fit_operator_stats,
     fluid_served,
     served_rate,
@@ -455,3 +456,26 @@ def test_a_python_operators_work_comes_a_bundle_at_a_time_and_its_cost_is_still_
     for window in (None, (0, 10)):
         (port,) = fit_operator_stats(_thread_topology(), rows, window).ports
         assert (port.cost, port.reading) == (pytest.approx(0.0029), "worker time per record")
+
+
+@pytest.mark.parametrize(("fixed", "told"), [(0.0, False), (0.006, False), (0.031, True)])
+def test_a_calm_first_part_counts_the_workers_fixed_time_per_record(
+    fixed: float, told: bool
+) -> None:
+    """A Python operator's worker spends 3 ms a record and ``fixed`` s every second
+    whatever its records; 15 records a second come for the first 10 s, 120 for the next
+    30. Over the first 10 s the cost reads 3 ms + fixed / 15 (5.07 ms at 31 ms a second),
+    over the run 3 ms + fixed / 94 (3.33 ms): 1.52 times, told; at 6 ms a second 3.4 ms
+    against 3.06 ms (1.11 times) is not, nor is no fixed time."""
+    taken = [15.0] * 10 + [120.0] * 30
+    rows = _thread_rows(taken, [0.3] * len(taken)).assign(
+        work_seconds=[0.003 * n + fixed for n in taken]
+    )
+    (whole,) = fit_operator_stats(_thread_topology(), rows, None).ports
+    (first,) = fit_operator_stats(_thread_topology(), rows, (0, 10)).ports
+    rate, first_rate = sum(taken) / len(taken), 15.0
+    assert first.cost == pytest.approx(0.003 + fixed / 15, rel=0.02)
+    assert whole.cost == pytest.approx(0.003 + fixed / rate, rel=0.02)
+    assert counts_fixed_time(whole.cost, first.cost, rate, first_rate) is told
+    # a first part busier than the rest is never told, however its costs compare
+    assert not counts_fixed_time(whole.cost, first.cost, first_rate, rate)

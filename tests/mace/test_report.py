@@ -452,3 +452,36 @@ def test_the_readable_report_names_the_python_interpreter_a_thread_shares() -> N
         "workers of python-worker@tm-3 (a worker per slot holding Python subtasks: 1 core "
         "as the job runs now)" in text
     )
+
+
+def test_the_readable_report_says_when_a_first_parts_cost_counts_fixed_time() -> None:
+    from dashboard.core.report import KEYS
+    from mace.report_command import format_report
+
+    figures = {key: 1.0 for key in KEYS} | {"objective": None, "compliance": None}
+    thread = {
+        "cost": 0.00376, "reading": "worker time per record", "records_a_second": 45.3,
+        "predicted_cost": 0.00848, "predicted_reading": "worker time per record",
+        "predicted_records_a_second": 10.2, "busy_per_record_calm": None,
+        "busy_per_record_busy": None, "busy_time_is_work": True, "python_worker": None,
+    }  # fmt: skip
+    report = {
+        "run": "flink",
+        "estimator_used": {"label": "Mace", "reason": "chosen with --estimator"},
+        "queries": {"sink": figures},
+        "system": figures | {"bound_coverage": 1.0},
+        "changes": [],
+        "threads": {
+            "parse": thread | {"predicted_counts_fixed_time": True},
+            "map": thread | {"predicted_counts_fixed_time": False},
+        },
+    }
+    text = format_report(report)
+    assert (
+        "thread parse: 3.76 ms a record (worker time per record), predicted with 8.48 "
+        "(worker time per record, first part of the run) (the first part took 10.2 records "
+        "a second against 45.3 over the run: the worker's time a second that no record "
+        "causes counts per record there, so the prediction is high where more records "
+        "come)" in text
+    )
+    assert text.count("no record causes") == 1
