@@ -105,14 +105,22 @@ def threads_section(report: dict[str, Any]) -> list[Any]:
             "third of the run is waiting (for a core, a Python worker, a service), not "
             "work: such an operator's cost is read from the rate it served a queue at, "
             "or from a line through its busy time, never from busy time per record "
-            '(docs/flink.md, "Busy time is not work").',
+            '(docs/flink.md, "Busy time is not work"). A Python operator costs its '
+            "worker's CPU a record; read over a first part that took fewer records a "
+            "second than the run, that cost also holds the worker's time a second that no "
+            "record causes, and is marked so.",
             className="text-muted",
         ),
         DataTable(
             columns=[{"name": name, "id": key} for name, key in views.THREAD_COLUMNS],
             data=cast(Any, rows),  # Dash's stub has no None in a cell; the table shows blank
-            style_cell={"fontSize": 13},
+            style_cell={"fontSize": 13, "whiteSpace": "normal", "height": "auto"},
+            style_cell_conditional=[
+                {"if": {"column_id": key}, "maxWidth": "22em"}
+                for key in ("operator", "predicted_reading", "python_worker")
+            ],
             style_header={"whiteSpace": "normal", "height": "auto", "fontWeight": "bold"},
+            style_table={"overflowX": "auto"},
         ),
     ]
 
