@@ -16,27 +16,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from benchmarks.bench_estimator import median_seconds
 from estimator.bundles import cycle_excess
 from estimator.mace import cumulative_excess
 
 RECORD_WORK = 0.0029
 BUNDLE_SIZE = 1000
-
-
-def median_seconds(play: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        play()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
