@@ -13,12 +13,14 @@ before delays) is at most ``CALM_BACKLOG`` of a subinterval there and in the
 subinterval before, with measured outputs. Over the calm subintervals of a window,
 the measured max latency gives three figures per query:
 
-- ``high``, the ``1 - TAIL`` quantile: added to the query's estimate and to the upper
-  edge of its band. The max latency of a subinterval is its backlog plus the delay its
-  slowest event met, and that delay depends on where the event fell in the engine's
-  cycles (a bundle, a buffer timeout, a discovery interval): over a run, the worst
-  subinterval meets the top of the calm spread, not its median, and the worst case is
-  what the estimate is for;
+- ``high``, the ``n / (n + 1)`` quantile, where ``n`` is the number of subintervals in
+  which the query measured outputs over the run: added to the query's estimate and to
+  the upper edge of its band. The max latency of a subinterval is its backlog plus the
+  delay its slowest event met, and that delay depends on where the event fell in the
+  engine's cycles (a bundle, a buffer timeout, a discovery interval): the worst case is
+  the largest of ``n`` subintervals, and the largest of ``n`` draws of a delay sits on
+  average at its distribution's ``n / (n + 1)`` quantile (:func:`worst_level`), near
+  the top of the calm spread, not at its median;
 - ``low``, the least: added to the lower edge of the band, which is a lower bound (Mace
   is one, Theorem 3) and so takes the least delay a calm subinterval met, not a quantile
   that leaves some calm subintervals below it by construction;
@@ -40,10 +42,6 @@ CALM_BACKLOG = 0.05
 """A calm subinterval's estimated backlog, at most, as a share of the subinterval."""
 MIN_CALM = 3
 """Calm subintervals a query needs for its delay to be calibrated."""
-TAIL = 0.05
-"""Share of calm subintervals left out at the top for the high delay: a calm
-subinterval's worst latencies are the engine's hiccups (a garbage collection, a worker
-start), not its pipeline."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +62,13 @@ class QueryDelay:
 NO_DELAY = QueryDelay(0.0, 0.0, 0.0, 0)
 
 
+def worst_level(subintervals: int) -> float:
+    """The quantile at which the largest of ``subintervals`` independent draws of a
+    delay sits on average: ``F(max)`` of ``n`` draws follows Beta(n, 1), whose mean is
+    ``n / (n + 1)``."""
+    return subintervals / (subintervals + 1)
+
+
 def calm_mask(backlog: np.ndarray, subinterval: float) -> np.ndarray:
     """Subintervals whose estimated backlog, and the previous one's, is at most
     ``CALM_BACKLOG`` of a subinterval (the first has no previous: its own counts)."""
@@ -81,7 +86,9 @@ def calibrate(
     """Per query, its fixed delay from the calm subintervals of ``window`` ([start,
     stop), the whole run when None): ``backlog`` is the query's estimate before delays,
     ``measured`` its measured max latency per subinterval (NaN without outputs); a calm
-    subinterval's delay is its measured max latency less its small backlog."""
+    subinterval's delay is its measured max latency less its small backlog. The high
+    delay is for the worst case over all the subintervals with outputs, inside the
+    window or not: a prediction calibrated on a run's first part is for the whole run."""
     out: dict[str, QueryDelay] = {}
     for query, series in backlog.items():
         latency = np.asarray(measured.get(query, np.full(series.shape, np.nan)), dtype=float)
@@ -92,9 +99,11 @@ def calibrate(
             inside[max(0, window[0]) : max(0, min(n, window[1]))] = True
             calm &= inside
         values = (latency[:n] - series[:n])[calm]
+        measured_subintervals = int(np.isfinite(latency[:n]).sum())
         if values.size < MIN_CALM:
             out[query] = QueryDelay(0.0, 0.0, 0.0, int(values.size))
             continue
-        low, typical, high = np.quantile(values, (0.0, 0.5, 1 - TAIL))
+        levels = (0.0, 0.5, worst_level(measured_subintervals))
+        low, typical, high = np.quantile(values, levels)
         out[query] = QueryDelay(float(low), float(typical), float(high), int(values.size))
     return out

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimator.delays import CALM_BACKLOG, MIN_CALM, TAIL, calibrate
+from estimator.delays import CALM_BACKLOG, MIN_CALM, calibrate
 from estimator.runs import RunAnalysis, with_delays
 
 
@@ -15,7 +16,8 @@ def plain_delays(
 ) -> tuple[float, float, float, int] | None:
     """The rule written out: a subinterval in the window is calm when it and the one
     before it (itself for the first) estimate a backlog of at most CALM_BACKLOG * w and
-    it measured outputs; the delay is its latency less its backlog."""
+    it measured outputs; the delay is its latency less its backlog. The high delay is the
+    quantile n / (n + 1), n the subintervals with outputs in the whole series."""
     values = []
     for p in range(window[0], window[1]):
         before = backlog[p - 1] if p > 0 else backlog[p]
@@ -27,10 +29,11 @@ def plain_delays(
             values.append(latency[p] - backlog[p])
     if len(values) < MIN_CALM:
         return None
+    measured = sum(not np.isnan(v) for v in latency)
     return (
         float(min(values)),
         float(np.median(values)),
-        float(np.quantile(values, 1 - TAIL)),
+        float(np.quantile(values, measured / (measured + 1))),
         len(values),
     )
 
@@ -93,6 +96,23 @@ def test_a_pipeline_delay_is_found_under_a_backlog_and_added_to_it() -> None:
     assert not ((measured <= analysis.upper) & (measured >= analysis.lower))[:6].any()
 
 
+def test_the_high_delay_is_for_the_worst_of_the_whole_run_not_of_its_window() -> None:
+    # ten calm subintervals, delays 1.0 to 1.9, then a run of backlog with outputs
+    calm = np.linspace(1.0, 1.9, 10)
+    highs = []
+    for rest in (0, 10, 90):
+        backlog = np.concatenate([np.zeros(10), np.full(rest, 3.0)])
+        latency = np.concatenate([calm, np.full(rest, 4.0)])
+        (delay,) = calibrate({"q": backlog}, {"q": latency}, 1.0, (0, 10)).values()
+        n = 10 + rest
+        # by hand: the n / (n + 1) quantile of ten evenly spread delays
+        assert delay.high == pytest.approx(1.0 + 0.9 * n / (n + 1))
+        assert delay.calm == 10
+        highs.append(delay.high)
+    # the longer the run, the nearer its worst subinterval comes to the calm top
+    assert highs == sorted(highs) and highs[-1] < 1.9
+
+
 def test_the_system_is_its_slowest_query_and_an_uncalibrated_run_is_left_alone() -> None:
     zero = np.zeros(5)
     analysis = RunAnalysis(
@@ -111,9 +131,10 @@ def test_the_system_is_its_slowest_query_and_an_uncalibrated_run_is_left_alone()
     )
     delayed = with_delays(analysis, delays)
     np.testing.assert_allclose(delayed.per_query["a"], 0.5)
-    # b's calm delays are 2, 2, 2 and 2.5: its 95% quantile, by hand, 2 + 0.85 * 0.5
-    np.testing.assert_allclose(delayed.per_query["b"], 2.425)
-    np.testing.assert_allclose(delayed.estimate, 2.425)
+    # b's calm delays are 2, 2, 2 and 2.5 in 4 subintervals with outputs: the worst of 4
+    # sits at the 4/5 quantile, by hand 2 + (0.8 * 3 - 2) * 0.5
+    np.testing.assert_allclose(delayed.per_query["b"], 2.2)
+    np.testing.assert_allclose(delayed.estimate, 2.2)
     np.testing.assert_allclose(delayed.query_upper("b"), 1.0 + delays["b"].high)
     short = calibrate({"a": zero}, {"a": np.array([1.0, np.nan, np.nan, np.nan, 1.0])}, 1.0)
     assert not short["a"].calibrated
