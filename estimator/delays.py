@@ -107,3 +107,14 @@ def calibrate(
         low, typical, high = np.quantile(values, levels)
         out[query] = QueryDelay(float(low), float(typical), float(high), int(values.size))
     return out
+
+
+def delay_floor(delays: Mapping[str, QueryDelay]) -> tuple[str, float] | None:
+    """The query with the largest calibrated high delay, and that delay: a floor under
+    the system's estimated worst case whatever the deployment, since the high delay is
+    in every subinterval of its query's estimate (None: no delay calibrated)."""
+    calibrated = [(delay.high, query) for query, delay in delays.items() if delay.calibrated]
+    if not calibrated:
+        return None
+    high, query = max(calibrated)
+    return query, high

@@ -7,7 +7,10 @@ utilisation rule is the Flink Kubernetes Operator autoscaler's: each vertex size
 be busy at most ``job.autoscaler.target.utilization`` (default 0.7) of the time on the
 run's mean load. Both are judged by the same model, fitted on the run, over the run's
 recorded arrivals (with pipeline delays for a real engine's run), so the user sees
-when the rule misses the objective or spends more subtasks than it needs.
+when the rule misses the objective or spends more subtasks than it needs. On a real
+engine's run an objective below the largest engine delay (:func:`estimator.delays.
+delay_floor`) is out of reach of any deployment: the search is then skipped and the
+command says why.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         restart_figures,
         work_spread,
     )
+    from estimator.delays import delay_floor
     from estimator.errors import ScenarioError
     from estimator.parallelism import (
         Edits,
@@ -97,15 +101,18 @@ def run(args: argparse.Namespace) -> int:
     base = parse_edits(args.edits or [], topology, shape)
     if base.parallelism:
         raise UsageError("--set: the plan chooses the parallelism; set slots, taskmanagers, cores")
-    plan = fewest_subtasks(
-        topology,
-        shape,
-        fitted.operator_dlts,
-        args.objective,
-        args.max_total,
-        base,
-        fitted.finish,
-    )
+    floor = delay_floor(fitted.current.delays)
+    plan = None
+    if floor is None or args.objective >= floor[1]:
+        plan = fewest_subtasks(
+            topology,
+            shape,
+            fitted.operator_dlts,
+            args.objective,
+            args.max_total,
+            base,
+            fitted.finish,
+        )
 
     recorded = resolve(shape, Edits())
 
@@ -132,9 +139,12 @@ def run(args: argparse.Namespace) -> int:
         "run": fitted.run_id,
         "objective": args.objective,
         "delays": fitted.counters,
-        "search": "greedy",
-        "evaluations": plan.evaluations,
-        "recommended": {**judged(plan.parallelism), "feasible": plan.feasible},
+        "floor": None if floor is None else {"query": floor[0], "seconds": floor[1]},
+        "search": "greedy" if plan is not None else "none: the objective is below the floor",
+        "evaluations": 0 if plan is None else plan.evaluations,
+        "recommended": None
+        if plan is None
+        else {**judged(plan.parallelism), "feasible": plan.feasible},
         "utilization_rule": {"target": args.target_utilization, **by_rule},
         "recorded": {
             "deployment": deployment_json(recorded),
@@ -149,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_plan(document: dict[str, Any]) -> str:
-    """Three lines: the recommendation, the utilisation rule's, the recorded deployment."""
+    """Three lines: the recommendation (or why no deployment can meet the objective), the
+    utilisation rule's, the recorded deployment."""
     from dashboard.core.deployment import deployment_text
 
     lines = [
@@ -163,6 +174,17 @@ def format_plan(document: dict[str, Any]) -> str:
     }
     for key, label in labels.items():
         entry = document[key]
+        if entry is None:
+            floor = document["floor"]
+            lines.append(
+                f"  {label}: none meets it: the engine delay of query {floor['query']}, "
+                f"{floor['seconds']:.4f} s, is in every subinterval whatever the parallelism"
+            )
+            lines.append(
+                "    it is the job's calm pipeline delay (bundle times, buffer timeouts, a "
+                "source's discovery interval): see docs/flink.md, Engine delays"
+            )
+            continue
         if key == "recorded":
             lines.append(
                 f"  {label}: worst {entry['system']['wc']:.4f} s; "
@@ -176,7 +198,7 @@ def format_plan(document: dict[str, Any]) -> str:
         if entry["spread"] is not None:
             lines.append("    " + _spread_line(entry, document["objective"]))
         lines.append("    " + _restart_line(entry, document["recorded"]))
-    if not document["recommended"]["feasible"]:
+    if document["recommended"] is not None and not document["recommended"]["feasible"]:
         lines.append(
             "  no deployment within --max-total meets the objective: the best found is shown"
         )

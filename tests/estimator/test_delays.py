@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimator.delays import CALM_BACKLOG, MIN_CALM, calibrate
+from estimator.delays import CALM_BACKLOG, MIN_CALM, NO_DELAY, QueryDelay, calibrate, delay_floor
 from estimator.runs import RunAnalysis, with_delays
 
 
@@ -139,3 +139,12 @@ def test_the_system_is_its_slowest_query_and_an_uncalibrated_run_is_left_alone()
     short = calibrate({"a": zero}, {"a": np.array([1.0, np.nan, np.nan, np.nan, 1.0])}, 1.0)
     assert not short["a"].calibrated
     assert with_delays(analysis, short) is analysis
+
+
+def test_the_floor_is_the_largest_calibrated_delay() -> None:
+    fast, slow = QueryDelay(0.1, 0.2, 0.4, 9), QueryDelay(0.5, 1.0, 2.0, 9)
+    # a larger delay calibrated on too few calm subintervals is in no estimate
+    uncalibrated = QueryDelay(0.0, 0.0, 9.0, MIN_CALM - 1)
+    assert delay_floor({"a": fast, "b": slow, "c": uncalibrated}) == ("b", 2.0)
+    assert delay_floor({"a": NO_DELAY}) is None
+    assert delay_floor({}) is None

@@ -12,10 +12,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from mace.cli import main
-from tests.dashboard.builders import write_small_run
+from storage.db import connect, transaction
+from storage.writes import merge_latency_stats, replace_sample_state
+from tests.dashboard.builders import latency_frame, write_small_run
 
 BURSTY = [50.0] * 9 + [300.0]
 WHATIF_KEYS = {"run", "delays", "recorded", "changed", "restart"}
@@ -239,6 +242,51 @@ def test_whatif_taskmanagers_on_a_simulated_run_is_refused(
 ) -> None:
     line = error_of(capsys, "whatif", "--db", str(bursty_db), "--set", "taskmanagers=2")
     assert "no TaskManagers (no node hosts others, as in a simulated run)" in line
+
+
+@pytest.fixture
+def engine_db(tmp_path: Path) -> Path:
+    """The bursty run on a TaskManager, measured by counters (a sample state kept), its
+    query's latency 1.5 s in every subinterval that has no backlog and 1.5 s more in each
+    burst: an engine delay of 1.5 s, calibrated on the calm subintervals."""
+    db = tmp_path / "engine.duckdb"
+    write_small_run(db, "engine", document=bursty_document(True), measured_cpu={},
+                    arrivals=BURSTY * 10)  # fmt: skip
+    latency = [1.5 + (1.5 if k % 10 == 9 else 0.0) for k in range(100)]
+    state = {"run_id": "engine", "operator": "work", "subtask": 0, "port": 0, "time": 100.0,
+             "node": "work-threads", "records_in": 0.0, "records_out": 0.0,
+             "busy_seconds": 0.0, "work_seconds": None}  # fmt: skip
+    con = connect(db)
+    try:
+        with transaction(con, "engine run"):
+            con.execute("DELETE FROM latency_stats WHERE run_id = 'engine'")
+            merge_latency_stats(con, latency_frame("engine", {"q1": latency}))
+            replace_sample_state(con, pd.DataFrame([state]))
+    finally:
+        con.close()
+    return db
+
+
+def test_plan_parallelism_says_no_deployment_beats_the_engine_delay(
+    engine_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = run_json(capsys, "plan", "parallelism", "--db", str(engine_db),
+                        "--objective", "1.2", "--json")  # fmt: skip
+    assert document["delays"] is True
+    assert document["floor"] == {"query": "q1", "seconds": pytest.approx(1.5)}
+    assert document["recommended"] is None and document["evaluations"] == 0
+    # the rule's deployment is still judged, with the delay on top of its 0.5 s of backlog
+    assert document["utilization_rule"]["system"]["wc"] == pytest.approx(2.0)
+    assert main(["plan", "parallelism", "--db", str(engine_db), "--objective", "1.2"]) == 0
+    text = capsys.readouterr().out
+    assert "none meets it: the engine delay of query q1, 1.5000 s, is in every subinterval" in text
+    # above the floor the search runs and its answer holds the delay
+    document = run_json(capsys, "plan", "parallelism", "--db", str(engine_db),
+                        "--objective", "4", "--json")  # fmt: skip
+    assert document["evaluations"] > 0
+    # one subtask: 2 s of backlog after a burst, and the delay
+    assert document["recommended"]["deployment"]["subtasks"] == 1
+    assert document["recommended"]["system"]["wc"] == pytest.approx(3.5)
 
 
 def test_plan_parallelism_refuses_a_bad_objective(
