@@ -22,6 +22,7 @@ from estimator.errors import ModelError
 from estimator.model import topology_from_dict
 from estimator.python_worker import with_python_workers
 from estimator.runs import analyse, bundle_excess
+from tests.estimator.plain_bundles import plain_cycle_latency
 
 RECORDS_PER_SECOND = 200
 """The reference's records per subinterval of 1 s: the model's work spread evenly, each
@@ -172,6 +173,33 @@ def test_matches_records_played_one_by_one(
     near = [model(0.99, -spacing), model(1.01, spacing)]
     assume(all(np.all(np.abs(m[seen] - model(1.0)[seen]) <= tolerance) for m in near))
     assert np.all(np.abs(model(1.0)[seen] - played[seen]) <= tolerance)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    work=st.lists(st.one_of(st.just(0.0), st.floats(0.001, 3.0)), min_size=1, max_size=40),
+    subinterval=st.sampled_from([0.5, 1.0, 2.0]),
+    bundle_time=st.floats(0.05, 3.0),
+    overhead=st.one_of(st.just(0.0), st.floats(0.0, 0.5)),
+    phase_share=st.floats(0.0, 0.99),
+    bundle_work=st.one_of(st.just(math.inf), st.floats(0.01, 4.0)),
+    checkpoint=st.one_of(st.none(), st.tuples(st.floats(0.3, 10.0), st.floats(0.0, 0.99))),
+)
+def test_the_compiled_play_is_the_plain_one(
+    work: list[float],
+    subinterval: float,
+    bundle_time: float,
+    overhead: float,
+    phase_share: float,
+    bundle_work: float,
+    checkpoint: tuple[float, float] | None,
+) -> None:
+    """Any work, settings and phases: the compiled play gives the plain Python play's
+    latencies, step for step."""
+    every, share = checkpoint if checkpoint is not None else (None, 0.0)
+    args = (np.array(work), subinterval, bundle_time, overhead, phase_share * bundle_time,
+            bundle_work, every, share * (every or 0.0))  # fmt: skip
+    np.testing.assert_allclose(cycle_latency(*args), plain_cycle_latency(*args), rtol=1e-9)
 
 
 def chain_document(bundle_time: float | None, size: int | None = None) -> dict[str, Any]:
