@@ -14,21 +14,13 @@ def plain_cycle_latency(
     work: np.ndarray,
     subinterval: float,
     bundle_time: float,
-    overhead: float = 0.0,
-    phase: float = 0.0,
-    bundle_work: float = math.inf,
-    checkpoint: float | None = None,
-    checkpoint_phase: float = 0.0,
+    overhead: float,
+    phase: float,
+    bundle_work: float,
+    checkpoint: float | None,
+    checkpoint_phase: float,
 ) -> np.ndarray:
-    """Per subinterval, the largest latency at a Python operator's thread of the records
-    that arrive in it, for ``work`` (seconds of the thread's work that arrive in each
-    subinterval, spread evenly within it), the bundle time ``T``, the per-bundle
-    ``overhead`` s0, the timer's ``phase`` in [0, T), ``bundle_work``, the work of a
-    full bundle (``python.fn-execution.bundle.size`` records; inf: no such limit), and
-    the ``checkpoint`` interval (None: no checkpoints) with its barriers' phase: a
-    barrier finishes the bundle holding the records come before it as soon as the thread
-    is free. The operator opens at time 0; a subinterval without arrivals gets the calm
-    cycle."""
+    """:func:`estimator.bundles.cycle_latency`, every step in Python, bundle by bundle."""
     work = np.asarray(work, dtype=float)
     n = work.size
     calm = calm_cycle(bundle_time, overhead)
