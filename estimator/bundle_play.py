@@ -5,10 +5,9 @@ thread by every estimate, every what-if candidate and every step of ``mace plan
 parallelism``: compiled, an hour of 1 s subintervals takes milliseconds a thread, some
 sixty times less than the same loop in Python (``benchmarks/bench_bundles.py``). The
 rules are those of :mod:`estimator.bundles` (its docstring says why); this module only
-runs them. Work
-arrives evenly within each subinterval: ``cumulative`` is the work arrived by each
-subinterval's start, ``rate`` the work a second within it. It is kept apart from
-:mod:`estimator.kernels` so that numba loads only when a bundle is played.
+runs them. Work arrives evenly within each subinterval: ``cumulative`` is the work
+arrived by each subinterval's start, ``rate`` the work a second within it. It is kept
+apart from :mod:`estimator.kernels` so that numba loads only when a bundle is played.
 """
 
 from __future__ import annotations
